@@ -1,0 +1,244 @@
+"""The one LLM client every stage uses (teacher, generator, judges, benchmark).
+
+Any OpenAI-compatible endpoint: OpenAI itself, TGI's Messages API, vLLM,
+``transformers serve``. Async with bounded concurrency per endpoint, spread
+over several endpoints; retries with exponential backoff and full jitter on
+429/5xx/timeouts/connection loss; a persistent SQLite response cache keyed by
+the request; token and cost accounting. Stages never build HTTP clients.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import random
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+
+log = logging.getLogger(__name__)
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class LLMError(RuntimeError):
+    """A request that failed for good (after retries, or not retryable)."""
+
+
+@dataclass
+class LLMResponse:
+    text: str
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    endpoint: str = ""
+
+
+@dataclass
+class Usage:
+    requests: int = 0
+    cached: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def redact_url(url: str) -> str:
+    """Scheme, host and path only: never user:password@ or query tokens."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path}"
+
+
+class ResponseCache:
+    """SQLite cache of successful responses, safe to share between processes (WAL)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+                         " created REAL NOT NULL)")
+        self._db.commit()
+
+    @staticmethod
+    def key(request: dict) -> str:
+        return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, value: dict) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
+                             (key, json.dumps(value, ensure_ascii=False), time.time()))
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+@dataclass
+class _Endpoint:
+    url: str
+    client: openai.AsyncOpenAI
+    semaphore: asyncio.Semaphore
+    in_flight: int = 0
+
+
+@dataclass
+class LLMClient:
+    """Chat and raw completions against one or more OpenAI-compatible endpoints.
+
+    ``api_key`` is used in memory only; configs name the environment variable
+    that holds it (``api_key_env``), never the key.
+    """
+
+    base_url: str | list[str]
+    model: str
+    api_key: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 8
+    max_retries: int = 5
+    timeout: float = 600.0
+    backoff: float = 1.0
+    max_backoff: float = 60.0
+    cache: ResponseCache | None = None
+    price_prompt_per_m: float = 0.0
+    price_completion_per_m: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+
+    def __post_init__(self) -> None:
+        urls = [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
+        if not urls:
+            raise ValueError("LLMClient needs at least one endpoint URL")
+        self.urls = urls
+        self._endpoints: list[_Endpoint] | None = None  # built lazily inside the running event loop
+
+    def _pool(self) -> list[_Endpoint]:
+        if self._endpoints is None:
+            key = self.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+            self._endpoints = [
+                _Endpoint(u, openai.AsyncOpenAI(base_url=u, api_key=key, max_retries=0, timeout=self.timeout),
+                          asyncio.Semaphore(self.concurrency))
+                for u in self.urls
+            ]
+        return self._endpoints
+
+    def describe(self) -> dict[str, Any]:
+        """What may be written to manifests and cards: no credentials."""
+        return {"endpoints": [redact_url(u) for u in self.urls], "model": self.model, "params": self.params}
+
+    async def chat(self, messages: list[dict], **params) -> LLMResponse:
+        return await self._request("chat", {"messages": messages}, params)
+
+    async def complete(self, prompt: str, **params) -> LLMResponse:
+        return await self._request("completion", {"prompt": prompt}, params)
+
+    async def _request(self, kind: str, body: dict, params: dict) -> LLMResponse:
+        merged = {**self.params, **params}
+        key = ResponseCache.key({"kind": kind, "model": self.model, **body, "params": merged})
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            self.usage.cached += 1
+            return LLMResponse(**{**hit, "cached": True})
+        last: Exception | None = None
+        for attempt in range(self.max_retries + 1):
+            endpoint = min(self._pool(), key=lambda e: e.in_flight)  # least busy replica
+            try:
+                async with endpoint.semaphore:
+                    endpoint.in_flight += 1
+                    try:
+                        resp = await self._send(endpoint, kind, body, merged)
+                    finally:
+                        endpoint.in_flight -= 1
+            except Exception as exc:
+                retry_after = _retryable(exc)
+                if retry_after is None:
+                    self.usage.failures += 1
+                    raise LLMError(f"{type(exc).__name__}: {_short(exc)}") from exc
+                last = exc
+                if attempt == self.max_retries:
+                    break
+                self.usage.retries += 1
+                delay = retry_after or random.uniform(0, min(self.max_backoff, self.backoff * 2 ** attempt))
+                log.info("retrying %s after %s (%.1fs)", redact_url(endpoint.url), type(exc).__name__, delay)
+                await asyncio.sleep(delay)
+                continue
+            self._account(resp)
+            if self.cache is not None:
+                self.cache.put(key, {k: v for k, v in asdict(resp).items() if k != "cached"})
+            return resp
+        self.usage.failures += 1
+        raise LLMError(f"gave up after {self.max_retries + 1} attempts: {type(last).__name__}: {_short(last)}")
+
+    async def _send(self, endpoint: _Endpoint, kind: str, body: dict, params: dict) -> LLMResponse:
+        if kind == "chat":
+            r = await endpoint.client.chat.completions.create(model=self.model, **body, **params)
+            choice = r.choices[0]
+            text, finish = choice.message.content or "", choice.finish_reason
+        else:
+            r = await endpoint.client.completions.create(model=self.model, **body, **params)
+            choice = r.choices[0]
+            text, finish = choice.text or "", choice.finish_reason
+        usage = r.usage
+        return LLMResponse(text=text, finish_reason=finish,
+                           prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                           completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                           endpoint=redact_url(endpoint.url))
+
+    def _account(self, resp: LLMResponse) -> None:
+        u = self.usage
+        u.requests += 1
+        u.prompt_tokens += resp.prompt_tokens
+        u.completion_tokens += resp.completion_tokens
+        u.cost += (resp.prompt_tokens * self.price_prompt_per_m
+                   + resp.completion_tokens * self.price_completion_per_m) / 1e6
+
+    async def aclose(self) -> None:
+        for e in self._endpoints or []:
+            await e.client.close()
+        self._endpoints = None
+
+
+def _retryable(exc: Exception) -> float | None:
+    """Seconds to wait (0 = use backoff) if ``exc`` is worth retrying, else None."""
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return 0.0
+    if isinstance(exc, openai.APIStatusError) and exc.status_code in RETRYABLE_STATUS:
+        try:
+            return float(exc.response.headers.get("retry-after", 0))
+        except (TypeError, ValueError):
+            return 0.0
+    if isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
+        return 0.0
+    return None
+
+
+def _short(exc: BaseException | None, limit: int = 300) -> str:
+    text = str(exc)
+    return text if len(text) <= limit else text[:limit] + "..."

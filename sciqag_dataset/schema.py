@@ -1,0 +1,104 @@
+"""The one record schema, declared once as `datasets.Features`.
+
+A record is one paper. Stages add columns to it: ingest fills the paper fields,
+`keywords` adds ``keywords``, `seed`/`generate` add ``qa`` and the generation
+fields, formatting adds the instruction columns. Every artifact in a work
+directory and every published config is a column subset of ``RECORD``.
+"""
+from __future__ import annotations
+
+import datasets
+from datasets import Features, List, Value
+
+QA_PAIR = {
+    "question": Value("string"),
+    "answer": Value("string"),
+    # where the pair came from: "teacher", "generator", "released" (authors' JSON) ...
+    "origin": Value("string"),
+}
+
+SECTION = {"heading": Value("string"), "text": Value("string")}
+
+METADATA = {
+    "doi": Value("string"),
+    "journal": Value("string"),
+    "category": Value("string"),
+    "license": Value("string"),
+    "authors": List(Value("string")),
+    "year": Value("int32"),
+    "url": Value("string"),
+}
+
+MESSAGE = {"role": Value("string"), "content": Value("string")}
+
+PAPER_COLUMNS = {
+    "id": Value("string"),
+    "title": Value("string"),
+    "text": Value("string"),
+    "sections": List(SECTION),
+    "source_format": Value("string"),
+    "source_path": Value("string"),
+    "content_hash": Value("string"),
+    "metadata": METADATA,
+    "existing_qa": List(QA_PAIR),
+}
+
+KEYWORD_COLUMNS = {"keywords": List(Value("string"))}
+
+GENERATION_COLUMNS = {
+    "qa": List(QA_PAIR),
+    "model_keywords": List(Value("string")),  # the `Keywords:` line some generators write first
+    "raw_output": Value("string"),
+    # ok: parsed enough pairs; short: fewer than asked; unparsed: no pair found; failed: no reply
+    "status": Value("string"),
+    "error": Value("string"),
+    "warnings": List(Value("string")),
+    "model": Value("string"),
+    "prompt_style": Value("string"),
+    "prompt_tokens": Value("int64"),
+    "completion_tokens": Value("int64"),
+}
+
+INSTRUCTION_COLUMNS = {
+    "instruction": Value("string"),
+    "input": Value("string"),
+    "output": Value("string"),
+    "messages": List(MESSAGE),
+}
+
+RECORD = Features({**PAPER_COLUMNS, **KEYWORD_COLUMNS, **GENERATION_COLUMNS, **INSTRUCTION_COLUMNS})
+
+#: Columns of each published config, in order. Later configs extend these.
+CONFIG_COLUMNS: dict[str, list[str]] = {
+    "papers": list(PAPER_COLUMNS) + list(KEYWORD_COLUMNS),
+    "seed": ["id", "title", "metadata", "keywords", "qa", "status", "model", "prompt_style",
+             *INSTRUCTION_COLUMNS],
+    "generated": ["id", "title", "metadata", "keywords", "qa", "model_keywords", "status", "error",
+                  "warnings", "model", "prompt_style", "raw_output"],
+}
+
+
+def features_for(config: str) -> Features:
+    return Features({name: RECORD[name] for name in CONFIG_COLUMNS[config]})
+
+
+def empty_value(feature):
+    """The value a missing column takes, so partial records still fit the schema."""
+    if isinstance(feature, dict):
+        return {k: empty_value(v) for k, v in feature.items()}
+    if isinstance(feature, (List, datasets.Sequence, list)):
+        return []
+    return None
+
+
+def conform(record: dict, features: Features = RECORD) -> dict:
+    """Return ``record`` restricted to ``features``, missing columns filled empty."""
+    out = {}
+    for name, feature in features.items():
+        value = record.get(name)
+        if value is None:
+            value = empty_value(feature)
+        elif isinstance(feature, dict) and isinstance(value, dict):
+            value = {k: value.get(k, empty_value(f)) for k, f in feature.items()}
+        out[name] = value
+    return out
