@@ -109,6 +109,7 @@ class _Endpoint:
     client: openai.AsyncOpenAI
     semaphore: asyncio.Semaphore
     in_flight: int = 0
+    down_until: float = 0.0  # a replica that refused a connection rests before it is tried again
 
 
 @dataclass
@@ -131,6 +132,7 @@ class LLMClient:
     cache: ResponseCache | None = None
     price_prompt_per_m: float = 0.0
     price_completion_per_m: float = 0.0
+    label: str | None = None  # the model's public name when ``model`` is a local path
     usage: Usage = field(default_factory=Usage)
 
     def __post_init__(self) -> None:
@@ -139,6 +141,7 @@ class LLMClient:
             raise ValueError("LLMClient needs at least one endpoint URL")
         self.urls = urls
         self._endpoints: list[_Endpoint] | None = None  # built lazily inside the running event loop
+        self._turn = 0
 
     def _pool(self) -> list[_Endpoint]:
         if self._endpoints is None:
@@ -150,9 +153,14 @@ class LLMClient:
             ]
         return self._endpoints
 
+    @property
+    def name(self) -> str:
+        return self.label or self.model
+
     def describe(self) -> dict[str, Any]:
         """What may be written to manifests and cards: no credentials."""
-        return {"endpoints": [redact_url(u) for u in self.urls], "model": self.model, "params": self.params}
+        return {"endpoints": [redact_url(u) for u in self.urls], "model": self.name, "params": self.params,
+                "usage": self.usage.as_dict()}
 
     async def chat(self, messages: list[dict], **params) -> LLMResponse:
         return await self._request("chat", {"messages": messages}, params)
@@ -168,7 +176,7 @@ class LLMClient:
             return LLMResponse(**{**hit, "cached": True})
         last: Exception | None = None
         for attempt in range(self.max_retries + 1):
-            endpoint = min(self._pool(), key=lambda e: e.in_flight)  # least busy replica
+            endpoint = self._pick()
             try:
                 async with endpoint.semaphore:
                     endpoint.in_flight += 1
@@ -182,6 +190,8 @@ class LLMClient:
                     self.usage.failures += 1
                     raise LLMError(f"{type(exc).__name__}: {_short(exc)}") from exc
                 last = exc
+                if isinstance(exc, (openai.APIConnectionError, ConnectionError)) and len(self.urls) > 1:
+                    endpoint.down_until = time.monotonic() + min(self.max_backoff, self.backoff * 2 ** attempt * 5)
                 if attempt == self.max_retries:
                     break
                 self.usage.retries += 1
@@ -195,6 +205,14 @@ class LLMClient:
             return resp
         self.usage.failures += 1
         raise LLMError(f"gave up after {self.max_retries + 1} attempts: {type(last).__name__}: {_short(last)}")
+
+    def _pick(self) -> _Endpoint:
+        """The least busy replica that is not resting; round-robin among equals."""
+        pool = self._pool()
+        now = time.monotonic()
+        up = [e for e in pool if e.down_until <= now] or [min(pool, key=lambda e: e.down_until)]
+        self._turn += 1
+        return min(up, key=lambda e: (e.in_flight, (pool.index(e) - self._turn) % len(pool)))
 
     async def _send(self, endpoint: _Endpoint, kind: str, body: dict, params: dict) -> LLMResponse:
         if kind == "chat":
@@ -242,3 +260,38 @@ def _retryable(exc: Exception) -> float | None:
 def _short(exc: BaseException | None, limit: int = 300) -> str:
     text = str(exc)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def client_from_config(cfg, cache_path: str | Path | None = None, *, url=None, model: str | None = None,
+                       label: str | None = None) -> LLMClient:
+    """Build the client for an `EndpointConfig`; ``url``/``model`` fill in a started local server."""
+    url = url or cfg.url
+    model = model or cfg.model
+    if not url or not model:
+        raise ValueError("an endpoint needs both `url` and `model` (or leave `url` empty for the local server)")
+    return LLMClient(
+        base_url=url, model=model, api_key=cfg.api_key(),
+        params={"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens},
+        concurrency=cfg.concurrency, max_retries=cfg.max_retries, timeout=cfg.timeout,
+        cache=ResponseCache(cache_path) if cache_path else None,
+        price_prompt_per_m=cfg.price_prompt_per_m, price_completion_per_m=cfg.price_completion_per_m,
+        label=label,
+    )
+
+
+def check_reachable(urls: str | list[str], timeout: float = 10.0) -> None:
+    """Fail fast with a clear message when no endpoint answers at all (any HTTP reply counts)."""
+    import urllib.error
+    import urllib.request
+
+    urls = [urls] if isinstance(urls, str) else urls
+    errors = []
+    for url in urls:
+        try:
+            urllib.request.urlopen(url.rstrip("/") + "/models", timeout=timeout).close()
+            return
+        except urllib.error.HTTPError:
+            return  # the server answered, even if not with a model list
+        except Exception as exc:
+            errors.append(f"{redact_url(url)}: {getattr(exc, 'reason', exc)}")
+    raise LLMError("no endpoint is reachable: " + "; ".join(errors))

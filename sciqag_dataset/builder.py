@@ -1,0 +1,108 @@
+"""The `datasets` builder: a work directory -> typed, split configs.
+
+``datasets`` >= 4 no longer runs loading scripts, so this builder is used by
+instantiating it directly (``download_and_prepare()`` / ``as_dataset()``);
+`publish` turns its output into the parquet folder that ``load_dataset`` and
+the Hub read.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import datasets
+
+from . import __version__
+from .runner import iter_latest, read_jsonl
+from .schema import conform, features_for
+
+CITATION = """\
+@article{wan2024sciqag,
+  title   = {SciQAG: A Framework for Auto-Generated Science Question Answering Dataset with Fine-grained Evaluation},
+  author  = {Wan, Yuwei and Liu, Yixuan and Ajith, Aswathy and Grazian, Clara and Hoex, Bram and Zhang, Wenjie and Kit, Chunyu and Xie, Tong and Foster, Ian},
+  journal = {arXiv preprint arXiv:2405.09939},
+  year    = {2024}
+}
+"""
+
+SPLITS = ("train", "validation", "test")
+USABLE = ("ok", "short")  # statuses whose pairs go into a published config
+
+
+def split_of(paper_id: str, train: float = 0.8, validation: float = 0.1) -> str:
+    """Deterministic paper-level split from a hash of the id.
+
+    A paper keeps its split when the corpus grows, so a benchmark's test papers
+    never leak into a later training set.
+    """
+    u = int(hashlib.sha256(paper_id.encode()).hexdigest()[:12], 16) / 16 ** 12
+    return "train" if u < train else "validation" if u < train + validation else "test"
+
+
+@dataclass
+class SciQAGConfig(datasets.BuilderConfig):
+    train: float = 0.8
+    validation: float = 0.1
+
+
+def _joined(work: Path, stage_file: str) -> Iterator[dict]:
+    """Stage records joined with their paper and keywords, latest line per id."""
+    papers = {r["id"]: r for r in iter_latest(work / "papers.jsonl")}
+    keywords = {r["id"]: r.get("keywords") or [] for r in read_jsonl(work / "keywords.jsonl")
+                if r.get("status") != "failed"}
+    for rec in iter_latest(work / stage_file):
+        paper = papers.get(rec["id"])
+        if paper is None:
+            continue
+        merged = {**paper, **{k: v for k, v in rec.items() if v is not None}}
+        merged["keywords"] = keywords.get(rec["id"]) or paper.get("keywords") or []
+        yield merged
+
+
+class SciQAG(datasets.GeneratorBasedBuilder):
+    """SciQAG closed-book science QA built from a SciQAG-HF work directory (``data_dir``)."""
+
+    VERSION = datasets.Version(__version__)
+    BUILDER_CONFIG_CLASS = SciQAGConfig
+    BUILDER_CONFIGS = [
+        SciQAGConfig(name="papers", description="Ingested papers with their TopicRank keywords."),
+        SciQAGConfig(name="seed", description="Teacher QA pairs in the instruction schema, ready for TRL."),
+        SciQAGConfig(name="generated", description="QA pairs written by the fine-tuned generator."),
+    ]
+    DEFAULT_CONFIG_NAME = "seed"
+
+    def _info(self) -> datasets.DatasetInfo:
+        return datasets.DatasetInfo(description=self.config.description, features=features_for(self.config.name),
+                                    citation=CITATION, license="cc-by-4.0",
+                                    homepage="https://arxiv.org/abs/2405.09939")
+
+    def _split_generators(self, dl_manager):
+        if not self.config.data_dir:
+            raise ValueError("pass data_dir=<work directory>")
+        work = Path(self.config.data_dir)
+        needed = {"papers": "papers.jsonl", "seed": "seed.jsonl", "generated": "generated.jsonl"}[self.config.name]
+        if not (work / needed).exists():
+            raise FileNotFoundError(f"{work / needed} not found: run the `{self.config.name}` stage first")
+        return [datasets.SplitGenerator(name=s, gen_kwargs={"work": work, "split": s}) for s in SPLITS]
+
+    def _records(self, work: Path) -> Iterator[dict]:
+        name = self.config.name
+        if name == "papers":
+            yield from _joined(work, "papers.jsonl")
+            return
+        from .builders.format import to_instruction  # formatting lives with the prompts
+
+        for rec in _joined(work, f"{name}.jsonl"):
+            if rec.get("status") not in USABLE or not rec.get("qa"):
+                continue
+            if name == "seed":
+                rec.update(to_instruction(rec, style=rec.get("prompt_style") or "paper"))
+            yield rec
+
+    def _generate_examples(self, work: Path, split: str):
+        features = self.info.features
+        for rec in self._records(work):
+            if split_of(rec["id"], self.config.train, self.config.validation) == split:
+                yield rec["id"], conform(rec, features)

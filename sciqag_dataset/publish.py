@@ -1,0 +1,124 @@
+"""Publish a work directory as a folder of parquet files plus a dataset card.
+
+The folder is exactly what gets uploaded to the Hub, so ``load_dataset(folder,
+"seed")`` tests the published artifact. The card's YAML front matter declares
+the ``configs:`` that ``load_dataset`` reads.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import shutil
+import tempfile
+from collections import Counter
+from importlib import resources
+from pathlib import Path
+
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from . import __version__
+from .builder import CITATION, SPLITS, USABLE, SciQAG
+from .config import Config
+from .runner import iter_latest
+
+log = logging.getLogger(__name__)
+
+STAGE_FILES = {"papers": "papers.jsonl", "seed": "seed.jsonl", "generated": "generated.jsonl"}
+
+
+def _dtype(feature) -> str:
+    if hasattr(feature, "dtype") and not isinstance(feature, dict):
+        return feature.dtype
+    if isinstance(feature, dict):
+        return "struct"
+    return "list"
+
+
+def _excluded(work: Path, config: str) -> list[dict]:
+    if config == "papers":
+        return []
+    statuses = Counter(r.get("status") or "ok" for r in iter_latest(work / STAGE_FILES[config]))
+    return [{"config": config, "status": s, "papers": n} for s, n in sorted(statuses.items()) if s not in USABLE]
+
+
+def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
+    """Build every configured config with the `datasets` builder and write the publish folder."""
+    work, out = Path(work), Path(out)
+    pc = cfg.publish
+    staging = Path(tempfile.mkdtemp(prefix=".publish-", dir=out.parent if out.parent.exists() else None))
+    counts, configs_yaml, features, excluded = [], [], {}, []
+    try:
+        with tempfile.TemporaryDirectory() as cache:
+            for name in pc.configs:
+                builder = SciQAG(config_name=name, data_dir=str(work), cache_dir=cache,
+                                 train=pc.train, validation=pc.validation)
+                builder.download_and_prepare()
+                dsd = builder.as_dataset()
+                data_files = []
+                for split in SPLITS:
+                    ds = dsd[split]
+                    if len(ds) == 0:
+                        continue  # an empty split would make `load_dataset` fail on a missing file
+                    rel = f"{name}/{split}-00000-of-00001.parquet"
+                    (staging / name).mkdir(parents=True, exist_ok=True)
+                    ds.to_parquet(str(staging / rel))
+                    data_files.append({"split": split, "path": rel})
+                    pairs = sum(len(q) for q in ds["qa"]) if "qa" in ds.column_names else 0
+                    counts.append({"config": name, "split": split, "papers": len(ds), "pairs": pairs})
+                if not data_files:
+                    raise ValueError(f"config `{name}` has no usable records in {work}; nothing to publish")
+                configs_yaml.append({"config_name": name, "data_files": data_files})
+                features[name] = {k: _dtype(v) for k, v in builder.info.features.items()}
+                excluded += _excluded(work, name)
+        card = render_card(work, cfg, counts, configs_yaml, features, excluded)
+        card.save(staging / "README.md")
+        if out.exists():
+            shutil.rmtree(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging.rename(out)  # the folder appears whole or not at all
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    log.info("published %s", out)
+    return out
+
+
+def render_card(work: Path, cfg: Config, counts, configs_yaml, features, excluded) -> DatasetCard:
+    pc = cfg.publish
+    papers = list(iter_latest(work / "papers.jsonl"))
+    formats = Counter(p.get("source_format") or "unknown" for p in papers)
+    manifest_path = work / "seed_manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    n_pairs = sum(r["pairs"] for r in counts)
+    size = "n<1K" if n_pairs < 1000 else "1K<n<10K" if n_pairs < 10_000 else "10K<n<100K" \
+        if n_pairs < 100_000 else "100K<n<1M"
+    data = DatasetCardData(
+        language=["en"], license=pc.license, pretty_name=pc.pretty_name,
+        task_categories=["question-answering", "text-generation"],
+        tags=["science", "synthetic", "sciqag", "closed-book-qa"], size_categories=[size],
+        configs=configs_yaml,
+    )
+    template = resources.files("sciqag_dataset.cards").joinpath("dataset_card.md")
+    with resources.as_file(template) as path:
+        return DatasetCard.from_template(
+            data, template_path=str(path), pretty_name=pc.pretty_name,
+            repo_id=pc.push_to_hub or str(cfg.output_dir), counts=counts, excluded=excluded,
+            features=features, train=pc.train, validation=pc.validation,
+            n_papers=len(papers), formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
+            n_keywords=cfg.keywords.n, teacher_model=manifest.get("model", "n/a"),
+            prompt_style=cfg.seed.prompt_style, n_pairs=cfg.seed.n_pairs,
+            temperature=cfg.teacher.temperature, top_p=cfg.teacher.top_p,
+            usage=manifest.get("usage", {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}),
+            version=__version__, date=datetime.date.today().isoformat(), citation=CITATION,
+        )
+
+
+def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False, api=None) -> str:
+    """Upload the publish folder as it is (a thin layer over huggingface_hub; not testable offline)."""
+    from huggingface_hub import HfApi
+
+    api = api or HfApi()
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset",
+                             commit_message=f"Publish with sciqag-hf {__version__}")
+    return str(getattr(info, "commit_url", info))
