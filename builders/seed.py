@@ -19,12 +19,11 @@ from sciqag_dataset.runner import Summary, iter_latest, read_jsonl, run_async
 from .parse import parse_qa
 from .prompts import build_messages
 
-CHARS_PER_TOKEN = 3.5  # conservative for English scientific text; real tokenizers give ~4
 PROMPT_OVERHEAD_TOKENS = 400  # the instruction, keywords and chat template around the paper
 
 
 def paper_char_budget(cfg: SeedConfig, max_tokens: int) -> int:
-    return max(1000, int((cfg.context_tokens - max_tokens - PROMPT_OVERHEAD_TOKENS) * CHARS_PER_TOKEN))
+    return max(1000, int((cfg.context_tokens - max_tokens - PROMPT_OVERHEAD_TOKENS) * cfg.chars_per_token))
 
 
 def fit_to_context(text: str, budget: int, mode: str) -> tuple[list[str], list[str]]:

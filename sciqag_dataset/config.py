@@ -52,6 +52,7 @@ class SeedConfig:
     prompt_style: str = "paper"  # paper | alpaca
     context_tokens: int = 8192  # the teacher's context window; longer papers are fitted to it
     long_paper: str = "truncate"  # truncate | chunk
+    chars_per_token: float = 3.5  # how papers are measured against the context; ~4 for English BPE models
     use_existing_qa: bool = True  # papers that already carry QA (the authors' JSON) are not re-asked
 
 
