@@ -1,0 +1,61 @@
+"""End to end with the real parts: `sciqag run` on the shipped sample papers with the embedded
+SmolLM2-135M-Instruct server, then `load_dataset` on the published folder."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import datasets
+import pytest
+import yaml
+
+pytestmark = pytest.mark.e2e
+
+
+def sciqag(*args, cwd, env=None, timeout=1500):
+    return subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_run_on_the_embedded_default(tmp_path):
+    env = {**os.environ, "OPENAI_API_KEY": "sk-never-written-anywhere-0123456789abcdef"}
+    # no config, no endpoint: the embedded local model serves the teacher
+    proc = sciqag("run", "--max-tokens", "768", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    work = tmp_path / "sciqag_work"
+    out = work / "dataset"
+    assert "Published" in proc.stdout
+
+    papers = [json.loads(line) for line in (work / "papers.jsonl").read_text().splitlines()]
+    assert len(papers) == 5 and {p["source_format"] for p in papers} >= {"markdown", "jats", "text"}
+    seed = {json.loads(line)["id"]: json.loads(line) for line in (work / "seed.jsonl").read_text().splitlines()}
+    assert set(seed) == {p["id"] for p in papers}  # every paper is accounted for, none dropped
+    assert all(r["status"] in {"ok", "short", "unparsed"} for r in seed.values())
+    released = [r for r in seed.values() if r["model"] == "released"]
+    assert len(released) == 1 and len(released[0]["qa"]) == 10
+    asked = [r for r in seed.values() if r["model"] != "released"]
+    assert all(r["model"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and r["raw_output"] for r in asked)
+
+    ds = datasets.load_dataset(str(out), "seed")
+    rows = [row for split in ds.values() for row in split]
+    usable = [r for r in seed.values() if r["status"] in {"ok", "short"}]
+    assert len(rows) == len(usable) >= 1
+    for row in rows:
+        assert row["messages"][-1]["role"] == "assistant" and row["output"].startswith("Keywords:")
+        assert row["qa"] and all(qa["question"] and qa["answer"] for qa in row["qa"])
+
+    card = (out / "README.md").read_text()
+    front = yaml.safe_load(card.split("---")[1])
+    assert front["configs"][0]["config_name"] == "seed"
+    manifest = json.loads((work / "seed_manifest.json").read_text())
+    assert manifest["usage"]["requests"] == len(asked)
+    for path in [out / "README.md", work / "config.yaml", work / "seed_manifest.json"]:
+        assert "sk-never-written" not in path.read_text()
+
+    # a rerun resumes: nothing is asked again and the same dataset comes out
+    again = sciqag("run", "--max-tokens", "768", cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((work / "seed_manifest.json").read_text())["usage"]["requests"] == 0
+    assert "5 skipped" in again.stdout
