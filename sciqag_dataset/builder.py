@@ -98,7 +98,7 @@ class SciQAG(datasets.GeneratorBasedBuilder):
             if rec.get("status") not in USABLE or not rec.get("qa"):
                 continue
             if name == "seed":
-                rec.update(to_instruction(rec, style=rec.get("prompt_style") or "paper"))
+                rec.update(to_instruction(rec, style=rec.get("prompt_style") or "paper", n=len(rec["qa"])))
             yield rec
 
     def _generate_examples(self, work: Path, split: str):
