@@ -107,6 +107,7 @@ class ResponseCache:
 class _Endpoint:
     url: str
     client: openai.AsyncOpenAI
+    hf: Any  # huggingface_hub.AsyncInferenceClient for the "hf" backend's chat calls, else None
     semaphore: asyncio.Semaphore
     in_flight: int = 0
     down_until: float = 0.0  # a replica that refused a connection rests before it is tried again
@@ -133,6 +134,7 @@ class LLMClient:
     price_prompt_per_m: float = 0.0
     price_completion_per_m: float = 0.0
     label: str | None = None  # the model's public name when ``model`` is a local path
+    backend: str = "openai"  # "openai" | "hf" (huggingface_hub.AsyncInferenceClient for chat; TGI's Messages API)
     usage: Usage = field(default_factory=Usage)
 
     def __post_init__(self) -> None:
@@ -140,6 +142,15 @@ class LLMClient:
         if not urls:
             raise ValueError("LLMClient needs at least one endpoint URL")
         self.urls = urls
+        if self.backend not in ("openai", "hf"):
+            raise ValueError(f"backend must be 'openai' or 'hf', not {self.backend!r}")
+        if self.backend == "hf":
+            from huggingface_hub import constants
+
+            if constants.HF_HUB_OFFLINE:  # InferenceClient refuses every URL then, loopback included
+                log.warning("HF_HUB_OFFLINE is set: InferenceClient would refuse %s; using the openai "
+                            "transport for the same Messages API", ", ".join(map(redact_url, urls)))
+                self.backend = "openai"
         self._endpoints: list[_Endpoint] | None = None  # built lazily inside the running event loop
         self._turn = 0
 
@@ -148,7 +159,7 @@ class LLMClient:
             key = self.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
             self._endpoints = [
                 _Endpoint(u, openai.AsyncOpenAI(base_url=u, api_key=key, max_retries=0, timeout=self.timeout),
-                          asyncio.Semaphore(self.concurrency))
+                          self._hf_client(u, key), asyncio.Semaphore(self.concurrency))
                 for u in self.urls
             ]
         return self._endpoints
@@ -214,8 +225,21 @@ class LLMClient:
         self._turn += 1
         return min(up, key=lambda e: (e.in_flight, (pool.index(e) - self._turn) % len(pool)))
 
+    def _hf_client(self, url: str, key: str):
+        if self.backend != "hf":
+            return None
+        from huggingface_hub import AsyncInferenceClient
+
+        # InferenceClient appends /v1/chat/completions itself: give it the server root
+        root = url.rstrip("/").removesuffix("/v1")
+        return AsyncInferenceClient(base_url=root, api_key=key, timeout=self.timeout)
+
     async def _send(self, endpoint: _Endpoint, kind: str, body: dict, params: dict) -> LLMResponse:
-        if kind == "chat":
+        if kind == "chat" and endpoint.hf is not None:
+            r = await endpoint.hf.chat_completion(body["messages"], model=self.model, **params)
+            choice = r.choices[0]
+            text, finish = choice.message.content or "", choice.finish_reason
+        elif kind == "chat":
             r = await endpoint.client.chat.completions.create(model=self.model, **body, **params)
             choice = r.choices[0]
             text, finish = choice.message.content or "", choice.finish_reason
@@ -240,11 +264,20 @@ class LLMClient:
     async def aclose(self) -> None:
         for e in self._endpoints or []:
             await e.client.close()
+            if e.hf is not None:
+                await e.hf.close()
         self._endpoints = None
 
 
 def _retryable(exc: Exception) -> float | None:
     """Seconds to wait (0 = use backoff) if ``exc`` is worth retrying, else None."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if type(exc).__module__.startswith("huggingface_hub"):  # InferenceClient errors
+        if status is None or status in RETRYABLE_STATUS:
+            return 0.0
+        return None
+    if type(exc).__module__.startswith(("httpx", "httpcore")) and status is None:
+        return 0.0  # transport errors of the InferenceClient: connection refused/reset, timeouts
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
         return 0.0
     if isinstance(exc, openai.APIStatusError) and exc.status_code in RETRYABLE_STATUS:

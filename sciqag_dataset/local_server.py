@@ -95,6 +95,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class _PortTaken(Exception):
+    pass
+
+
 class LocalServer:
     """``transformers serve MODEL_DIR`` on a free loopback port, as a context manager."""
 
@@ -123,7 +127,18 @@ class LocalServer:
         except Exception:
             return False
 
-    def start(self) -> "LocalServer":
+    def start(self, attempts: int = 3) -> "LocalServer":
+        """Start and wait for /health; a port taken between choosing and binding it is retried."""
+        for attempt in range(attempts):
+            try:
+                return self._start_once()
+            except _PortTaken:
+                if attempt == attempts - 1:
+                    raise RuntimeError(f"transformers serve could not bind a free port ({attempts} tries)")
+                self.port = free_port()
+        return self
+
+    def _start_once(self) -> "LocalServer":
         exe = shutil.which("transformers") or str(Path(sys.executable).parent / "transformers")
         cmd = [exe, "serve", self.model_dir, "--device", "cpu", "--host", "127.0.0.1", "--port", str(self.port)]
         if self.continuous_batching:
@@ -140,9 +155,16 @@ class LocalServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with {self.proc.returncode}; see {self.log_path}")
+                code = self.proc.returncode
+                self.stop()
+                if not self.healthy():
+                    raise RuntimeError(f"transformers serve exited with {code}; see {self.log_path}")
+                raise _PortTaken()  # someone else answers on our port: try another one
             if self.healthy():
-                return self
+                time.sleep(0.5)  # /health may be another process that holds the port: ours must be alive
+                if self.proc.poll() is None:
+                    return self
+                continue
             time.sleep(0.5)
         self.stop()
         raise TimeoutError(f"transformers serve did not become healthy in {self.startup_timeout:.0f}s")
