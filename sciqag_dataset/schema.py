@@ -70,7 +70,7 @@ RACAR_DIMENSIONS = ("relevance", "agnosticism", "completeness", "accuracy", "rea
 
 #: Metrics of one QA pair (evaluation stages write a list of these per paper, aligned with ``qa``).
 PAIR_METRICS = {
-    **{dim: Value("int32") for dim in RACAR_DIMENSIONS},  # 1-3; null = the judge gave no usable score
+    **{dim: Value("float32") for dim in RACAR_DIMENSIONS},  # 1-3 (a committee mean may be 2.5); null = no usable score
     "racar_mean": Value("float32"),
     "racar_reasons": {dim: Value("string") for dim in RACAR_DIMENSIONS},
     "refers_to_source": Value("bool"),  # agnosticism regex: "Figure 3", "Table 2", "this paper" ...

@@ -1,0 +1,265 @@
+"""Answer coverage with evidence (SciQAG §3.3 / DESIGN.md §1), no LLM needed.
+
+For one paper: split the text into sentences, embed every sentence once and every query
+(question + "\\n" + answer, with an instruction prefix for instruct embedders) in one batch, and take
+cosine similarities (answers x sentences). The paper is cut into 10 equal chunks of consecutive
+sentences (sentence i falls in chunk floor(10 i / n), as in the authors' notebook) and k = 15 % of the
+sentence count (at least 1). A paper of fewer than 10 sentences can hit at most n of the 10 chunks (as in
+the notebook); one with no sentences is a failure record.
+
+- ``definition="released"`` (default): the authors' released notebook, which produced the published
+  68 %: pool all (answer, sentence) scores of the paper, keep the k best *distinct* sentences overall,
+  coverage = share of chunks holding at least one of them.
+- ``definition="eq1"``: Eq. 1 taken literally, the union over answers of the chunks of each answer's own
+  top-k sentences. With 10 answers x k sentences it saturates near 100 %.
+- Per-answer ``chunk_rate`` (paper: 64 %): chunks hit by that answer's own top-k sentences / 10.
+- ``context``: the answer's best ``top_context`` sentences, best first (evidence for RAG use).
+
+Output: ``WORK/coverage.jsonl``, one record per paper with ``pair_metrics`` aligned with ``qa`` and
+``paper_metrics.coverage``; ``info`` carries both definitions' values, n, k and the model.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from statistics import mean
+
+import numpy as np
+
+from sciqag_dataset.evaluation.common import count_qa_papers, iter_qa_papers, qa_source
+from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, default_instruction, load_embedder
+from sciqag_dataset.runner import Summary, run_processes
+
+log = logging.getLogger(__name__)
+
+N_CHUNKS = 10
+K_SHARE = 0.15
+DEFINITIONS = ("released", "eq1")
+
+# --- sentence splitting -------------------------------------------------------------------------
+#
+# A boundary is sentence-final punctuation (. ! ?), optionally closing quotes/brackets and a numeric
+# citation such as [12] or [3,4], then whitespace, then something that can start a sentence (a capital,
+# a digit, a Greek letter, an opening quote or bracket). A "." never splits when no whitespace follows
+# (3.5, 1.2e-3, e.g.TiO2), after a known abbreviation (e.g., i.e., Fig., Eq., Ref., vs., cf., approx.,
+# ca., et al.; Sec., No., p., min. only before a number), or after a lone capital initial that does not
+# follow a number (J. Smith splits not; "at 300 K. The" does). Lines inside a paragraph are joined;
+# blank lines always split; a paragraph with no sentence-final punctuation and at most 12 words is a
+# heading and is dropped, as are fragments without letters. Lowercase sentence starts are not split.
+
+_BOUNDARY = re.compile(
+    r"([.!?]+)[\"'”’)\]]*(?:\[\d+(?:\s*[,–-]\s*\d+)*\])?(?=\s+[\"'“‘(\[]?[A-Z0-9Α-Ωα-ω])")
+_ABBREVIATIONS = {
+    "e.g", "i.e", "eg", "ie", "cf", "vs", "viz", "approx", "ca", "fig", "figs", "eq", "eqs", "ref", "refs",
+    "tab", "resp", "dr", "prof", "mr", "mrs", "ms", "st", "wt", "esp", "incl", "suppl", "eds", "ed", "inc",
+    "ltd", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+}
+# these also end sentences ("5 min. All ..."), so they protect only before a number ("Sec. 3", "No. 5")
+_ABBREVIATIONS_BEFORE_NUMBER = {"no", "nos", "sec", "secs", "ch", "p", "pp", "vol", "vols", "min", "max"}
+_NUMBER_TOKEN = re.compile(r"^[-−+]?\d[\d.,]*$")
+_HEADING_WORDS = 12
+
+
+def _protected(text: str, end: int) -> bool:
+    """Is the period ending at ``end`` (exclusive) part of an abbreviation rather than a full stop?"""
+    if text[end - 1] != ".":
+        return False
+    words = text[:end].split()
+    if not words:
+        return False
+    word = words[-1].lstrip("([\"'“‘").rstrip(".").lower()
+    if word == "al" and len(words) > 1 and words[-2].lower() == "et":
+        return True
+    if word in _ABBREVIATIONS:
+        return True
+    if word in _ABBREVIATIONS_BEFORE_NUMBER and re.match(r"\s+\(?\d", text[end:]):
+        return True
+    token = words[-1].lstrip("([\"'“‘").rstrip(".")
+    if len(token) == 1 and token.isupper():  # an initial ("J. Smith"), unless it is a unit ("300 K.")
+        return not (len(words) > 1 and _NUMBER_TOKEN.match(words[-2]))
+    return False
+
+
+def _paragraphs(text: str) -> list[str]:
+    out = []
+    for para in re.split(r"\n\s*\n", text or ""):
+        lines = [ln.strip() for ln in para.splitlines() if ln.strip()]
+        # markdown headings inside a paragraph are their own units
+        buf: list[str] = []
+        for ln in lines:
+            if ln.startswith("#"):
+                if buf:
+                    out.append(" ".join(buf))
+                    buf = []
+                continue
+            buf.append(ln)
+        if buf:
+            out.append(" ".join(buf))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a paper's text into sentences (rules above); headings and letterless fragments are dropped."""
+    sentences: list[str] = []
+    for para in _paragraphs(text):
+        para = " ".join(para.split())
+        if not re.search(r"[.!?][\"'”’)\]]*$", para) and len(para.split()) <= _HEADING_WORDS:
+            continue  # a heading such as "Results and discussion"
+        start = 0
+        for m in _BOUNDARY.finditer(para):
+            if _protected(para, m.end(1)):
+                continue
+            sentences.append(para[start:m.end()].strip())
+            start = m.end()
+        sentences.append(para[start:].strip())
+    return [s for s in sentences if re.search(r"[^\W\d_]", s)]
+
+
+# --- chunks, top-k, coverage --------------------------------------------------------------------
+
+def n_top(n_sentences: int) -> int:
+    """k = 15 % of the sentence count, at least 1 (the notebook's int(n * 0.15))."""
+    return max(1, int(n_sentences * K_SHARE))
+
+
+def chunk_of(index: int, n_sentences: int) -> int:
+    """The chunk (0-9) of sentence ``index``: the notebook's int(index // (n / 10)), in exact integers."""
+    return index * N_CHUNKS // n_sentences
+
+
+def _chunk_share(indices, n_sentences: int) -> float:
+    return len({chunk_of(i, n_sentences) for i in indices}) / N_CHUNKS
+
+
+def _ranked(row: np.ndarray) -> np.ndarray:
+    """Sentence indices by descending score; ties broken by position (stable)."""
+    return np.argsort(-row, kind="stable")
+
+
+def coverage_from_matrix(sim: np.ndarray) -> dict:
+    """All coverage numbers from an answers x sentences similarity matrix.
+
+    Returns {"n_sentences", "k", "released", "eq1", "chunk_rates": [per answer], "pooled": [the k
+    sentence indices of the released definition], "ranked": [per answer, all sentence indices best first]}.
+    """
+    sim = np.asarray(sim, dtype=np.float64)
+    if sim.ndim != 2 or sim.shape[1] == 0:
+        raise ValueError("the paper has no sentences to compare answers with (empty or unsplittable text)")
+    n_answers, n = sim.shape
+    k = n_top(n)
+    ranked = [_ranked(row) for row in sim]
+    per_answer = [r[:k].tolist() for r in ranked]
+    # released: pool every (answer, sentence) score, walk them best first, keep k distinct sentences
+    flat = sim.ravel()
+    order = np.lexsort((np.tile(np.arange(n), n_answers), -flat))  # score desc, then sentence position
+    pooled: list[int] = []
+    seen: set[int] = set()
+    for pos in order:
+        s = int(pos % n)
+        if s not in seen:
+            seen.add(s)
+            pooled.append(s)
+            if len(pooled) == k:
+                break
+    return {
+        "n_sentences": n,
+        "k": k,
+        "released": _chunk_share(pooled, n),
+        "eq1": _chunk_share({s for top in per_answer for s in top}, n),
+        "chunk_rates": [_chunk_share(top, n) for top in per_answer],
+        "pooled": pooled,
+        "ranked": ranked,
+    }
+
+
+def _evidence(ranked, sentences: list[str], n: int) -> list[str]:
+    """The ``n`` best sentences with distinct texts (a repeated sentence is one piece of evidence)."""
+    out: list[str] = []
+    for i in ranked:
+        if len(out) == n:
+            break
+        if sentences[i] not in out:
+            out.append(sentences[i])
+    return out
+
+
+# --- embeddings ---------------------------------------------------------------------------------
+
+def queries_for(qa: list[dict], instruction: str = "") -> list[str]:
+    return [f"{instruction}{p.get('question') or ''}\n{p.get('answer') or ''}" for p in qa]
+
+
+def _encode(model, texts: list[str], batch_size: int) -> np.ndarray:
+    return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                        show_progress_bar=False)
+
+
+def answer_sentence_matrix(paper: dict, model=None, *, model_name: str = DEFAULT_MODEL,
+                           instruction: str | None = None, batch_size: int = 64,
+                           sentences: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
+    """Cosine similarities (answers x sentences) of one paper, and its sentences (the paper's Fig. 5).
+
+    The paper's sentences are encoded once and all its queries in one more call.
+    """
+    model = model if model is not None else load_embedder(model_name)
+    if instruction is None:
+        instruction = default_instruction(model_name)
+    sentences = split_sentences(paper.get("text") or "") if sentences is None else sentences
+    if not sentences:
+        raise ValueError("the paper has no sentences to compare answers with (empty or unsplittable text)")
+    if not paper.get("qa"):
+        raise ValueError("the paper has no QA pairs")
+    sent_emb = _encode(model, sentences, batch_size)
+    query_emb = _encode(model, queries_for(paper["qa"], instruction), batch_size)
+    return query_emb @ sent_emb.T, sentences
+
+
+def coverage_record(paper: dict, model, *, model_name: str = DEFAULT_MODEL, definition: str = "released",
+                    top_context: int = 3, instruction: str | None = None, batch_size: int = 64) -> dict:
+    """One paper -> its coverage.jsonl record."""
+    if definition not in DEFINITIONS:
+        raise ValueError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
+    if instruction is None:
+        instruction = default_instruction(model_name)
+    sim, sentences = answer_sentence_matrix(paper, model, model_name=model_name, instruction=instruction,
+                                            batch_size=batch_size)
+    cov = coverage_from_matrix(sim)
+    pairs = [{"chunk_rate": rate, "context": _evidence(ranked, sentences, top_context)}
+             for rate, ranked in zip(cov["chunk_rates"], cov["ranked"])]
+    return {
+        "id": paper["id"], "status": "ok", "pair_metrics": pairs,
+        "paper_metrics": {"coverage": cov[definition]},
+        "info": {"definition": definition, "coverage_released": cov["released"], "coverage_eq1": cov["eq1"],
+                 "n_sentences": cov["n_sentences"], "k": cov["k"], "model": model_name,
+                 "instruction": instruction or None},
+    }
+
+
+def run_coverage(work: str | Path, *, source: str | None = None, model_name: str = DEFAULT_MODEL,
+                 definition: str = "released", top_context: int = 3, instruction: str | None = None,
+                 batch_size: int = 64, device: str = "cpu") -> Summary:
+    """Write ``WORK/coverage.jsonl`` (resumable). ``instruction=None`` picks the model's default prefix;
+    pass "" to disable it. One process: the model is the cost, and torch already uses the cores."""
+    work = Path(work)
+    if definition not in DEFINITIONS:
+        raise ValueError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
+    source = qa_source(work, source)
+    model = load_embedder(model_name, device)
+
+    def one(paper: dict) -> dict:
+        return coverage_record(paper, model, model_name=model_name, definition=definition,
+                               top_context=top_context, instruction=instruction, batch_size=batch_size)
+
+    return run_processes("coverage", iter_qa_papers(work, source), one, work / "coverage.jsonl",
+                         workers=1, total=count_qa_papers(work, source))
+
+
+def coverage_summary(records) -> dict:
+    """Dataset figures from coverage records: mean paper coverage (paper: 68 %) and mean per-answer chunk
+    rate (paper: 64 %; averaged per paper first, as in the notebook)."""
+    ok = [r for r in records if r.get("status") == "ok"]
+    covs = [r["paper_metrics"]["coverage"] for r in ok if r["paper_metrics"].get("coverage") is not None]
+    rates = [mean(p["chunk_rate"] for p in r["pair_metrics"]) for r in ok if r.get("pair_metrics")]
+    return {"papers": len(ok), "coverage": mean(covs) if covs else None,
+            "chunk_rate": mean(rates) if rates else None}

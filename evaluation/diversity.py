@@ -1,0 +1,230 @@
+"""Question diversity: how alike a paper's questions are, pair by pair (SciQAG, Appendix C).
+
+Two methods, one output shape:
+
+- ``llm``: the paper's method. The Appendix C prompt (chain of thought, few-shot) rates the intent
+  similarity of one question pair from 0 to 100; every pair of a paper's questions is one call
+  (n(n-1)/2: 45 for 10 questions), sent together through the client's bounded concurrency. The
+  score is read from the reply's last "Similarity Score: N"; an unreadable reply or a value outside
+  0-100 is recorded as None (the authors' notebook wrote 0 for an unreadable reply; we do not guess).
+- ``embedding``: cosine similarity of sentence embeddings (one encode per paper); cheap enough for
+  large runs. Cosine lies in [-1, 1]; for these models it is in practice 0-1 and is not rescaled.
+
+Per paper: ``diversity_mean`` = mean pairwise similarity (0-1), per question
+``max_question_similarity`` = its highest similarity to another question of the paper, and the full
+similarity matrix (for heatmaps). Dataset figures: the paper's bins <0.3, 0.3-0.5, 0.5-0.7, >0.7 of
+all pairwise similarities and their mean (paper: 0.31). Output ``WORK/diversity.jsonl``.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+from pathlib import Path
+from statistics import mean
+from typing import Any, Iterable, Sequence
+
+from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.runner import Summary, iter_latest, run_async, run_processes
+
+from .common import count_qa_papers, iter_qa_papers, qa_source
+from .embedder import DEFAULT_MODEL, load_embedder
+from .judge_prompts import build_diversity_messages
+
+log = logging.getLogger(__name__)
+
+METHODS = ("embedding", "llm")
+BINS = ("<0.3", "0.3-0.5", "0.5-0.7", ">0.7")
+RAW_KEPT = 500  # characters of an unreadable reply kept in the record
+
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+_NUMBER = r"(-?\d+(?:\.\d+)?)"
+_SIMILARITY_SCORE = re.compile(r"similarity\s*score\s*(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*" + _NUMBER, re.I)
+_SCORE = re.compile(r"\bscore\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?\s*" + _NUMBER, re.I)
+_BARE = re.compile(r"^\s*" + _NUMBER + r"\s*(?:%|/\s*100)?\s*\.?\s*$")
+
+
+def parse_similarity(text: str) -> float | None:
+    """The 0-100 score of a similarity reply (the last one stated), or None if there is no valid one."""
+    text = _THINK.sub("", text or "")
+    for pattern in (_SIMILARITY_SCORE, _SCORE):
+        found = pattern.findall(text)
+        if found:
+            value = float(found[-1])
+            break
+    else:
+        m = _BARE.match(text)
+        if not m:
+            return None
+        value = float(m.group(1))
+    return value if 0 <= value <= 100 else None
+
+
+def pair_indices(n: int) -> list[tuple[int, int]]:
+    """All question pairs (i, j) with j < i, in the authors' order (Question1 is the later question)."""
+    return [(i, j) for i in range(n) for j in range(i)]
+
+
+def matrix_from_pairs(n: int, values: dict[tuple[int, int], float | None]) -> list[list[float | None]]:
+    """A symmetric n x n matrix from pair values; 1.0 on the diagonal."""
+    matrix: list[list[float | None]] = [[1.0 if i == j else None for j in range(n)] for i in range(n)]
+    for (i, j), v in values.items():
+        matrix[i][j] = matrix[j][i] = v
+    return matrix
+
+
+def pairwise_values(matrix: Sequence[Sequence[float | None]]) -> list[float]:
+    """The known similarities of distinct question pairs (lower triangle)."""
+    return [matrix[i][j] for i, j in pair_indices(len(matrix)) if matrix[i][j] is not None]
+
+
+def paper_diversity(matrix: Sequence[Sequence[float | None]]) -> tuple[float | None, list[float | None]]:
+    """(mean pairwise similarity, each question's maximum similarity to another question)."""
+    values = pairwise_values(matrix)
+    n = len(matrix)
+    per_question = []
+    for i in range(n):
+        row = [matrix[i][j] for j in range(n) if j != i and matrix[i][j] is not None]
+        per_question.append(round(max(row), 4) if row else None)
+    return (round(mean(values), 4) if values else None), per_question
+
+
+def similarity_bins(values: Iterable[float | None]) -> dict[str, float | None]:
+    """Share of similarities in the paper's bins, and their mean (None values are left out).
+
+    Bins are left-closed, as in ``plots.similarity_bins_table``: v < 0.3, 0.3 <= v < 0.5,
+    0.5 <= v < 0.7, v >= 0.7 (so an LLM score of 70 counts as ">0.7").
+    """
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return {**{b: None for b in BINS}, "mean": None}
+    counts = dict.fromkeys(BINS, 0)
+    for v in vals:
+        key = "<0.3" if v < 0.3 else "0.3-0.5" if v < 0.5 else "0.5-0.7" if v < 0.7 else ">0.7"
+        counts[key] += 1
+    return {**{b: round(c / len(vals), 4) for b, c in counts.items()}, "mean": round(mean(vals), 4)}
+
+
+# --- the two methods --------------------------------------------------------------------------------
+
+async def llm_similarity(client: LLMClient, questions: Sequence[str]) -> tuple[list[list[float | None]], list[dict]]:
+    """The paper's method: one Appendix C call per question pair. Returns the 0-1 matrix and the
+    pairs whose reply had no readable score (with the reply)."""
+    pairs = pair_indices(len(questions))
+    replies = await asyncio.gather(*(client.chat(build_diversity_messages(questions[i], questions[j]))
+                                     for i, j in pairs))
+    values, failures = {}, []
+    for (i, j), reply in zip(pairs, replies):
+        score = parse_similarity(reply.text)
+        values[i, j] = None if score is None else round(score / 100, 4)
+        if score is None:
+            failures.append({"pair": [i, j], "reply": reply.text[:RAW_KEPT]})
+    return matrix_from_pairs(len(questions), values), failures
+
+
+def embedding_similarity(model, questions: Sequence[str], batch_size: int = 64) -> list[list[float]]:
+    """Cosine similarity of every question pair, from one encode of the paper's questions."""
+    emb = model.encode(list(questions), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                       show_progress_bar=False)
+    sims = emb @ emb.T
+    n = len(questions)
+    return [[1.0 if i == j else round(float(sims[i, j]), 4) for j in range(n)] for i in range(n)]
+
+
+def _record(paper: dict, matrix: list[list[float | None]] | None, method: str, model: str, **extra) -> dict:
+    n = len(paper["qa"])
+    if matrix is None:
+        return {"id": paper["id"], "status": "too_few_questions", "method": method, "model": model,
+                "pair_metrics": [{"max_question_similarity": None} for _ in range(n)],
+                "paper_metrics": {"diversity_mean": None}, "similarity_matrix": [], **extra}
+    div_mean, per_question = paper_diversity(matrix)
+    known, total = len(pairwise_values(matrix)), n * (n - 1) // 2
+    status = "ok" if known == total else "partial" if known else "unjudged"
+    return {"id": paper["id"], "status": status, "method": method, "model": model,
+            "pair_metrics": [{"max_question_similarity": v} for v in per_question],
+            "paper_metrics": {"diversity_mean": div_mean}, "similarity_matrix": matrix, **extra}
+
+
+def _questions(paper: dict) -> list[str]:
+    return [p.get("question") or "" for p in paper["qa"]]
+
+
+def run_diversity(work: str | Path, *, method: str = "embedding", client: LLMClient | None = None,
+                  source: str | None = None, model_name: str = DEFAULT_MODEL, device: str = "cpu",
+                  batch_size: int = 64) -> Summary:
+    """Similarity of each paper's questions; append to ``WORK/diversity.jsonl``; resume by id.
+
+    ``method="llm"`` needs ``client`` (the judge); ``method="embedding"`` uses ``model_name``.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown diversity method {method!r}; choose one of {METHODS}")
+    work = Path(work)
+    src = qa_source(work, source)
+    out = work / "diversity.jsonl"
+    total = count_qa_papers(work, src)
+
+    if method == "embedding":
+        model = load_embedder(model_name, device=device)
+
+        def one(paper: dict) -> dict:
+            qs = _questions(paper)
+            matrix = embedding_similarity(model, qs, batch_size) if len(qs) >= 2 else None
+            return _record(paper, matrix, method, model_name, qa_source=src)
+
+        # workers=1: in-process, so the loaded model is shared and nothing is pickled
+        return run_processes("diversity", iter_qa_papers(work, src), one, out, workers=1, total=total)
+
+    if client is None:
+        raise ValueError("diversity method 'llm' needs a judge client")
+
+    async def one_llm(paper: dict) -> dict:
+        qs = _questions(paper)
+        if len(qs) < 2:
+            return _record(paper, None, method, client.name, qa_source=src, judge_calls=0)
+        matrix, failures = await llm_similarity(client, qs)
+        return _record(paper, matrix, method, client.name, qa_source=src, judge_calls=len(pair_indices(len(qs))),
+                       failures=failures)
+
+    # A paper issues n(n-1)/2 calls at once; two papers in flight keep the client's slots busy.
+    papers_in_flight = max(2, math.ceil(client.concurrency * len(client.urls) / 45) + 1)
+
+    async def main() -> Summary:
+        try:
+            return await run_async("diversity", iter_qa_papers(work, src), one_llm, out,
+                                   concurrency=papers_in_flight, total=total,
+                                   postfix=lambda: {"calls": client.usage.requests, "cached": client.usage.cached})
+        finally:
+            await client.aclose()
+
+    return asyncio.run(main())
+
+
+# --- reading the results ----------------------------------------------------------------------------
+
+def diversity_summary(work: str | Path) -> dict[str, Any]:
+    """The paper's bins and mean over every question pair of the dataset, plus per-paper figures."""
+    values, paper_means, statuses, methods = [], [], {}, set()
+    missing = 0
+    for rec in iter_latest(Path(work) / "diversity.jsonl"):
+        statuses[rec.get("status") or "ok"] = statuses.get(rec.get("status") or "ok", 0) + 1
+        matrix = rec.get("similarity_matrix") or []
+        if not matrix:
+            continue
+        methods.add(rec.get("method"))
+        pv = pairwise_values(matrix)
+        values += pv
+        missing += len(pair_indices(len(matrix))) - len(pv)
+        if (rec.get("paper_metrics") or {}).get("diversity_mean") is not None:
+            paper_means.append(rec["paper_metrics"]["diversity_mean"])
+    return {"papers": sum(statuses.values()), "statuses": statuses, "methods": sorted(m for m in methods if m),
+            "pairs": len(values), "missing_pairs": missing, "bins": similarity_bins(values),
+            "paper_mean": round(mean(paper_means), 4) if paper_means else None}
+
+
+def similarity_matrix(work: str | Path, paper_id: str) -> list[list[float | None]] | None:
+    """The question-similarity matrix of one paper (for a heatmap), or None if it was not computed."""
+    for rec in iter_latest(Path(work) / "diversity.jsonl"):
+        if rec.get("id") == paper_id:
+            return rec.get("similarity_matrix") or None
+    return None
