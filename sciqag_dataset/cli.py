@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import __version__
-from .config import Config
+from .config import STAGES, Config
 from .runner import Summary
 
 log = logging.getLogger("sciqag")
@@ -37,52 +37,53 @@ def _add_work(p, positional=True):
     p.add_argument("--config", help="YAML config (default: WORK/config.yaml if present)")
 
 
-def _add_endpoint(p, prefix="teacher"):
-    g = p.add_argument_group(f"{prefix} endpoint (any OpenAI-compatible server; none = embedded local model)")
-    g.add_argument("--endpoint", action="append", dest="url", metavar="URL",
+def _add_endpoint(p, section="teacher"):
+    g = p.add_argument_group(f"{section} endpoint (any OpenAI-compatible server; none = embedded local model)")
+    d = f"{section}."
+    g.add_argument("--endpoint", action="append", dest=d + "url", metavar="URL",
                    help="base URL such as http://host:8080/v1; repeat for several replicas")
-    g.add_argument("--model", help="model name the endpoint serves")
-    g.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
-    g.add_argument("--concurrency", type=int, help="requests in flight per endpoint (default 8)")
-    g.add_argument("--max-tokens", type=int, help="completion budget per request (default 2048)")
-    g.add_argument("--temperature", type=float, help="default 0.6 (the paper)")
-    g.add_argument("--top-p", type=float, help="default 0.9 (the paper)")
+    g.add_argument("--model", dest=d + "model", help="model name the endpoint serves")
+    g.add_argument("--backend", dest=d + "backend", choices=["openai", "hf"],
+                   help="client library: openai, or hf (huggingface_hub InferenceClient)")
+    g.add_argument("--api-key-env", dest=d + "api_key_env",
+                   help="environment variable holding the API key (default OPENAI_API_KEY)")
+    g.add_argument("--concurrency", type=int, dest=d + "concurrency", help="requests in flight per endpoint (default 8)")
+    g.add_argument("--max-retries", type=int, dest=d + "max_retries", help="retries on 429/5xx/timeouts (default 5)")
+    g.add_argument("--max-tokens", type=int, dest=d + "max_tokens", help="completion budget per request (default 2048)")
+    g.add_argument("--temperature", type=float, dest=d + "temperature", help="default 0.6 (the paper)")
+    g.add_argument("--top-p", type=float, dest=d + "top_p", help="default 0.9 (the paper)")
 
 
-def _add_seed(p):
-    g = p.add_argument_group("seed QA")
-    g.add_argument("--n-pairs", type=int, help="QA pairs per paper (default 10)")
-    g.add_argument("--prompt-style", choices=["paper", "alpaca"], help="prompt template (default paper)")
-    g.add_argument("--context-tokens", type=int, help="teacher context window (default 8192)")
-    g.add_argument("--long-paper", choices=["truncate", "chunk"], help="papers over the context (default truncate)")
+def _add_qagen(p, section="seed"):
+    g = p.add_argument_group(f"{section} QA")
+    d = f"{section}."
+    g.add_argument("--n-pairs", type=int, dest=d + "n_pairs", help="QA pairs per paper (default 10)")
+    g.add_argument("--prompt-style", choices=["paper", "alpaca"], dest=d + "prompt_style",
+                   help="the paper's prompt (chat) or the released Alpaca template (raw completion)")
+    g.add_argument("--context-tokens", type=int, dest=d + "context_tokens", help="the model's context window")
+    g.add_argument("--long-paper", choices=["truncate", "chunk"], dest=d + "long_paper",
+                   help="papers over the context (default truncate)")
+    if section == "generate":
+        g.add_argument("--complete-sets", type=int, dest=d + "complete_sets_of", metavar="N",
+                       help="keep only papers with at least N pairs (the authors: 10)")
+        g.add_argument("--shard", dest=d + "shard", metavar="i/n", help="take the i-th of n hash shards of the corpus")
 
 
 def _add_keywords(p):
     g = p.add_argument_group("keywords")
-    g.add_argument("-n", "--n-keywords", type=int, help="TopicRank keyphrases per paper (default 20)")
-    g.add_argument("--workers", type=int, help="worker processes (default 2)")
+    g.add_argument("-n", "--n-keywords", type=int, dest="keywords.n", help="TopicRank keyphrases per paper (default 20)")
+    g.add_argument("--workers", type=int, dest="keywords.workers", help="worker processes (default 2)")
 
 
 def _add_publish(p):
     g = p.add_argument_group("publish")
-    g.add_argument("-o", "--output", help="publish folder (default WORK/dataset)")
-    g.add_argument("--configs", help="comma-separated configs to publish (default seed)")
-    g.add_argument("--license", help="dataset license id (default cc-by-4.0)")
-    g.add_argument("--push-to-hub", metavar="REPO", help="also upload the folder to this Hub dataset repo")
-    g.add_argument("--private", action="store_true", default=None, help="create the Hub repo private")
-
-
-FLAG_MAP = {  # argparse dest -> (config section, field)
-    "url": ("teacher", "url"), "model": ("teacher", "model"), "api_key_env": ("teacher", "api_key_env"),
-    "concurrency": ("teacher", "concurrency"), "max_tokens": ("teacher", "max_tokens"),
-    "temperature": ("teacher", "temperature"), "top_p": ("teacher", "top_p"),
-    "n_pairs": ("seed", "n_pairs"), "prompt_style": ("seed", "prompt_style"),
-    "context_tokens": ("seed", "context_tokens"), "long_paper": ("seed", "long_paper"),
-    "n_keywords": ("keywords", "n"), "workers": ("keywords", "workers"),
-    "on_duplicate": ("ingest", "on_duplicate"),
-    "output": ("publish", "output_dir"), "license": ("publish", "license"),
-    "push_to_hub": ("publish", "push_to_hub"), "private": ("publish", "private"),
-}
+    g.add_argument("-o", "--output", dest="publish.output_dir", help="publish folder (default WORK/dataset)")
+    g.add_argument("--configs", help="comma-separated configs to publish (default: those whose stage has run)")
+    g.add_argument("--license", dest="publish.license", help="dataset license id (default cc-by-4.0)")
+    g.add_argument("--push-to-hub", metavar="REPO", dest="publish.push_to_hub",
+                   help="also upload the folder to this Hub dataset repo")
+    g.add_argument("--private", action="store_true", default=None, dest="publish.private",
+                   help="create the Hub repo private")
 
 
 def resolve_config(args) -> Config:
@@ -93,16 +94,19 @@ def resolve_config(args) -> Config:
     cfg = Config.load(path)
     if work:
         cfg.work_dir = str(work)
-    for dest, (section, name) in FLAG_MAP.items():
-        value = getattr(args, dest, None)
-        if value is not None:
-            if dest == "url" and len(value) == 1:
-                value = value[0]
-            setattr(getattr(cfg, section), name, value)
+    for dest, value in vars(args).items():  # flags are named "section.field" after the config
+        if "." not in dest or value is None:
+            continue
+        section, name = dest.split(".", 1)
+        if name == "url" and len(value) == 1:
+            value = value[0]
+        setattr(getattr(cfg, section), name, value)
     if getattr(args, "configs", None):
         cfg.publish.configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     if getattr(args, "inputs", None):
         cfg.inputs = list(args.inputs)
+    if getattr(args, "stages", None):
+        cfg.stages = [x.strip() for x in args.stages.split(",") if x.strip()]
     return cfg
 
 
@@ -121,39 +125,60 @@ def do_keywords(cfg: Config) -> Summary:
     return run_keywords(Path(cfg.work_dir), n=k.n, workers=k.workers, reuse_existing=k.reuse_existing)
 
 
-@contextlib.contextmanager
-def teacher_endpoint(cfg: Config):
-    """Yield (url, model, label): the configured endpoint, or the embedded server for the run's length."""
-    if cfg.teacher.url:
-        yield cfg.teacher.url, cfg.teacher.model, None
-        return
-    from .local_server import DEFAULT_MODEL_ID, embedded_default
+class Endpoints:
+    """Resolves endpoint configs; starts the embedded local server once, on first need, for all stages."""
 
-    print(f"No endpoint configured: starting the embedded {DEFAULT_MODEL_ID} server", file=sys.stderr)
-    with embedded_default(log_path=Path(cfg.work_dir) / "local_server.log") as server:
-        yield server.base_url, server.model, DEFAULT_MODEL_ID
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self._stack = contextlib.ExitStack()
+        self._server = None
+
+    def resolve(self, endpoint) -> tuple:
+        if endpoint.url:
+            return endpoint.url, endpoint.model, None
+        if self._server is None:
+            from .local_server import DEFAULT_MODEL_ID, embedded_default
+
+            print(f"No endpoint configured: starting the embedded {DEFAULT_MODEL_ID} server", file=sys.stderr)
+            self._server = self._stack.enter_context(
+                embedded_default(log_path=Path(self.cfg.work_dir) / "local_server.log"))
+        from .local_server import DEFAULT_MODEL_ID
+
+        return self._server.base_url, self._server.model, DEFAULT_MODEL_ID
+
+    def client(self, endpoint):
+        from .llm import check_reachable, client_from_config
+
+        url, model, label = self.resolve(endpoint)
+        check_reachable(url)
+        return client_from_config(endpoint, Path(self.cfg.work_dir) / "cache.sqlite", url=url, model=model,
+                                  label=label)
+
+    def __enter__(self) -> "Endpoints":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
 
 
-def do_seed(cfg: Config, url, model, label) -> Summary:
+def do_seed(cfg: Config, endpoints: Endpoints) -> Summary:
     from .builders.seed import run_seed
-    from .llm import check_reachable, client_from_config
 
-    work = Path(cfg.work_dir)
-    check_reachable(url)
-    client = client_from_config(cfg.teacher, work / "cache.sqlite", url=url, model=model, label=label)
-    started = time.time()
-    summary = run_seed(work, client, cfg.seed)
-    manifest = {**client.describe(), "counts": dict(summary.counts), "seconds": round(time.time() - started, 1),
-                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    (work / "seed_manifest.json").write_text(json.dumps(manifest, indent=2))
-    return summary
+    return run_seed(cfg.work_dir, endpoints.client(cfg.teacher), cfg.seed)
+
+
+def do_generate(cfg: Config, endpoints: Endpoints) -> Summary:
+    from .builders.generate import run_generate
+
+    return run_generate(cfg.work_dir, endpoints.client(cfg.generator), cfg.generate)
 
 
 def do_publish(cfg: Config) -> Path:
-    from .publish import push_to_hub, write_folder
+    from .publish import available_configs, push_to_hub, write_folder
 
     out = write_folder(cfg.work_dir, cfg.output_dir, cfg)
-    print(f"Published {out}  ->  datasets.load_dataset({str(out)!r}, {cfg.publish.configs[0]!r})")
+    first = (cfg.publish.configs or available_configs(Path(cfg.work_dir)))[0]
+    print(f"Published {out}  ->  datasets.load_dataset({str(out)!r}, {first!r})")
     if cfg.publish.push_to_hub:
         url = push_to_hub(out, cfg.publish.push_to_hub, private=cfg.publish.private)
         print(f"Uploaded to the Hub: {url}")
@@ -190,8 +215,19 @@ def cmd_keywords(args) -> int:
 def cmd_seed(args) -> int:
     cfg = resolve_config(args)
     _save_config(cfg)
-    with teacher_endpoint(cfg) as (url, model, label):
-        return _report(do_seed(cfg, url, model, label))
+    with Endpoints(cfg) as endpoints:
+        return _report(do_seed(cfg, endpoints))
+
+
+def cmd_generate(args) -> int:
+    cfg = resolve_config(args)
+    if args.merge:
+        from .builders.generate import merge_shards
+
+        return _report(merge_shards(cfg.work_dir))
+    _save_config(cfg)
+    with Endpoints(cfg) as endpoints:
+        return _report(do_generate(cfg, endpoints))
 
 
 def cmd_publish(args) -> int:
@@ -203,10 +239,19 @@ def cmd_run(args) -> int:
     cfg = resolve_config(args)
     _save_config(cfg)
     print(f"Work directory: {Path(cfg.work_dir).resolve()}")
-    worst = max(_report(do_ingest(cfg)), _report(do_keywords(cfg)))
-    with teacher_endpoint(cfg) as (url, model, label):
-        worst = max(worst, _report(do_seed(cfg, url, model, label)))
-    do_publish(cfg)
+    stages = cfg.stages
+    worst = EXIT_OK
+    if "ingest" in stages:
+        worst = max(worst, _report(do_ingest(cfg)))
+    if "keywords" in stages:
+        worst = max(worst, _report(do_keywords(cfg)))
+    with Endpoints(cfg) as endpoints:
+        if "seed" in stages:
+            worst = max(worst, _report(do_seed(cfg, endpoints)))
+        if "generate" in stages:
+            worst = max(worst, _report(do_generate(cfg, endpoints)))
+    if "publish" in stages:
+        do_publish(cfg)
     return worst
 
 
@@ -222,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", help="files or folders")
     p.add_argument("-o", "--work", required=True, help="work directory")
     p.add_argument("--config", help="YAML config")
-    p.add_argument("--on-duplicate", choices=["skip", "keep", "error"], help="default skip (reported)")
+    p.add_argument("--on-duplicate", choices=["skip", "keep", "error"], dest="ingest.on_duplicate",
+                   help="default skip (reported)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("keywords", help="TopicRank keyphrases per paper -> WORK/keywords.jsonl")
@@ -232,29 +278,51 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("seed", help="teacher QA pairs per paper -> WORK/seed.jsonl")
     _add_work(p)
-    _add_endpoint(p)
-    _add_seed(p)
+    _add_endpoint(p, "teacher")
+    _add_qagen(p, "seed")
     p.set_defaults(func=cmd_seed)
+
+    p = sub.add_parser("generate", help="generator QA pairs for every paper -> WORK/generated.jsonl "
+                                        "(TGI, vLLM, OpenAI, transformers serve; resumable)")
+    _add_work(p)
+    _add_endpoint(p, "generator")
+    _add_qagen(p, "generate")
+    p.add_argument("--merge", action="store_true", help="fold generated.shard-*.jsonl into generated.jsonl")
+    p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("publish", help="parquet configs + dataset card -> a folder `load_dataset` reads")
     _add_work(p)
     _add_publish(p)
     p.set_defaults(func=cmd_publish)
 
-    p = sub.add_parser("run", help="ingest -> keywords -> seed -> publish, from one config")
+    p = sub.add_parser("run", help="ingest -> keywords -> seed -> generate -> publish, from one config")
     p.add_argument("config", nargs="?", help="YAML config (default: built-in defaults, sample papers, "
                                              "embedded local model)")
     p.add_argument("--work", help="work directory (default sciqag_work)")
     p.add_argument("--inputs", nargs="+", help="papers to ingest instead of the samples")
+    p.add_argument("--stages", help="comma-separated subset of " + ",".join(STAGES))
     _add_keywords(p)
-    _add_endpoint(p)
-    _add_seed(p)
+    _add_endpoint(p, "teacher")
+    _add_qagen(p, "seed")
+    p.add_argument("--generator-endpoint", action="append", dest="generator.url", metavar="URL",
+                   help="the generator's endpoint (default: the embedded local model)")
+    p.add_argument("--generator-model", dest="generator.model", help="the generator's model name")
     _add_publish(p)
     p.set_defaults(func=cmd_run)
+    for action in (a for sp in sub.choices.values() for a in sp._actions):
+        if "." in action.dest and action.metavar is None and action.nargs != 0:
+            action.metavar = action.dest.split(".", 1)[1].upper()  # --model MODEL, not GENERATOR.MODEL
     return parser
 
 
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt  # run the same cleanup as Ctrl-C: stop the local server, close files
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    signal.signal(signal.SIGTERM, _sigterm)
     args = build_parser().parse_args(argv)
     level = logging.WARNING if args.verbose == 0 else logging.INFO if args.verbose == 1 else logging.DEBUG
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")

@@ -20,13 +20,14 @@ class EndpointConfig:
 
     url: str | list[str] | None = None
     model: str | None = None
+    backend: str = "openai"  # openai | hf (huggingface_hub InferenceClient; same Messages API)
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = 8
     max_retries: int = 5
     timeout: float = 600.0
     temperature: float = 0.6  # the paper's inference settings
     top_p: float = 0.9
-    max_tokens: int = 2048
+    max_tokens: int | None = None  # None: 2048, or 1024 for the small embedded model
     price_prompt_per_m: float = 0.0  # optional cost accounting, per million tokens
     price_completion_per_m: float = 0.0
 
@@ -47,19 +48,34 @@ class KeywordsConfig:
 
 
 @dataclass
-class SeedConfig:
+class QAGenConfig:
+    """How a model is asked for a paper's QA pairs (shared by seed and generate)."""
+
     n_pairs: int = 10
-    prompt_style: str = "paper"  # paper | alpaca
-    context_tokens: int = 8192  # the teacher's context window; longer papers are fitted to it
+    prompt_style: str | None = "paper"  # paper (Appendix D prompt, chat) | alpaca (released raw template)
+    context_tokens: int = 8192  # the model's context window; longer papers are fitted to it
     long_paper: str = "truncate"  # truncate | chunk
     chars_per_token: float = 3.5  # how papers are measured against the context; ~4 for English BPE models
+    raw_completion: bool = True  # alpaca style goes to /v1/completions as one raw prompt (else chat)
+
+
+@dataclass
+class SeedConfig(QAGenConfig):
     use_existing_qa: bool = True  # papers that already carry QA (the authors' JSON) are not re-asked
+
+
+@dataclass
+class GenerateConfig(QAGenConfig):
+    prompt_style: str | None = None  # None: read from the model folder (sciqag_generator.json), else paper
+    context_tokens: int = 12288  # the paper's generator was trained at 12,288 tokens
+    complete_sets_of: int | None = None  # keep only papers with at least this many pairs (the authors: 10)
+    shard: str | None = None  # "i/n": this process takes the i-th of n hash shards of the corpus
 
 
 @dataclass
 class PublishConfig:
     output_dir: str | None = None  # default: WORK/dataset
-    configs: list[str] = field(default_factory=lambda: ["seed"])
+    configs: list[str] | None = None  # default: every config whose stage has run (seed, generated)
     train: float = 0.8
     validation: float = 0.1  # the rest is test
     license: str = "cc-by-4.0"
@@ -68,14 +84,20 @@ class PublishConfig:
     private: bool = False
 
 
+STAGES = ("ingest", "keywords", "seed", "generate", "publish")
+
+
 @dataclass
 class Config:
     work_dir: str = "sciqag_work"
     inputs: list[str] = field(default_factory=list)  # empty: the sample papers shipped with the package
+    stages: list[str] = field(default_factory=lambda: list(STAGES))  # what `sciqag run` does
     ingest: IngestConfig = field(default_factory=IngestConfig)
     keywords: KeywordsConfig = field(default_factory=KeywordsConfig)
     teacher: EndpointConfig = field(default_factory=EndpointConfig)
     seed: SeedConfig = field(default_factory=SeedConfig)
+    generator: EndpointConfig = field(default_factory=lambda: EndpointConfig(backend="hf"))
+    generate: GenerateConfig = field(default_factory=GenerateConfig)
     publish: PublishConfig = field(default_factory=PublishConfig)
 
     @classmethod
@@ -118,4 +140,4 @@ def _build(cls, data: dict, where: str):
 
 
 _NESTED = {"IngestConfig": IngestConfig, "KeywordsConfig": KeywordsConfig, "EndpointConfig": EndpointConfig,
-           "SeedConfig": SeedConfig, "PublishConfig": PublishConfig}
+           "SeedConfig": SeedConfig, "GenerateConfig": GenerateConfig, "PublishConfig": PublishConfig}

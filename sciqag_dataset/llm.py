@@ -297,14 +297,15 @@ def _short(exc: BaseException | None, limit: int = 300) -> str:
 
 def client_from_config(cfg, cache_path: str | Path | None = None, *, url=None, model: str | None = None,
                        label: str | None = None) -> LLMClient:
-    """Build the client for an `EndpointConfig`; ``url``/``model`` fill in a started local server."""
+    """Build the client for an `EndpointConfig`; ``url``/``model``/``label`` fill in a started local server."""
     url = url or cfg.url
     model = model or cfg.model
     if not url or not model:
         raise ValueError("an endpoint needs both `url` and `model` (or leave `url` empty for the local server)")
     return LLMClient(
         base_url=url, model=model, api_key=cfg.api_key(),
-        params={"temperature": cfg.temperature, "top_p": cfg.top_p, "max_tokens": cfg.max_tokens},
+        params={"temperature": cfg.temperature, "top_p": cfg.top_p,
+                "max_tokens": cfg.max_tokens or (1024 if label else 2048)},
         concurrency=cfg.concurrency, max_retries=cfg.max_retries, timeout=cfg.timeout,
         cache=ResponseCache(cache_path) if cache_path else None,
         price_prompt_per_m=cfg.price_prompt_per_m, price_completion_per_m=cfg.price_completion_per_m,

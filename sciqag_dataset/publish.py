@@ -42,15 +42,24 @@ def _excluded(work: Path, config: str) -> list[dict]:
     return [{"config": config, "status": s, "papers": n} for s, n in sorted(statuses.items()) if s not in USABLE]
 
 
+def available_configs(work: Path) -> list[str]:
+    """The QA configs whose stage has run (what `publish` writes when none are configured)."""
+    names = [c for c in ("seed", "generated") if (work / STAGE_FILES[c]).exists()]
+    if not names:
+        raise FileNotFoundError(f"nothing to publish in {work}: run `sciqag seed` or `sciqag generate` first")
+    return names
+
+
 def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
     """Build every configured config with the `datasets` builder and write the publish folder."""
     work, out = Path(work), Path(out)
     pc = cfg.publish
+    names = pc.configs or available_configs(work)
     staging = Path(tempfile.mkdtemp(prefix=".publish-", dir=out.parent if out.parent.exists() else None))
     counts, configs_yaml, features, excluded = [], [], {}, []
     try:
         with tempfile.TemporaryDirectory() as cache:
-            for name in pc.configs:
+            for name in names:
                 builder = SciQAG(config_name=name, data_dir=str(work), cache_dir=cache,
                                  train=pc.train, validation=pc.validation)
                 builder.download_and_prepare()

@@ -52,19 +52,56 @@ def iter_latest(path: str | Path) -> Iterator[dict]:
     path = Path(path)
     if not path.exists():
         return
-    last: dict[str, int] = {}
+    last = JsonlIndex(path).offsets
     with path.open("rb") as f:
-        offset = 0
-        for line in f:
-            if line.strip():
-                try:
-                    last[json.loads(line)["id"]] = offset
-                except json.JSONDecodeError:
-                    pass
-            offset += len(line)
         for off in last.values():
             f.seek(off)
             yield json.loads(f.readline())
+
+
+class JsonlIndex:
+    """Random access to the latest record per id of a JSONL file, holding only line offsets."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.offsets: dict[str, int] = {}
+        if self.path.exists():
+            with self.path.open("rb") as f:
+                offset = 0
+                for line in f:
+                    try:
+                        self.offsets[json.loads(line)["id"]] = offset
+                    except (json.JSONDecodeError, KeyError, TypeError):
+                        pass
+                    offset += len(line)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.offsets
+
+    def get(self, key: str) -> dict | None:
+        off = self.offsets.get(key)
+        if off is None:
+            return None
+        with self.path.open("rb") as f:
+            f.seek(off)
+            return json.loads(f.readline())
+
+
+def compact(path: str | Path) -> int:
+    """Rewrite ``path`` with one line per id (the latest), atomically; return lines dropped."""
+    path = Path(path)
+    index = JsonlIndex(path)
+    lines = sum(1 for line in path.open("rb") if line.strip()) if path.exists() else 0
+    if lines == len(index.offsets):
+        return 0
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        for rec in iter_latest(path):
+            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+    return lines - len(index.offsets)
 
 
 class JsonlWriter:
@@ -115,7 +152,7 @@ class Summary:
         return self.counts[FAILED]
 
     def line(self) -> str:
-        parts = ", ".join(f"{n} {k}" for k, n in sorted(self.counts.items()))
+        parts = ", ".join(f"{n} {k}" for k, n in sorted(self.counts.items()) if n)
         return f"{self.stage}: {parts or 'nothing to do'}"
 
 

@@ -13,7 +13,8 @@ import yaml
 from conftest import read_jsonl, write_jsonl
 
 from sciqag_dataset.builder import SciQAG, split_of
-from sciqag_dataset.builders.seed import fit_to_context, run_seed, seed_one
+from sciqag_dataset.builders.qagen import fit_to_context
+from sciqag_dataset.builders.seed import run_seed, seed_one
 from sciqag_dataset.config import Config, SeedConfig
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.local_server import LocalServer
@@ -228,4 +229,12 @@ def test_config_refuses_keys_and_unknown_options(tmp_path):
     assert cfg.seed.n_pairs == 5 and cfg.teacher.url.endswith("/v1")
     cfg.save(tmp_path / "saved.yaml")
     assert Config.load(tmp_path / "saved.yaml") == cfg
-    assert json.dumps(cfg.to_dict()).count("api_key_env") == 1
+    assert "sk-" not in (tmp_path / "saved.yaml").read_text()
+
+
+def test_example_config_documents_the_defaults():
+    from importlib import resources
+
+    example = resources.files("sciqag_dataset.examples").joinpath("sciqag.yaml")
+    with resources.as_file(example) as path:
+        assert Config.load(path) == Config()

@@ -1,0 +1,99 @@
+"""Generation at scale: the fine-tuned (or any) generator writes QA pairs for every paper.
+
+Streams the corpus, keeps ``concurrency`` requests in flight per endpoint over
+one or many replicas, and appends each finished paper to
+``WORK/generated.jsonl`` at once, so ``kill -9`` at any moment followed by the
+same command gives every paper exactly once and re-requests nothing finished.
+With ``shard="i/n"`` a process takes one hash slice of the corpus and writes
+``generated.shard-i-of-n.jsonl``; `merge_shards` folds the slices together.
+
+Post-processing follows the authors: exact-duplicate questions are dropped,
+questions that refer to figures/tables/"this paper" are flagged, and
+``complete_sets_of=N`` marks papers with fewer than N pairs ``incomplete``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+from sciqag_dataset.config import GenerateConfig
+from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.runner import JsonlWriter, Summary, compact, iter_latest
+
+from .postprocess import postprocess
+from .qagen import count_inputs, qa_inputs, request_qa, run_qa_stage
+
+GENERATOR_INFO = "sciqag_generator.json"  # written next to the weights by `sciqag train`
+
+
+def parse_shard(shard: str | None) -> tuple[int, int] | None:
+    if not shard:
+        return None
+    try:
+        i, n = (int(x) for x in shard.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard must look like i/n (e.g. 0/4), not {shard!r}") from None
+    if not 0 <= i < n:
+        raise ValueError(f"--shard {shard}: need 0 <= i < n")
+    return i, n
+
+
+def in_shard(paper_id: str, i: int, n: int) -> bool:
+    return int(hashlib.sha256(paper_id.encode()).hexdigest()[:8], 16) % n == i
+
+
+def output_path(work: Path, shard: str | None) -> Path:
+    s = parse_shard(shard)
+    return work / ("generated.jsonl" if s is None else f"generated.shard-{s[0]}-of-{s[1]}.jsonl")
+
+
+def prompt_style_for(model: str, configured: str | None) -> str:
+    """The configured style, else the one `sciqag train` stored with the model, else the paper's."""
+    if configured:
+        return configured
+    info = Path(model) / GENERATOR_INFO
+    if info.is_file():
+        return json.loads(info.read_text()).get("prompt_style") or "paper"
+    return "paper"
+
+
+async def generate_one(paper: dict, client: LLMClient, cfg: GenerateConfig) -> dict:
+    rec = await request_qa(paper, client, cfg, origin="generator")
+    pairs, warnings, keep = postprocess(rec["qa"], cfg.complete_sets_of)
+    rec["qa"], rec["warnings"] = pairs, rec["warnings"] + warnings
+    if rec["status"] == "ok" and len(pairs) < cfg.n_pairs:
+        rec["status"] = "short"
+    if not keep and rec["status"] in ("ok", "short"):
+        rec["status"] = "incomplete"
+    return rec
+
+
+def run_generate(work: str | Path, client: LLMClient, cfg: GenerateConfig) -> Summary:
+    work = Path(work)
+    cfg = dataclasses.replace(cfg, prompt_style=prompt_style_for(client.model, cfg.prompt_style))
+    shard = parse_shard(cfg.shard)
+    keep = (lambda pid: in_shard(pid, *shard)) if shard else (lambda pid: True)
+    out = output_path(work, cfg.shard)
+    manifest = out.with_name(out.name.replace(".jsonl", "_manifest.json"))
+    summary = run_qa_stage("generate", qa_inputs(work, keep), lambda p: generate_one(p, client, cfg), client,
+                           out, manifest, dataclasses.asdict(cfg), total=count_inputs(work, keep))
+    return summary
+
+
+def merge_shards(work: str | Path) -> Summary:
+    """Fold ``generated.shard-*.jsonl`` into ``generated.jsonl`` (latest line per paper wins)."""
+    work = Path(work)
+    out = work / "generated.jsonl"
+    summary = Summary("merge")
+    shards = sorted(work.glob("generated.shard-*-of-*.jsonl"))
+    if not shards:
+        raise FileNotFoundError(f"no generated.shard-*-of-*.jsonl files in {work}")
+    with JsonlWriter(out) as writer:
+        for path in shards:
+            for rec in iter_latest(path):
+                writer.write(rec)
+                summary.counts[rec.get("status") or "ok"] += 1
+    compact(out)
+    return summary
