@@ -49,6 +49,6 @@ def to_instruction(record: dict, style: str = "paper", n: int = 10) -> dict:
         "instruction": instruction_text(keywords, n=n, style=style),
         "input": text.strip(),
         "output": output,
-        "messages": build_messages(text, keywords, n=n, style=style)
+        "messages": build_messages(text, keywords, n=n, style=style, title=record.get("title") or None)
         + [{"role": "assistant", "content": output}],
     }

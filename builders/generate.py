@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from pathlib import Path
 
 from sciqag_dataset.config import GenerateConfig
@@ -24,8 +23,6 @@ from sciqag_dataset.runner import JsonlWriter, Summary, compact, iter_latest
 
 from .postprocess import postprocess
 from .qagen import count_inputs, qa_inputs, request_qa, run_qa_stage
-
-GENERATOR_INFO = "sciqag_generator.json"  # written next to the weights by `sciqag train`
 
 
 def parse_shard(shard: str | None) -> tuple[int, int] | None:
@@ -49,14 +46,17 @@ def output_path(work: Path, shard: str | None) -> Path:
     return work / ("generated.jsonl" if s is None else f"generated.shard-{s[0]}-of-{s[1]}.jsonl")
 
 
-def prompt_style_for(model: str, configured: str | None) -> str:
+def resolve_prompting(model: str, cfg: GenerateConfig) -> GenerateConfig:
     """The configured style, else the one `sciqag train` stored with the model, else the paper's."""
-    if configured:
-        return configured
-    info = Path(model) / GENERATOR_INFO
-    if info.is_file():
-        return json.loads(info.read_text()).get("prompt_style") or "paper"
-    return "paper"
+    if cfg.prompt_style:
+        return cfg
+    from sciqag_dataset.trainers.config import read_generator_info
+
+    info = read_generator_info(model)
+    if info is None:
+        return dataclasses.replace(cfg, prompt_style="paper")
+    return dataclasses.replace(cfg, prompt_style=info["prompt_style"],
+                               raw_completion=info["endpoint"] == "completion")
 
 
 async def generate_one(paper: dict, client: LLMClient, cfg: GenerateConfig) -> dict:
@@ -72,7 +72,7 @@ async def generate_one(paper: dict, client: LLMClient, cfg: GenerateConfig) -> d
 
 def run_generate(work: str | Path, client: LLMClient, cfg: GenerateConfig) -> Summary:
     work = Path(work)
-    cfg = dataclasses.replace(cfg, prompt_style=prompt_style_for(client.model, cfg.prompt_style))
+    cfg = resolve_prompting(client.model, cfg)
     shard = parse_shard(cfg.shard)
     keep = (lambda pid: in_shard(pid, *shard)) if shard else (lambda pid: True)
     out = output_path(work, cfg.shard)

@@ -69,6 +69,12 @@ _JSON_PAIR = re.compile(
     r'"(?P<qk>question|q)"\s*:\s*"(?P<q>(?:[^"\\]|\\.)*)"\s*,\s*"(?P<ak>answer|a)"\s*:\s*"(?P<a>(?:[^"\\]|\\.)*)"',
     re.I | re.S,
 )
+def _is_example(question: str) -> bool:
+    from .prompts import EXAMPLE_QUESTION  # the format example shown in the paper-style prompt
+
+    return " ".join(question.lower().split()) == EXAMPLE_QUESTION.lower()
+
+
 _PLACEHOLDER = re.compile(r"^\W*(?i:question|answer|keyword)\s*\d{0,3}\W*$")
 _Q_KEYS = ("question", "q", "query", "prompt")
 _A_KEYS = ("answer", "a", "response", "reply")
@@ -156,7 +162,7 @@ class _Collector:
 
     def add(self, question: str, answer: str) -> None:
         question, answer = _unwrap(question), _unwrap(answer)
-        if _PLACEHOLDER.match(question) or _PLACEHOLDER.match(answer):
+        if _PLACEHOLDER.match(question) or _PLACEHOLDER.match(answer) or _is_example(question):
             self.placeholders += 1  # a weak model copied the format skeleton "Q1: [Question 1]"
             return
         if not _has_text(question):

@@ -40,6 +40,12 @@ PAPER_PROMPT = PAPER_INTRO + "\n\n{paper}\n\n" + PAPER_TASK
 # Ours: the format request of the released template, reworded for keywords that are given.
 PAPER_FORMAT_HINT = "Please present the keywords and question-answer pairs in the following format:\n{block}"
 PAPER_FORMAT_HINT_NO_KEYWORDS = "Please present the question-answer pairs in the following format:\n{block}"
+# Small models copy a skeleton such as "Q1: [Question 1]" literally, so the paper-style hint shows one
+# real-looking pair from another field instead; the parser drops it if a model copies it verbatim.
+EXAMPLE_QUESTION = "Why does adding a donor dopant raise the electrical conductivity of silicon?"
+EXAMPLE_ANSWER = ("Each donor atom contributes an extra electron to the conduction band, so the density of free "
+                  "carriers, and with it the conductivity, rises by orders of magnitude.")
+PAPER_EXAMPLE_NOTE = "(The first pair only shows the format; write all {n} pairs about the paper above.)"
 NO_KEYWORDS_FALLBACK = "the key concepts of the paper"
 
 # --- style "alpaca": the released generator's template (authors' data/select_50.json) ----------
@@ -115,7 +121,12 @@ def _paper_hint(keywords: list[str], n: int, format_hint: bool) -> str:
     if not format_hint:
         return ""
     hint = PAPER_FORMAT_HINT if keywords else PAPER_FORMAT_HINT_NO_KEYWORDS
-    return "\n\n" + hint.format(block=format_block(n, len(keywords)))
+    parts = [f"Keywords: {', '.join(keywords[:3])}{', ...' if len(keywords) > 3 else ''}"] if keywords else []
+    parts.append(f"Q1: {EXAMPLE_QUESTION}\nA1: {EXAMPLE_ANSWER}")
+    parts += [f"Q{i}: ...\nA{i}: ..." if i else "..." for i in ([2, 0, n] if n > 3 else range(2, n + 1))]
+    parts.append(PAPER_EXAMPLE_NOTE.format(n=n))
+    block = "\n\n".join(parts)
+    return "\n\n" + hint.format(block=block)
 
 
 def _keyword_list(keywords: list[str]) -> str:

@@ -16,7 +16,7 @@ import datasets
 
 from . import __version__
 from .runner import iter_latest, read_jsonl
-from .schema import conform, features_for
+from .schema import EVALUATED_PAIR, conform, features_for
 
 CITATION = """\
 @article{wan2024sciqag,
@@ -28,6 +28,13 @@ CITATION = """\
 """
 
 SPLITS = ("train", "validation", "test")
+STAGE_FILES = {"papers": "papers.jsonl", "seed": "seed.jsonl", "generated": "generated.jsonl",
+               "evaluated": "evaluated.jsonl"}
+
+
+def evaluated_file(work: Path) -> str:
+    """The `evaluated` config publishes the filtered pairs when `sciqag filter` has run, else all pairs."""
+    return "filtered.jsonl" if (work / "filtered.jsonl").exists() else "evaluated.jsonl"
 USABLE = ("ok", "short")  # statuses whose pairs go into a published config
 
 
@@ -70,11 +77,14 @@ class SciQAG(datasets.GeneratorBasedBuilder):
         SciQAGConfig(name="papers", description="Ingested papers with their TopicRank keywords."),
         SciQAGConfig(name="seed", description="Teacher QA pairs in the instruction schema, ready for TRL."),
         SciQAGConfig(name="generated", description="QA pairs written by the fine-tuned generator."),
+        SciQAGConfig(name="evaluated", description="One row per QA pair with RACAR scores, question "
+                                                   "diversity, answer coverage with evidence and numeric checks."),
     ]
     DEFAULT_CONFIG_NAME = "seed"
 
     def _info(self) -> datasets.DatasetInfo:
-        return datasets.DatasetInfo(description=self.config.description, features=features_for(self.config.name),
+        features = EVALUATED_PAIR if self.config.name == "evaluated" else features_for(self.config.name)
+        return datasets.DatasetInfo(description=self.config.description, features=features,
                                     citation=CITATION, license="cc-by-4.0",
                                     homepage="https://arxiv.org/abs/2405.09939")
 
@@ -82,7 +92,7 @@ class SciQAG(datasets.GeneratorBasedBuilder):
         if not self.config.data_dir:
             raise ValueError("pass data_dir=<work directory>")
         work = Path(self.config.data_dir)
-        needed = {"papers": "papers.jsonl", "seed": "seed.jsonl", "generated": "generated.jsonl"}[self.config.name]
+        needed = evaluated_file(work) if self.config.name == "evaluated" else STAGE_FILES[self.config.name]
         if not (work / needed).exists():
             raise FileNotFoundError(f"{work / needed} not found: run the `{self.config.name}` stage first")
         return [datasets.SplitGenerator(name=s, gen_kwargs={"work": work, "split": s}) for s in SPLITS]
@@ -103,6 +113,11 @@ class SciQAG(datasets.GeneratorBasedBuilder):
 
     def _generate_examples(self, work: Path, split: str):
         features = self.info.features
+        if self.config.name == "evaluated":  # one row per QA pair; the split follows its paper
+            for n, row in enumerate(read_jsonl(work / evaluated_file(work))):
+                if split_of(row["paper_id"], self.config.train, self.config.validation) == split:
+                    yield f"{row['paper_id']}-{n}", conform(row, features)
+            return
         for rec in self._records(work):
             if split_of(rec["id"], self.config.train, self.config.validation) == split:
                 yield rec["id"], conform(rec, features)

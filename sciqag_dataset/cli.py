@@ -173,12 +173,26 @@ def do_generate(cfg: Config, endpoints: Endpoints) -> Summary:
     return run_generate(cfg.work_dir, endpoints.client(cfg.generator), cfg.generate)
 
 
+def do_evaluate(cfg: Config, endpoints: Endpoints) -> int:
+    from .evaluation.cli import print_evaluation
+    from .evaluation.stage import run_evaluate
+
+    ev, judges = cfg.evaluate, [cfg.judge, *cfg.evaluate.judges]
+    ev.resolve_metrics(bool(cfg.judge.url))
+    clients = [endpoints.client(j) for j in judges] if ev.needs_judge() else None
+    summaries = run_evaluate(cfg.work_dir, ev, clients)
+    print_evaluation(Path(cfg.work_dir), summaries)
+    return EXIT_FAILED_RECORDS if any(s.failed for s in summaries.values()) else EXIT_OK
+
+
 def do_publish(cfg: Config) -> Path:
-    from .publish import available_configs, push_to_hub, write_folder
+    from .publish import push_to_hub, write_folder
 
     out = write_folder(cfg.work_dir, cfg.output_dir, cfg)
-    first = (cfg.publish.configs or available_configs(Path(cfg.work_dir)))[0]
-    print(f"Published {out}  ->  datasets.load_dataset({str(out)!r}, {first!r})")
+    import yaml
+
+    names = [c["config_name"] for c in yaml.safe_load((out / "README.md").read_text().split("---")[1])["configs"]]
+    print(f"Published {out} (configs: {', '.join(names)})  ->  datasets.load_dataset({str(out)!r}, {names[0]!r})")
     if cfg.publish.push_to_hub:
         url = push_to_hub(out, cfg.publish.push_to_hub, private=cfg.publish.private)
         print(f"Uploaded to the Hub: {url}")
@@ -250,6 +264,8 @@ def cmd_run(args) -> int:
             worst = max(worst, _report(do_seed(cfg, endpoints)))
         if "generate" in stages:
             worst = max(worst, _report(do_generate(cfg, endpoints)))
+        if "evaluate" in stages:
+            worst = max(worst, do_evaluate(cfg, endpoints))
     if "publish" in stages:
         do_publish(cfg)
     return worst
@@ -295,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_publish(p)
     p.set_defaults(func=cmd_publish)
 
-    p = sub.add_parser("run", help="ingest -> keywords -> seed -> generate -> publish, from one config")
+    p = sub.add_parser("run", help="ingest -> keywords -> seed -> generate -> evaluate -> publish, from one config")
     p.add_argument("config", nargs="?", help="YAML config (default: built-in defaults, sample papers, "
                                              "embedded local model)")
     p.add_argument("--work", help="work directory (default sciqag_work)")
@@ -309,6 +325,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--generator-model", dest="generator.model", help="the generator's model name")
     _add_publish(p)
     p.set_defaults(func=cmd_run)
+
+    from .evaluation.cli import register as register_evaluation
+
+    register_evaluation(sub, Endpoints)
+    from .trainers.cli import register as register_train
+
+    register_train(sub)
     for action in (a for sp in sub.choices.values() for a in sp._actions):
         if "." in action.dest and action.metavar is None and action.nargs != 0:
             action.metavar = action.dest.split(".", 1)[1].upper()  # --model MODEL, not GENERATOR.MODEL

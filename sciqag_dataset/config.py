@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from .evaluation.stage import EvaluateConfig, FilterConfig
+
 
 @dataclass
 class EndpointConfig:
@@ -27,12 +29,17 @@ class EndpointConfig:
     timeout: float = 600.0
     temperature: float = 0.6  # the paper's inference settings
     top_p: float = 0.9
-    max_tokens: int | None = None  # None: 2048, or 1024 for the small embedded model
+    max_tokens: int | None = None  # None: 2048, or 512 for the small embedded model
     price_prompt_per_m: float = 0.0  # optional cost accounting, per million tokens
     price_completion_per_m: float = 0.0
 
     def api_key(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+@dataclass
+class JudgeEndpointConfig(EndpointConfig):
+    temperature: float = 0.0  # judgements should be repeatable
 
 
 @dataclass
@@ -84,7 +91,7 @@ class PublishConfig:
     private: bool = False
 
 
-STAGES = ("ingest", "keywords", "seed", "generate", "publish")
+STAGES = ("ingest", "keywords", "seed", "generate", "evaluate", "publish")
 
 
 @dataclass
@@ -98,6 +105,9 @@ class Config:
     seed: SeedConfig = field(default_factory=SeedConfig)
     generator: EndpointConfig = field(default_factory=lambda: EndpointConfig(backend="hf"))
     generate: GenerateConfig = field(default_factory=GenerateConfig)
+    judge: JudgeEndpointConfig = field(default_factory=JudgeEndpointConfig)
+    evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
+    filter: FilterConfig = field(default_factory=FilterConfig)
     publish: PublishConfig = field(default_factory=PublishConfig)
 
     @classmethod
@@ -140,4 +150,6 @@ def _build(cls, data: dict, where: str):
 
 
 _NESTED = {"IngestConfig": IngestConfig, "KeywordsConfig": KeywordsConfig, "EndpointConfig": EndpointConfig,
-           "SeedConfig": SeedConfig, "GenerateConfig": GenerateConfig, "PublishConfig": PublishConfig}
+           "SeedConfig": SeedConfig, "GenerateConfig": GenerateConfig, "PublishConfig": PublishConfig,
+           "JudgeEndpointConfig": JudgeEndpointConfig, "EvaluateConfig": EvaluateConfig,
+           "FilterConfig": FilterConfig}

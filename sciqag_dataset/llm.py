@@ -152,10 +152,13 @@ class LLMClient:
                             "transport for the same Messages API", ", ".join(map(redact_url, urls)))
                 self.backend = "openai"
         self._endpoints: list[_Endpoint] | None = None  # built lazily inside the running event loop
+        self._loop = None
         self._turn = 0
 
     def _pool(self) -> list[_Endpoint]:
-        if self._endpoints is None:
+        loop = asyncio.get_running_loop()
+        if self._endpoints is None or self._loop is not loop:  # HTTP clients belong to one event loop
+            self._loop = loop
             key = self.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
             self._endpoints = [
                 _Endpoint(u, openai.AsyncOpenAI(base_url=u, api_key=key, max_retries=0, timeout=self.timeout),
@@ -305,7 +308,7 @@ def client_from_config(cfg, cache_path: str | Path | None = None, *, url=None, m
     return LLMClient(
         base_url=url, model=model, api_key=cfg.api_key(),
         params={"temperature": cfg.temperature, "top_p": cfg.top_p,
-                "max_tokens": cfg.max_tokens or (1024 if label else 2048)},
+                "max_tokens": cfg.max_tokens or (512 if label else 2048)},
         concurrency=cfg.concurrency, max_retries=cfg.max_retries, timeout=cfg.timeout,
         cache=ResponseCache(cache_path) if cache_path else None,
         price_prompt_per_m=cfg.price_prompt_per_m, price_completion_per_m=cfg.price_completion_per_m,

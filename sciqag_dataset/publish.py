@@ -7,6 +7,7 @@ the ``configs:`` that ``load_dataset`` reads.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import logging
 import shutil
@@ -18,13 +19,11 @@ from pathlib import Path
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__
-from .builder import CITATION, SPLITS, USABLE, SciQAG
+from .builder import CITATION, SPLITS, STAGE_FILES, USABLE, SciQAG
 from .config import Config
 from .runner import iter_latest
 
 log = logging.getLogger(__name__)
-
-STAGE_FILES = {"papers": "papers.jsonl", "seed": "seed.jsonl", "generated": "generated.jsonl"}
 
 
 def _dtype(feature) -> str:
@@ -36,7 +35,7 @@ def _dtype(feature) -> str:
 
 
 def _excluded(work: Path, config: str) -> list[dict]:
-    if config == "papers":
+    if config in ("papers", "evaluated"):
         return []
     statuses = Counter(r.get("status") or "ok" for r in iter_latest(work / STAGE_FILES[config]))
     return [{"config": config, "status": s, "papers": n} for s, n in sorted(statuses.items()) if s not in USABLE]
@@ -44,7 +43,7 @@ def _excluded(work: Path, config: str) -> list[dict]:
 
 def available_configs(work: Path) -> list[str]:
     """The QA configs whose stage has run (what `publish` writes when none are configured)."""
-    names = [c for c in ("seed", "generated") if (work / STAGE_FILES[c]).exists()]
+    names = [c for c in ("seed", "generated", "evaluated") if (work / STAGE_FILES[c]).exists()]
     if not names:
         raise FileNotFoundError(f"nothing to publish in {work}: run `sciqag seed` or `sciqag generate` first")
     return names
@@ -63,24 +62,36 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                 builder = SciQAG(config_name=name, data_dir=str(work), cache_dir=cache,
                                  train=pc.train, validation=pc.validation)
                 builder.download_and_prepare()
-                dsd = builder.as_dataset()
                 data_files = []
                 for split in SPLITS:
-                    ds = dsd[split]
-                    if len(ds) == 0:
-                        continue  # an empty split would make `load_dataset` fail on a missing file
-                    rel = f"{name}/{split}-00000-of-00001.parquet"
-                    (staging / name).mkdir(parents=True, exist_ok=True)
-                    ds.to_parquet(str(staging / rel))
+                    if not builder.info.splits[split].num_examples:
+                        continue  # an empty split has no file (and `as_dataset` refuses it)
+                    ds = builder.as_dataset(split=split)
+                    tmp = staging / name / f"{split}.parquet"
+                    tmp.parent.mkdir(parents=True, exist_ok=True)
+                    ds.to_parquet(str(tmp))
+                    # content-addressed names: `datasets` caches a local folder by its file names, so a
+                    # republished folder must not reuse them or `load_dataset` returns the old rows
+                    digest = hashlib.sha256(tmp.read_bytes()).hexdigest()[:12]
+                    rel = f"{name}/{split}-00000-of-00001-{digest}.parquet"
+                    tmp.rename(staging / rel)
                     data_files.append({"split": split, "path": rel})
-                    pairs = sum(len(q) for q in ds["qa"]) if "qa" in ds.column_names else 0
-                    counts.append({"config": name, "split": split, "papers": len(ds), "pairs": pairs})
+                    pairs = sum(len(q) for q in ds["qa"]) if "qa" in ds.column_names else \
+                        len(ds) if name == "evaluated" else 0
+                    papers = len(set(ds["paper_id"])) if name == "evaluated" else len(ds)
+                    counts.append({"config": name, "split": split, "papers": papers, "pairs": pairs})
                 if not data_files:
-                    raise ValueError(f"config `{name}` has no usable records in {work}; nothing to publish")
+                    log.warning("config `%s` has no usable records in %s: left out", name, work)
+                    excluded += _excluded(work, name)
+                    continue
                 configs_yaml.append({"config_name": name, "data_files": data_files})
                 features[name] = {k: _dtype(v) for k, v in builder.info.features.items()}
                 excluded += _excluded(work, name)
-        card = render_card(work, cfg, counts, configs_yaml, features, excluded)
+        if not configs_yaml:
+            raise ValueError(f"no config has usable records in {work}; nothing to publish (see the status "
+                             "column of the stage files)")
+        quality = _quality(work, staging)
+        card = render_card(work, cfg, counts, configs_yaml, features, excluded, quality)
         card.save(staging / "README.md")
         if out.exists():
             shutil.rmtree(out)
@@ -92,7 +103,22 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
     return out
 
 
-def render_card(work: Path, cfg: Config, counts, configs_yaml, features, excluded) -> DatasetCard:
+def _quality(work: Path, staging: Path) -> dict | None:
+    """The evaluation summary for the card's Quality section; its plots are copied next to the card."""
+    path = work / "evaluation_summary.json"
+    if not path.exists():
+        return None
+    summary = json.loads(path.read_text())
+    plots = []
+    for png in sorted((work / "plots").glob("*.png")):
+        (staging / "plots").mkdir(exist_ok=True)
+        shutil.copy2(png, staging / "plots" / png.name)
+        plots.append(f"plots/{png.name}")
+    filt = work / "filter_summary.json"
+    return {"summary": summary, "plots": plots, "filter": json.loads(filt.read_text()) if filt.exists() else None}
+
+
+def render_card(work: Path, cfg: Config, counts, configs_yaml, features, excluded, quality=None) -> DatasetCard:
     pc = cfg.publish
     papers = list(iter_latest(work / "papers.jsonl"))
     formats = Counter(p.get("source_format") or "unknown" for p in papers)
@@ -119,6 +145,7 @@ def render_card(work: Path, cfg: Config, counts, configs_yaml, features, exclude
             temperature=cfg.teacher.temperature, top_p=cfg.teacher.top_p,
             usage=manifest.get("usage", {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}),
             version=__version__, date=datetime.date.today().isoformat(), citation=CITATION,
+            quality=quality, quality_json=json.dumps(quality["summary"], indent=1)[:6000] if quality else "",
         )
 
 

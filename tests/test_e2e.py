@@ -19,17 +19,25 @@ def sciqag(*args, cwd, env=None, timeout=1500):
                           capture_output=True, text=True, timeout=timeout)
 
 
+SMALL = """\
+# the embedded default (no endpoints anywhere), with short replies to keep the test quick
+teacher: {max_tokens: 200}
+generator: {max_tokens: 200}
+"""
+
+
 def test_run_on_the_embedded_default(tmp_path):
     env = {**os.environ, "OPENAI_API_KEY": "sk-never-written-anywhere-0123456789abcdef"}
-    # no config, no endpoint: the embedded local model serves the teacher
-    proc = sciqag("run", "--max-tokens", "768", cwd=tmp_path, env=env)
+    (tmp_path / "small.yaml").write_text(SMALL)
+    # no endpoint: the embedded local model serves teacher and generator
+    proc = sciqag("run", "small.yaml", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     work = tmp_path / "sciqag_work"
     out = work / "dataset"
     assert "Published" in proc.stdout
 
     papers = [json.loads(line) for line in (work / "papers.jsonl").read_text().splitlines()]
-    assert len(papers) == 5 and {p["source_format"] for p in papers} >= {"markdown", "jats", "text"}
+    assert len(papers) == 5 and {p["source_format"] for p in papers} == {"md", "jats", "txt", "sciqag-json"}
     seed = {json.loads(line)["id"]: json.loads(line) for line in (work / "seed.jsonl").read_text().splitlines()}
     assert set(seed) == {p["id"] for p in papers}  # every paper is accounted for, none dropped
     assert all(r["status"] in {"ok", "short", "unparsed"} for r in seed.values())
@@ -51,11 +59,24 @@ def test_run_on_the_embedded_default(tmp_path):
     assert front["configs"][0]["config_name"] == "seed"
     manifest = json.loads((work / "seed_manifest.json").read_text())
     assert manifest["usage"]["requests"] == len(asked)
-    for path in [out / "README.md", work / "config.yaml", work / "seed_manifest.json"]:
+    for path in [out / "README.md", work / "config.yaml", work / "seed_manifest.json",
+                 work / "generated_manifest.json"]:
         assert "sk-never-written" not in path.read_text()
 
+    # the generator (the same embedded model here) wrote a record for every paper
+    generated = [json.loads(line) for line in (work / "generated.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in generated) == sorted(p["id"] for p in papers)
+    assert all(r["status"] in {"ok", "short", "unparsed", "incomplete"} for r in generated)
+    # evaluation ran without a judge (coverage, numeric, embedding diversity) when any pair was usable
+    if any(r["status"] in {"ok", "short"} for r in generated):
+        evaluated = datasets.load_dataset(str(out), "evaluated")
+        row = next(iter(evaluated.values()))[0]
+        assert row["question"] and row["context"] and row["racar_mean"] is None
+        assert "## Quality" in card
+
     # a rerun resumes: nothing is asked again and the same dataset comes out
-    again = sciqag("run", "--max-tokens", "768", cwd=tmp_path, env=env)
+    again = sciqag("run", "small.yaml", cwd=tmp_path, env=env)
     assert again.returncode == 0, again.stderr
     assert json.loads((work / "seed_manifest.json").read_text())["usage"]["requests"] == 0
+    assert json.loads((work / "generated_manifest.json").read_text())["usage"]["requests"] == 0
     assert "5 skipped" in again.stdout

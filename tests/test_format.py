@@ -8,6 +8,7 @@ import pytest
 from sciqag_dataset.builders.format import render_output, to_instruction
 from sciqag_dataset.builders.parse import parse_qa
 from sciqag_dataset.builders.prompts import (
+    EXAMPLE_QUESTION,
     ALPACA_INSTRUCTION,
     ALPACA_TEMPLATE,
     PAPER_PROMPT,
@@ -52,7 +53,9 @@ def test_messages_carry_paper_keywords_and_n(style, n):
     content = messages[0]["content"]
     assert PAPER in content  # braces in the paper are kept, not treated as placeholders
     assert all(k in content for k in KW)
-    assert f"Q{n}: [Question {n}]\nA{n}: [Answer {n}]" in content
+    last = f"Q{n}: [Question {n}]\nA{n}: [Answer {n}]" if style == "alpaca" else \
+        (f"Q{n}: ...\nA{n}: ..." if n > 1 else f"Q1: {EXAMPLE_QUESTION}")
+    assert last in content
     assert f"Q{n + 1}:" not in content
     assert (f"formulate {n} sophisticated" if style == "paper" else f"Generate {n} scientific") in content
     if style == "alpaca":
@@ -90,7 +93,7 @@ def test_instruction_text_has_no_paper():
     for style in PROMPT_STYLES:
         text = instruction_text(KW, n=5, style=style)
         assert "0.2 M NaOH" not in text and all(k in text for k in KW)
-        assert "Q5: [Question 5]" in text
+        assert ("Q5: [Question 5]" if style == "alpaca" else "Q5: ...\nA5: ...") in text
 
 
 @pytest.mark.parametrize("bad", [dict(style="chatml"), dict(n=0), dict(n="10")])
@@ -145,7 +148,8 @@ def test_to_instruction(style):
     assert rec["input"] == PAPER
     assert rec["output"] == render_output(QA, KW)
     assert [m["role"] for m in rec["messages"]] == ["user", "assistant"]
-    assert rec["messages"][:1] == build_messages(PAPER, KW, n=2, style=style)
+    # the title goes before the paper, as the generation stage sends it
+    assert rec["messages"][:1] == build_messages(PAPER, KW, n=2, style=style, title=RECORD.get("title"))
     assert rec["messages"][-1]["content"] == rec["output"]
 
 

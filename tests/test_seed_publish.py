@@ -238,3 +238,35 @@ def test_example_config_documents_the_defaults():
     example = resources.files("sciqag_dataset.examples").joinpath("sciqag.yaml")
     with resources.as_file(example) as path:
         assert Config.load(path) == Config()
+
+
+def test_evaluated_config_and_quality_section(tmp_path):
+    """coverage + numeric need no endpoint; their columns are published one row per QA pair."""
+    from sciqag_dataset.evaluation.stage import EvaluateConfig, filter_pairs, run_evaluate
+
+    work = seeded_work(tmp_path)
+    run_evaluate(work, EvaluateConfig(metrics=["coverage", "numeric"]))
+    cfg = Config(work_dir=str(work))
+    out = write_folder(work, tmp_path / "pub", cfg)
+    front = yaml.safe_load((out / "README.md").read_text().split("---")[1])
+    assert {c["config_name"] for c in front["configs"]} == {"seed", "evaluated"}
+    rows = [r for split in datasets.load_dataset(str(out), "evaluated").values() for r in split]
+    assert len(rows) == 110  # 11 usable papers x 10 pairs
+    assert all(r["context"] and r["chunk_rate"] is not None for r in rows)
+    assert {r["paper_id"] for r in rows} == {f"paper-{i:02d}" for i in range(11)}
+    card = (out / "README.md").read_text()
+    assert "## Quality" in card and "RACAR was not run" in card and "(plots/coverage_histogram.png)" in card
+    assert (out / "plots" / "coverage_histogram.png").stat().st_size > 1000
+
+    kept = filter_pairs(work, min_numeric_ratio=0.5)["kept"]
+    out = write_folder(work, tmp_path / "pub", cfg)
+    assert sum(len(d) for d in datasets.load_dataset(str(out), "evaluated").values()) == kept < 110
+    assert "kept by `sciqag filter`" in (out / "README.md").read_text()
+
+
+def test_publish_without_any_usable_record_is_a_clear_error(tmp_path):
+    work = make_work(tmp_path, n=2)
+    write_jsonl(work / "seed.jsonl", [{"id": "paper-00", "status": "unparsed", "qa": [], "raw_output": "?"},
+                                      {"id": "paper-01", "status": "failed", "error": "boom"}])
+    with pytest.raises(ValueError, match="no config has usable records"):
+        write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))

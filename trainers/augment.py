@@ -1,0 +1,249 @@
+"""`sciqag train --augment`: the paper's two training rounds.
+
+1. train an intermediate generator on the seed data (``OUTPUT/augment/intermediate``);
+2. serve it (``transformers serve`` on loopback) and run the generation stage on
+   ``augment_papers`` extra papers taken from ``augment_work`` (papers that are in
+   no split of the dataset, so validation/test papers never leak into training);
+3. optionally judge those pairs with RACAR and keep the ones whose mean score
+   reaches ``augment_racar_threshold``;
+4. train the final generator on the seed rows plus the kept generated pairs.
+
+Every round leaves its files under ``OUTPUT/augment/`` (a regular work directory:
+``papers.jsonl``, ``keywords.jsonl``, ``generated.jsonl``, ``racar.jsonl``), and a
+rerun reuses a finished intermediate model and resumes the generation (delete
+``OUTPUT/augment`` to start the rounds over, e.g. after changing the config).
+Under ``accelerate launch``/``torchrun`` every rank trains both models; the
+generation in between runs on the main process only.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from pathlib import Path
+
+from sciqag_dataset.builders.format import render_output
+from sciqag_dataset.runner import JsonlWriter, iter_latest
+
+from .config import GENERATOR_INFO_FILE, TrainConfig, write_generator_info
+from .data import load_splits
+
+log = logging.getLogger(__name__)
+
+USABLE = ("ok", "short")
+
+
+class AugmentUnavailable(RuntimeError):
+    """A stage the augmentation round needs is not installed."""
+
+
+def _generation_stage():
+    try:
+        from sciqag_dataset.builders.generate import run_generate
+    except ImportError as exc:
+        raise AugmentUnavailable(
+            "--augment needs the generation stage (sciqag_dataset.builders.generate.run_generate), which this "
+            f"installation lacks ({exc}). Train without --augment, or update sciqag-hf.") from None
+    return run_generate
+
+
+def select_papers(src_work: str | Path, n: int, exclude: set[str], dest: Path, seed: int = 42) -> list[str]:
+    """Copy ``n`` papers of ``src_work`` that are not in ``exclude`` (and their keywords) into ``dest``.
+
+    The choice is a seeded hash order, so it is reproducible and independent of file order.
+    """
+    src = Path(src_work)
+    if not (src / "papers.jsonl").exists():
+        raise FileNotFoundError(f"{src}/papers.jsonl not found: ingest the extra papers with `sciqag ingest` "
+                                "(and `sciqag keywords`) first")
+    candidates = [p["id"] for p in iter_latest(src / "papers.jsonl") if p.get("id") not in exclude]
+    order = sorted(candidates, key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
+    chosen = set(order[:n])
+    if len(chosen) < n:
+        log.warning("augmentation: only %d extra papers available in %s (asked for %d)", len(chosen), src, n)
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("papers.jsonl", "keywords.jsonl"):
+        path = dest / name
+        if path.exists():
+            path.unlink()  # rebuilt from the source each run; generated.jsonl (the costly part) stays
+        with JsonlWriter(path) as out:
+            for rec in iter_latest(src / name):
+                if rec.get("id") in chosen:
+                    out.write(rec)
+    return sorted(chosen)
+
+
+def _racar_means(work: Path) -> dict[str, list]:
+    path = work / "racar.jsonl"
+    return {r["id"]: [m.get("racar_mean") if isinstance(m, dict) else None for m in r.get("pair_metrics") or []]
+            for r in iter_latest(path)} if path.exists() else {}
+
+
+def generated_rows(work: str | Path, threshold: float | None = None) -> tuple[list[dict], Counter]:
+    """Generated pairs as rows in the seed-config shape, filtered by RACAR when ``threshold`` is set.
+
+    Returns the rows and counts of what happened (papers by status, pairs kept / below threshold /
+    unjudged), for the card and the log.
+    """
+    work = Path(work)
+    papers = {p["id"]: p for p in iter_latest(work / "papers.jsonl")}
+    keywords = {k["id"]: k.get("keywords") or [] for k in iter_latest(work / "keywords.jsonl")
+                if k.get("status") != "failed"} if (work / "keywords.jsonl").exists() else {}
+    means = _racar_means(work) if threshold is not None else {}
+    rows, counts = [], Counter()
+    for rec in iter_latest(work / "generated.jsonl"):
+        status = rec.get("status") or "ok"
+        counts[f"papers_{status}"] += 1
+        paper = papers.get(rec["id"])
+        if status not in USABLE or paper is None or not rec.get("qa"):
+            continue
+        qa = rec["qa"]
+        if threshold is not None:
+            scores = means.get(rec["id"], [])
+            keep = []
+            for i, pair in enumerate(qa):
+                score = scores[i] if i < len(scores) else None
+                if score is None:
+                    counts["pairs_unjudged"] += 1
+                elif score < threshold:
+                    counts["pairs_below_threshold"] += 1
+                else:
+                    keep.append(pair)
+            qa = keep
+        if not qa:
+            continue
+        kws = keywords.get(rec["id"]) or paper.get("keywords") or []
+        counts["pairs_kept"] += len(qa)
+        rows.append({"id": rec["id"], "title": paper.get("title"), "keywords": kws, "qa": qa,
+                     "input": paper.get("text") or "", "output": render_output(qa, kws)})
+    return rows, counts
+
+
+def _judge_clients(cfg: TrainConfig, stack, log_dir: Path):
+    import os
+
+    from sciqag_dataset.llm import LLMClient
+
+    if cfg.augment_judge_url:
+        if not cfg.augment_judge_model:
+            raise ValueError("augment_judge_url needs augment_judge_model")
+        return [LLMClient(cfg.augment_judge_url, cfg.augment_judge_model,
+                          api_key=os.environ.get(cfg.augment_judge_api_key_env), params={"temperature": 0.0})]
+    from sciqag_dataset.local_server import DEFAULT_MODEL_ID, embedded_default
+
+    log.warning("augmentation: no judge endpoint configured, judging with the embedded %s", DEFAULT_MODEL_ID)
+    server = stack.enter_context(embedded_default(log_path=log_dir / "judge_server.log"))
+    return [LLMClient(server.base_url, server.model, label=DEFAULT_MODEL_ID, params={"temperature": 0.0})]
+
+
+def _main_process() -> bool:
+    from accelerate import PartialState
+
+    return PartialState().is_main_process
+
+
+def _fresh(path: Path, since: float) -> bool:
+    return path.exists() and path.stat().st_mtime >= since - 1  # a file left by an earlier run is older
+
+
+def _wait_for(path: Path, failed: Path, since: float, poll: float = 10.0) -> None:
+    """Other ranks idle on the file system (no collective, so no NCCL timeout) while rank 0 generates."""
+    while not _fresh(path, since):
+        if _fresh(failed, since):
+            raise RuntimeError(f"augmentation failed on the main process: {failed.read_text()}")
+        time.sleep(poll)
+
+
+def run_augment(cfg: TrainConfig):
+    """Run both rounds; return the final model's `TrainResult` (None on non-main ranks).
+
+    Under a distributed launcher every rank trains both models; the generation round in between
+    runs on the main process while the other ranks wait for its rows file.
+    """
+    from .card import write_model_card
+    from .sft import train
+
+    run_generate = _generation_stage()  # fail before hours of training, not after
+    if not cfg.augment_work:
+        raise ValueError("--augment needs --augment-work: a work directory with the extra papers "
+                         "(`sciqag ingest` + `sciqag keywords`)")
+    cfg.validate()
+    root = Path(cfg.output_dir) / "augment"
+    work, inter_dir = root / "work", root / "intermediate"
+    rows_path, failed_path = root / "rows.json", root / "FAILED"
+    root.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+
+    # Round 1: the intermediate generator (reused when a previous run finished it).
+    if (inter_dir / GENERATOR_INFO_FILE).exists():
+        log.info("augmentation: reusing the intermediate generator in %s", inter_dir)
+    else:
+        train(dataclasses.replace(cfg, output_dir=str(inter_dir), augment=False, push_to_hub=None, save="merged"))
+
+    # Round 2: generation (and the RACAR filter) on the main process.
+    if _main_process():
+        try:
+            rows, counts = _generate_rows(cfg, run_generate, work, inter_dir, root)
+        except BaseException as exc:
+            failed_path.write_text(f"{type(exc).__name__}: {exc}")
+            raise
+        tmp = rows_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"rows": rows, "counts": dict(counts)}))
+        tmp.replace(rows_path)
+    else:
+        _wait_for(rows_path, failed_path, started)
+    shared = json.loads(rows_path.read_text())
+    rows, counts = shared["rows"], shared["counts"]
+
+    # Round 3: the final generator on seed + generated rows.
+    result = train(dataclasses.replace(cfg, augment=False), extra_rows=rows, write_card=False)
+    if result is None:
+        return None
+    result.data["augment"] = {**counts, "intermediate": str(inter_dir), "work": str(work)}
+    result.info["augment"] = result.data["augment"]
+    write_generator_info(result.output_dir, result.info)
+    (result.output_dir / "augment_summary.json").write_text(json.dumps(result.data["augment"], indent=2))
+    write_model_card(cfg, result)
+    return result
+
+
+def _generate_rows(cfg: TrainConfig, run_generate, work: Path, inter_dir: Path, root: Path):
+    from sciqag_dataset.config import GenerateConfig
+    from sciqag_dataset.llm import LLMClient, ResponseCache
+    from sciqag_dataset.local_server import LocalServer
+
+    dsd = load_splits(cfg.dataset, cfg.dataset_config)
+    known = {i for split in dsd.values() if "id" in split.column_names for i in split["id"]}
+    chosen = select_papers(cfg.augment_work, cfg.augment_papers, known, work, seed=cfg.seed)
+    if not chosen:
+        raise ValueError(f"augmentation: no extra papers in {cfg.augment_work} outside the dataset")
+
+    gen_cfg = GenerateConfig(prompt_style=None, n_pairs=cfg.n_pairs, context_tokens=cfg.max_length)
+    with LocalServer(inter_dir, log_path=root / "generator_server.log") as server:
+        client = LLMClient(server.base_url, server.model, cache=ResponseCache(work / "cache.sqlite"),
+                           params={"temperature": 0.6, "top_p": 0.9, "max_tokens": cfg.augment_max_tokens})
+        log.info("augmentation: %s", run_generate(work, client, gen_cfg).line())
+
+    if cfg.augment_racar_threshold is not None:
+        from sciqag_dataset.evaluation.racar import run_racar
+
+        with contextlib.ExitStack() as stack:
+            judges = _judge_clients(cfg, stack, root)
+            for judge in judges:
+                judge.cache = ResponseCache(work / "cache.sqlite")
+            log.info("augmentation: %s", run_racar(work, judges, source="generated").line())
+
+    rows, counts = generated_rows(work, cfg.augment_racar_threshold)
+    counts["papers_selected"] = len(chosen)
+    log.warning("augmentation: %d generated pairs from %d papers join the seed data (%s)", counts["pairs_kept"],
+                len(rows), ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if counts["pairs_kept"] < cfg.augment_min_pairs:
+        raise RuntimeError(f"augmentation: the intermediate generator left {counts['pairs_kept']} usable pairs "
+                           f"(need augment_min_pairs={cfg.augment_min_pairs}) for {len(chosen)} papers "
+                           f"({dict(counts)}); see {work / 'generated.jsonl'}. The intermediate model is in "
+                           f"{inter_dir}.")
+    return rows, counts
