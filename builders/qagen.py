@@ -103,6 +103,7 @@ def run_qa_stage(stage: str, records, one, client: LLMClient, out: Path, manifes
     At the end the output keeps one line per paper (a retried failure leaves an older line behind).
     """
     started = time.monotonic()
+    client.cache_namespace = client.cache_namespace or stage
 
     def postfix():
         elapsed = max(time.monotonic() - started, 1e-9)

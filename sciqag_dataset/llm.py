@@ -135,6 +135,9 @@ class LLMClient:
     price_completion_per_m: float = 0.0
     label: str | None = None  # the model's public name when ``model`` is a local path
     backend: str = "openai"  # "openai" | "hf" (huggingface_hub.AsyncInferenceClient for chat; TGI's Messages API)
+    # Part of the cache key: the same model asked the same thing by two stages (teacher and generator
+    # in the embedded default) gets two samples, not one reply twice.
+    cache_namespace: str = ""
     usage: Usage = field(default_factory=Usage)
 
     def __post_init__(self) -> None:
@@ -184,7 +187,8 @@ class LLMClient:
 
     async def _request(self, kind: str, body: dict, params: dict) -> LLMResponse:
         merged = {**self.params, **params}
-        key = ResponseCache.key({"kind": kind, "model": self.model, **body, "params": merged})
+        key = ResponseCache.key({"kind": kind, "model": self.model, **body, "params": merged,
+                                 **({"namespace": self.cache_namespace} if self.cache_namespace else {})})
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             self.usage.cached += 1
             return LLMResponse(**{**hit, "cached": True})

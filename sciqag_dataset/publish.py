@@ -149,12 +149,15 @@ def render_card(work: Path, cfg: Config, counts, configs_yaml, features, exclude
         )
 
 
-def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False, api=None) -> str:
-    """Upload the publish folder as it is (a thin layer over huggingface_hub; not testable offline)."""
+def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False, api=None, repo_type: str = "dataset",
+                ignore_patterns: list[str] | None = None, message: str | None = None) -> str:
+    """Upload a folder as it is: the dataset folder, or a model folder (a thin layer over huggingface_hub;
+    the Hub cannot be reached offline, so tests pass a fake ``api``)."""
     from huggingface_hub import HfApi
 
     api = api or HfApi()
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset",
-                             commit_message=f"Publish with sciqag-hf {__version__}")
+    api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+    info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
+                             ignore_patterns=ignore_patterns,
+                             commit_message=message or f"Publish with sciqag-hf {__version__}")
     return str(getattr(info, "commit_url", info))

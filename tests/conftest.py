@@ -30,6 +30,20 @@ def tiny_server(tiny_model_dir, tmp_path_factory):
         yield server
 
 
+class FakeHfApi:
+    """A fake of huggingface_hub.HfApi: the Hub cannot be reached here, so record the calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def create_repo(self, repo_id, **kw):
+        self.calls.append(("create_repo", repo_id, kw))
+
+    def upload_folder(self, **kw):
+        self.calls.append(("upload_folder", kw["repo_id"], kw))
+        return type("CommitInfo", (), {"commit_url": f"https://hub.example/{kw['repo_id']}/commit/1"})()
+
+
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as f:

@@ -10,7 +10,7 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
-from conftest import read_jsonl, write_jsonl
+from conftest import FakeHfApi, read_jsonl, write_jsonl
 
 from sciqag_dataset.builder import SciQAG, split_of
 from sciqag_dataset.builders.qagen import fit_to_context
@@ -191,20 +191,6 @@ def test_publish_folder_loads_with_load_dataset(tmp_path):
     # republishing replaces the folder whole
     write_folder(work, out, cfg)
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "papers", "seed"]
-
-
-class FakeHfApi:
-    """A fake of huggingface_hub.HfApi: the Hub cannot be reached here, so record the calls."""
-
-    def __init__(self):
-        self.calls = []
-
-    def create_repo(self, repo_id, **kw):
-        self.calls.append(("create_repo", repo_id, kw))
-
-    def upload_folder(self, **kw):
-        self.calls.append(("upload_folder", kw["repo_id"], kw))
-        return type("CommitInfo", (), {"commit_url": f"https://hub.example/{kw['repo_id']}/commit/1"})()
 
 
 def test_push_uploads_the_same_folder(tmp_path):

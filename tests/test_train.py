@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import read_jsonl, write_jsonl
+from conftest import FakeHfApi, read_jsonl, write_jsonl
 
 from sciqag_dataset.builders.prompts import build_messages, build_raw_prompt
 from sciqag_dataset.config import Config
@@ -363,20 +363,6 @@ def test_read_generator_info(tmp_path):
     (tmp_path / GENERATOR_INFO_FILE).write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         read_generator_info(tmp_path)
-
-
-class FakeHfApi:
-    """A fake of huggingface_hub.HfApi: the Hub cannot be reached here, so record the calls."""
-
-    def __init__(self):
-        self.calls = []
-
-    def create_repo(self, repo_id, **kw):
-        self.calls.append(("create_repo", repo_id, kw))
-
-    def upload_folder(self, **kw):
-        self.calls.append(("upload_folder", kw["repo_id"], kw))
-        return type("CommitInfo", (), {"commit_url": f"https://hub.example/{kw['repo_id']}/commit/1"})()
 
 
 def test_push_uploads_the_model_folder_without_checkpoints(tmp_path):

@@ -107,14 +107,9 @@ def write_model_card(cfg: TrainConfig, result) -> Path:
 
 
 def push_model(folder: str | Path, repo_id: str, *, private: bool = False, api=None) -> str:
-    """Upload the model folder as it is, checkpoints left out (a thin layer over huggingface_hub)."""
-    from huggingface_hub import HfApi
-
+    """Upload the model folder as it is, checkpoints left out."""
     from sciqag_dataset import __version__
+    from sciqag_dataset.publish import push_to_hub
 
-    api = api or HfApi()
-    api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
-    info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
-                             ignore_patterns=HUB_IGNORE,
-                             commit_message=f"Upload SciQAG generator (sciqag-hf {__version__})")
-    return str(getattr(info, "commit_url", info))
+    return push_to_hub(folder, repo_id, private=private, api=api, repo_type="model", ignore_patterns=HUB_IGNORE,
+                       message=f"Upload SciQAG generator (sciqag-hf {__version__})")

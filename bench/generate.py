@@ -1,0 +1,302 @@
+"""Benchmark the generate stage's request scheduling against one `transformers serve --continuous-batching`.
+
+    python bench/generate.py                      # tiny random model, 48 papers, concurrency 8, 2 repeats
+    python bench/generate.py --model-dir /root/.cache/sciqag/models/HuggingFaceTB--SmolLM2-135M-Instruct
+    python bench/generate.py --memory             # peak RSS of the runner for 1k vs 10k papers
+
+Throughput: the same papers, prompts (`build_messages`, the paper's prompt) and request parameters go
+to the same server three ways, after a warm-up:
+  (a) sequential  - a sync `openai.OpenAI` client in a for loop, one request at a time (the authors' code);
+  (b) runner      - `run_generate` over a fresh work dir (papers.jsonl + keywords.jsonl), no response cache,
+                    concurrency C: parsing, post-processing, JSONL output and manifest included;
+  (c) bare async  - `openai.AsyncOpenAI` + `asyncio.Semaphore(C)` + `gather`: no cache, no files.
+Repeats run the three in rotated order, since the machine is shared and its load drifts. Goals:
+(b)/(a) >= 3x and (b)/(c) >= 90 % in papers/s.
+
+Greedy decoding (temperature 0) by default so every strategy decodes the same number of tokens per
+paper; `--temperature 0.6` gives the paper's sampling. Continuous batching pays off for short prompts
+on a CPU; for paper-length prompts it was measured slower than serving one request at a time, so the
+default papers are short (~60 words) synthetic texts, generated deterministically.
+
+Memory (`--memory`): `run_generate` runs in a child process over N tiny papers (max_tokens 1,
+concurrency 16); its peak RSS comes from `os.wait4` on that child. Goal: 10k within 20 % of 1k.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("TQDM_DISABLE", "1")  # the runner's progress bar would interleave with the table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # tests/tiny_model.py
+
+import openai  # noqa: E402
+
+from sciqag_dataset.builders.generate import run_generate  # noqa: E402
+from sciqag_dataset.builders.prompts import build_messages  # noqa: E402
+from sciqag_dataset.config import GenerateConfig  # noqa: E402
+from sciqag_dataset.llm import LLMClient  # noqa: E402
+from sciqag_dataset.local_server import LocalServer  # noqa: E402
+from sciqag_dataset.runner import JsonlWriter, read_jsonl  # noqa: E402
+
+# Large enough that no short paper is cut, for the tiny tokenizer (~1.5 chars/token) and real ones alike.
+CFG = GenerateConfig(prompt_style="paper", context_tokens=4096, chars_per_token=1.0)
+
+# --- deterministic synthetic papers -------------------------------------------------------------
+
+SUBJECTS = ["The perovskite absorber", "A nickel-rich cathode", "The zeolite membrane", "A graphene oxide sheet",
+            "The garnet electrolyte", "A titania photocatalyst", "The boron-doped diamond film",
+            "A copper indium selenide layer", "The ceria support", "A silicon anode"]
+VERBS = ["was annealed at", "was cycled at", "was sintered at", "was irradiated at", "was quenched from"]
+FINDINGS = ["its band gap narrowed to {x:.2f} eV", "its ionic conductivity rose to {x:.2f} mS/cm",
+            "its capacity retention reached {y} % after {z} cycles", "its grain size grew to {z} nm",
+            "its photocurrent doubled to {x:.2f} mA/cm2", "its lattice strain fell below {x:.2f} %"]
+CAUSES = ["oxygen vacancies formed at grain boundaries", "dopant segregation pinned the boundaries",
+          "a secondary phase nucleated near the surface", "cation mixing was suppressed",
+          "the carrier lifetime increased", "surface hydroxyl groups were removed"]
+KEYWORDS = ["band gap", "ionic conductivity", "grain boundary", "oxygen vacancy", "capacity retention",
+            "lattice strain", "photocurrent", "dopant segregation", "cation mixing", "secondary phase"]
+
+
+def synthetic_paper(i: int, words: int = 60) -> dict:
+    """A ~``words``-word paper; same ``i``, same paper."""
+    rng = random.Random(i)
+    subject = rng.choice(SUBJECTS)
+    sentences, count = [], 0
+    while count < words:
+        s = (f"{subject} {rng.choice(VERBS)} {rng.randint(300, 1200)} K, and "
+             + rng.choice(FINDINGS).format(x=rng.uniform(0.1, 5), y=rng.randint(60, 99), z=rng.randint(10, 900))
+             + f" because {rng.choice(CAUSES)}.")
+        sentences.append(s)
+        count += len(s.split())
+    return {"id": f"bench-{i:05d}", "title": f"Synthetic study {i}", "text": " ".join(sentences),
+            "source_format": "txt", "keywords": rng.sample(KEYWORDS, 3)}
+
+
+def write_work(root: Path, papers: list[dict]) -> Path:
+    """A generate-stage work dir: papers.jsonl plus keywords.jsonl, as the earlier stages leave them."""
+    root.mkdir(parents=True, exist_ok=True)
+    with JsonlWriter(root / "papers.jsonl") as pw, JsonlWriter(root / "keywords.jsonl") as kw:
+        for p in papers:
+            pw.write({k: v for k, v in p.items() if k != "keywords"})
+            kw.write({"id": p["id"], "keywords": p["keywords"], "status": "ok"})
+    return root
+
+
+def messages_for(paper: dict) -> list[dict]:
+    # exactly what the runner sends for a paper that fits the context (builders/qagen.request_qa)
+    return build_messages(paper["text"], paper["keywords"], n=CFG.n_pairs, style=CFG.prompt_style,
+                          title=paper["title"])
+
+
+# --- the three strategies -------------------------------------------------------------------------
+
+def sequential(server: LocalServer, papers: list[dict], params: dict, concurrency: int) -> dict:
+    client = openai.OpenAI(base_url=server.base_url, api_key="not-needed", timeout=600)
+    prompts = [messages_for(p) for p in papers]
+    tokens = 0
+    t = time.perf_counter()
+    for messages in prompts:
+        r = client.chat.completions.create(model=server.model, messages=messages, **params)
+        tokens += r.usage.completion_tokens
+    seconds = time.perf_counter() - t
+    client.close()
+    return {"seconds": seconds, "completion_tokens": tokens, "papers": len(papers)}
+
+
+def runner(server: LocalServer, papers: list[dict], params: dict, concurrency: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
+        work = write_work(Path(tmp) / "work", papers)  # fresh dir: nothing to resume, no cache
+        client = LLMClient(server.base_url, server.model, params=dict(params), concurrency=concurrency)
+        t = time.perf_counter()
+        summary = run_generate(work, client, CFG)
+        seconds = time.perf_counter() - t
+        recs = list(read_jsonl(work / "generated.jsonl"))
+    bad = summary.failed + sum(any("truncated" in w for w in r.get("warnings") or []) for r in recs)
+    if bad or len(recs) != len(papers) or client.usage.requests != len(papers):
+        raise RuntimeError(f"runner run is not comparable: {summary.line()}, {len(recs)} records, "
+                           f"{client.usage.requests} requests, {bad} failed/truncated")
+    return {"seconds": seconds, "completion_tokens": client.usage.completion_tokens, "papers": len(papers)}
+
+
+async def _bare(server: LocalServer, prompts: list[list[dict]], params: dict, concurrency: int) -> int:
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="not-needed", timeout=600)
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(messages):
+        async with sem:
+            r = await client.chat.completions.create(model=server.model, messages=messages, **params)
+            return r.usage.completion_tokens
+
+    try:
+        return sum(await asyncio.gather(*(one(m) for m in prompts)))
+    finally:
+        await client.close()
+
+
+def bare_async(server: LocalServer, papers: list[dict], params: dict, concurrency: int) -> dict:
+    prompts = [messages_for(p) for p in papers]
+    t = time.perf_counter()
+    tokens = asyncio.run(_bare(server, prompts, params, concurrency))
+    return {"seconds": time.perf_counter() - t, "completion_tokens": tokens, "papers": len(papers)}
+
+
+STRATEGIES = {"sequential": sequential, "runner": runner, "bare_async": bare_async}
+LABELS = {"sequential": "(a) sequential loop", "runner": "(b) our runner (run_generate)",
+          "bare_async": "(c) bare async load generator"}
+
+
+def tiny_model(root: Path) -> Path:
+    from tiny_model import build_tiny_model
+
+    return build_tiny_model(root / "tiny-model")
+
+
+def load() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def bench_throughput(args) -> int:
+    papers = [synthetic_paper(i, args.words) for i in range(args.papers)]
+    params = {"max_tokens": args.max_tokens, "temperature": args.temperature, "top_p": args.top_p}
+    with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
+        model_dir = Path(args.model_dir) if args.model_dir else tiny_model(Path(tmp))
+        words = statistics.mean(len(p["text"].split()) for p in papers)
+        print(f"generate benchmark: {len(papers)} synthetic papers (~{words:.0f} words), concurrency "
+              f"{args.concurrency}, max_tokens {args.max_tokens}, temperature {args.temperature}, "
+              f"{args.repeats} repeat(s); model {model_dir if args.model_dir else 'tiny random (tests/tiny_model.py)'}; "
+              f"load avg {load()}", flush=True)
+        t = time.perf_counter()
+        with LocalServer(model_dir, continuous_batching=True, log_path=Path(tmp) / "server.log") as server:
+            print(f"server healthy in {time.perf_counter() - t:.1f} s (transformers serve --continuous-batching)")
+            warm = [synthetic_paper(10**6 + i, args.words) for i in range(2 * args.concurrency)]
+            sequential(server, warm[:2], params, 1)
+            r = bare_async(server, warm, params, args.concurrency)
+            probe = openai.OpenAI(base_url=server.base_url, api_key="x").chat.completions.create(
+                model=server.model, messages=messages_for(papers[0]), **params)
+            print(f"warm-up done ({len(warm) + 2} requests); prompt ~{probe.usage.prompt_tokens} tokens", flush=True)
+
+            runs: dict[str, list[dict]] = {name: [] for name in STRATEGIES}
+            names = list(STRATEGIES)
+            print(f"{'repeat':<8}{'strategy':<34}{'seconds':>9}{'papers/s':>10}{'compl tok/s':>13}")
+            for rep in range(args.repeats):
+                order = names[rep % 3:] + names[:rep % 3]  # rotate who goes first
+                for name in order:
+                    r = STRATEGIES[name](server, papers, params, args.concurrency)
+                    runs[name].append(r)
+                    print(f"{rep + 1:<8}{LABELS[name]:<34}{r['seconds']:>9.2f}{r['papers'] / r['seconds']:>10.2f}"
+                          f"{r['completion_tokens'] / r['seconds']:>13.1f}", flush=True)
+
+    total = {name: {k: sum(r[k] for r in rs) for k in ("seconds", "completion_tokens", "papers")}
+             for name, rs in runs.items()}
+    rate = {n: (t["papers"] / t["seconds"], t["completion_tokens"] / t["seconds"]) for n, t in total.items()}
+    print(f"\nall repeats pooled (load avg now {load()}):")
+    print(f"{'strategy':<34}{'papers/s':>10}{'compl tok/s':>13}{'tokens/paper':>14}")
+    for name in names:
+        print(f"{LABELS[name]:<34}{rate[name][0]:>10.2f}{rate[name][1]:>13.1f}"
+              f"{total[name]['completion_tokens'] / total[name]['papers']:>14.1f}")
+    ba = rate["runner"][0] / rate["sequential"][0]
+    bc = rate["runner"][0] / rate["bare_async"][0]
+    print(f"(b)/(a) runner vs sequential: {ba:.2f}x papers/s, "
+          f"{rate['runner'][1] / rate['sequential'][1]:.2f}x tokens/s  (goal >= 3x: {'met' if ba >= 3 else 'NOT met'})")
+    print(f"(b)/(c) runner vs bare async: {bc:.1%} papers/s, "
+          f"{rate['runner'][1] / rate['bare_async'][1]:.1%} tokens/s  (goal >= 90 %: {'met' if bc >= 0.9 else 'NOT met'})")
+    return 0
+
+
+# --- memory -----------------------------------------------------------------------------------------
+
+CHILD = """
+import json, os, sys, time
+os.environ.setdefault("TQDM_DISABLE", "1")
+from sciqag_dataset.builders.generate import run_generate
+from sciqag_dataset.config import GenerateConfig
+from sciqag_dataset.llm import LLMClient
+def hwm_kb():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+work, url, model, concurrency = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+before = hwm_kb()
+client = LLMClient(url, model, params={"max_tokens": 1, "temperature": 0.0}, concurrency=concurrency)
+t = time.perf_counter()
+s = run_generate(work, client, GenerateConfig(prompt_style="paper", context_tokens=4096, chars_per_token=1.0))
+print(json.dumps({"after_imports_kb": before, "seconds": time.perf_counter() - t, "counts": dict(s.counts),
+                  "requests": client.usage.requests}))
+"""
+
+
+def child_peak(work: Path, server: LocalServer, concurrency: int) -> dict:
+    """Run the runner in a child; its peak RSS comes from wait4 on that very child."""
+    out, err = work / "child.out", work / "child.err"  # files, not pipes: wait4 must not block on a full pipe
+    with out.open("w") as fo, err.open("w") as fe:
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(work), server.base_url, server.model,
+                                 str(concurrency)], stdout=fo, stderr=fe)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"memory child failed ({proc.returncode}): {err.read_text()[-2000:]}")
+    info = json.loads(out.read_text().strip().splitlines()[-1])
+    info["peak_kb"] = usage.ru_maxrss  # kilobytes on Linux
+    return info
+
+
+def bench_memory(args) -> int:
+    sizes = [int(x) for x in args.memory_sizes.split(",")]
+    with tempfile.TemporaryDirectory(prefix="bench-generate-mem-") as tmp:
+        tmp = Path(tmp)
+        model_dir = tiny_model(tmp)
+        print(f"memory benchmark: run_generate in a child process, {'/'.join(map(str, sizes))} papers "
+              f"(~{args.memory_words} words), max_tokens 1, concurrency {args.memory_concurrency}, "
+              f"tiny random model; load avg {load()}", flush=True)
+        results = {}
+        with LocalServer(model_dir, continuous_batching=True, log_path=tmp / "server.log") as server:
+            asyncio.run(_bare(server, [messages_for(synthetic_paper(10**6 + i, args.memory_words))
+                                       for i in range(args.memory_concurrency)],
+                              {"max_tokens": 1}, args.memory_concurrency))
+            print(f"{'papers':>8}{'seconds':>9}{'papers/s':>10}{'RSS after imports MB':>22}{'peak RSS MB':>13}")
+            for n in sizes:
+                work = write_work(tmp / f"work-{n}", [synthetic_paper(i, args.memory_words) for i in range(n)])
+                r = child_peak(work, server, args.memory_concurrency)
+                done = sum(v for k, v in r["counts"].items() if k != "failed")
+                if done != n or r["requests"] != n:
+                    raise RuntimeError(f"{n} papers: child finished {r['counts']} with {r['requests']} requests")
+                results[n] = r
+                print(f"{n:>8}{r['seconds']:>9.1f}{n / r['seconds']:>10.1f}{r['after_imports_kb'] / 1024:>22.1f}"
+                      f"{r['peak_kb'] / 1024:>13.1f}", flush=True)
+    lo, hi = results[sizes[0]]["peak_kb"], results[sizes[-1]]["peak_kb"]
+    ratio = hi / lo
+    print(f"peak RSS {sizes[-1]} / {sizes[0]} papers: {ratio:.3f}  (goal <= 1.20: {'met' if ratio <= 1.2 else 'NOT met'})")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model-dir", help="a model folder to serve (default: the tiny random test model)")
+    ap.add_argument("--papers", type=int, default=48)
+    ap.add_argument("--words", type=int, default=60, help="words per synthetic paper")
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--max-tokens", type=int, default=32)
+    ap.add_argument("--temperature", type=float, default=0.0)
+    ap.add_argument("--top-p", type=float, default=1.0)
+    ap.add_argument("--repeats", type=int, default=2, help="rounds of all three strategies, rotated order")
+    ap.add_argument("--memory", action="store_true", help="measure the runner's peak RSS instead")
+    ap.add_argument("--memory-sizes", default="1000,10000", help="paper counts for --memory (first vs last)")
+    ap.add_argument("--memory-words", type=int, default=20)
+    ap.add_argument("--memory-concurrency", type=int, default=16)
+    args = ap.parse_args(argv)
+    return bench_memory(args) if args.memory else bench_throughput(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
