@@ -1,13 +1,22 @@
-"""Benchmark the evaluation stage's coverage metric: seconds per paper with the paper's sentence
-embeddings encoded once (what `sciqag evaluate` does) versus re-encoded for every answer.
+"""Benchmark the evaluation stage: coverage seconds per paper, and RACAR judge calls per paper.
 
-    python bench/evaluate.py --papers 3 --words 3000
+    python bench/evaluate.py --papers 3 --words 3000      # both parts
+    python bench/evaluate.py --part coverage              # or --part judge
+
+Coverage: seconds per paper with the paper's sentence embeddings encoded once (what `sciqag evaluate`
+does) versus re-encoded for every answer.
 
 Corpus: deterministic synthetic ~3k-word physical-science papers (seeded, from the word lists below),
 each with 10 QA pairs whose answers restate a few of the paper's sentences. Both strategies run on the
 same papers, interleaved paper by paper (alternating which goes first), after a warm-up encode, and must
 give the same coverage numbers. Wall-clock and process-CPU seconds are reported; CPU time is what other
 load on a shared machine does not inflate. The model load is timed separately and not counted.
+
+Judge calls: `run_racar` with one judge (the tiny random test model behind a real `transformers serve`)
+over a hand-made work dir (papers.jsonl + seed.jsonl, 10 QA pairs per paper), max_attempts=1; calls per
+paper = the client's usage counters (requests + cached) / papers. RACAR scores all pairs of a paper in one
+call per dimension, so this must be 5 (not 5 x 10). The tiny model's replies are gibberish: the papers come
+out "unjudged", which does not change the number of calls at max_attempts=1.
 """
 from __future__ import annotations
 
@@ -16,9 +25,12 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")
+os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported; bars would interleave with the table
 
 import numpy as np  # noqa: E402
 
@@ -134,12 +146,73 @@ def bench_coverage(papers: list[dict], model_name: str = DEFAULT_MODEL) -> dict:
     return summary
 
 
+# --- judge calls per paper (RACAR) ----------------------------------------------------------------
+
+def judge_work(root: Path, n_papers: int, n_pairs: int = 10) -> Path:
+    """papers.jsonl + seed.jsonl with ``n_pairs`` short QA pairs per paper (short: the tiny judge's context)."""
+    import json
+
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "papers.jsonl", "w") as pf, open(root / "seed.jsonl", "w") as sf:
+        for i in range(n_papers):
+            paper = synthetic_paper(100 + i, words=120, n_pairs=0)
+            sentences = cov.split_sentences(paper["text"])
+            # questions differ between papers, or the questions-only (agnosticism) prompt would repeat
+            qa = [{"question": f"What happened in measurement {k + 1} of study {i}?",
+                   "answer": sentences[k % len(sentences)], "origin": "teacher"} for k in range(n_pairs)]
+            pf.write(json.dumps({"id": paper["id"], "title": paper["title"], "text": paper["text"]}) + "\n")
+            sf.write(json.dumps({"id": paper["id"], "qa": qa, "status": "ok"}) + "\n")
+    return root
+
+
+def bench_judge_calls(n_papers: int = 3, max_tokens: int = 8, concurrency: int = 4) -> dict:
+    from sciqag_dataset.evaluation.racar import racar_summary, run_racar
+    from sciqag_dataset.llm import LLMClient, ResponseCache
+    from sciqag_dataset.local_server import LocalServer
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from tiny_model import build_tiny_model
+
+    with tempfile.TemporaryDirectory(prefix="bench-judge-") as tmp:
+        tmp = Path(tmp)
+        work = judge_work(tmp / "work", n_papers)
+        t = time.perf_counter()
+        with LocalServer(build_tiny_model(tmp / "tiny-model"), log_path=tmp / "server.log") as server:
+            judge = LLMClient(server.base_url, server.model, params={"max_tokens": max_tokens, "temperature": 0.0},
+                              concurrency=concurrency, cache=ResponseCache(tmp / "judge-cache.sqlite"))
+            summary = run_racar(work, [judge], max_attempts=1, context_tokens=4096, chars_per_token=1.0)
+        seconds = time.perf_counter() - t
+        racar = racar_summary(work)
+    calls = judge.usage.requests + judge.usage.cached
+    return {"papers": n_papers, "pairs_per_paper": 10, "requests": judge.usage.requests,
+            "cached": judge.usage.cached, "failures": judge.usage.failures, "calls_per_paper": calls / n_papers,
+            "recorded_calls_per_paper": racar["judge_calls_per_paper"], "statuses": summary.line(),
+            "prompt_tokens_per_call": judge.usage.prompt_tokens / max(judge.usage.requests, 1),
+            "seconds": seconds}
+
+
+def print_judge_calls(n_papers: int) -> bool:
+    print(f"\nRACAR judge-call benchmark: {n_papers} papers x 10 QA pairs, one judge (tiny random model, "
+          f"transformers serve), max_attempts=1", flush=True)
+    j = bench_judge_calls(n_papers)
+    print(f"{j['statuses']}; {j['requests']} requests + {j['cached']} cached ({j['failures']} failed), "
+          f"~{j['prompt_tokens_per_call']:.0f} prompt tokens per call, {j['seconds']:.1f} s with server start")
+    ok = j["calls_per_paper"] == 5 and j["recorded_calls_per_paper"] == 5
+    print(f"judge calls per paper: {j['calls_per_paper']:g} (usage counters), {j['recorded_calls_per_paper']:g} "
+          f"(racar.jsonl judge_calls)  (must be 5: {'met' if ok else 'NOT met'})")
+    return ok
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--papers", type=int, default=3, help="synthetic papers to time (10 QA pairs each)")
     ap.add_argument("--words", type=int, default=3000, help="words per synthetic paper")
     ap.add_argument("--model", default=DEFAULT_MODEL, help="sentence-transformers model")
+    ap.add_argument("--part", choices=("all", "coverage", "judge"), default="all", help="run only one part")
+    ap.add_argument("--judge-papers", type=int, default=3, help="papers for the judge-call count")
     args = ap.parse_args(argv)
+    if args.part == "judge":
+        return 0 if print_judge_calls(args.judge_papers) else 1
 
     papers = [synthetic_paper(seed, args.words) for seed in range(args.papers)]
     words = statistics.mean(len(p["text"].split()) for p in papers)
@@ -153,6 +226,8 @@ def main(argv=None) -> int:
                         ("per_answer", "sentences re-encoded per answer")):
         print(f"{label:<34}{s[name]['wall_s_per_paper']:>14.2f}{s[name]['cpu_s_per_paper']:>14.2f}")
     print(f"ratio (per answer / once): {s['ratio_wall']:.1f}x wall, {s['ratio_cpu']:.1f}x CPU")
+    if args.part == "all":
+        return 0 if print_judge_calls(args.judge_papers) else 1
     return 0
 
 
