@@ -15,7 +15,7 @@ from typing import Iterator
 import datasets
 
 from . import __version__
-from .runner import iter_latest, read_jsonl
+from .runner import JsonlIndex, iter_latest, read_jsonl
 from .schema import EVALUATED_PAIR, conform, features_for
 
 CITATION = """\
@@ -55,16 +55,20 @@ class SciQAGConfig(datasets.BuilderConfig):
 
 
 def _joined(work: Path, stage_file: str) -> Iterator[dict]:
-    """Stage records joined with their paper and keywords, latest line per id."""
-    papers = {r["id"]: r for r in iter_latest(work / "papers.jsonl")}
-    keywords = {r["id"]: r.get("keywords") or [] for r in read_jsonl(work / "keywords.jsonl")
-                if r.get("status") != "failed"}
+    """Stage records joined with their paper and keywords, latest line per id.
+
+    Papers and keywords are read by line offset, so publishing a large corpus does not hold its texts.
+    """
+    papers = JsonlIndex(work / "papers.jsonl")
+    keywords = JsonlIndex(work / "keywords.jsonl")
     for rec in iter_latest(work / stage_file):
         paper = papers.get(rec["id"])
         if paper is None:
             continue
         merged = {**paper, **{k: v for k, v in rec.items() if v is not None}}
-        merged["keywords"] = keywords.get(rec["id"]) or paper.get("keywords") or []
+        kw = keywords.get(rec["id"]) or {}
+        merged["keywords"] = (kw.get("keywords") if kw.get("status") != "failed" else None) \
+            or paper.get("keywords") or []
         yield merged
 
 

@@ -65,6 +65,7 @@ class JsonlIndex:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.offsets: dict[str, int] = {}
+        self._file = None
         if self.path.exists():
             with self.path.open("rb") as f:
                 offset = 0
@@ -82,9 +83,14 @@ class JsonlIndex:
         off = self.offsets.get(key)
         if off is None:
             return None
-        with self.path.open("rb") as f:
-            f.seek(off)
-            return json.loads(f.readline())
+        if self._file is None:  # one handle for all lookups (a join makes one per paper)
+            self._file = self.path.open("rb")
+        self._file.seek(off)
+        return json.loads(self._file.readline())
+
+    def __del__(self) -> None:
+        if getattr(self, "_file", None) is not None:
+            self._file.close()
 
 
 def compact(path: str | Path) -> int:

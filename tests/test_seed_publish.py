@@ -256,3 +256,17 @@ def test_publish_without_any_usable_record_is_a_clear_error(tmp_path):
                                       {"id": "paper-01", "status": "failed", "error": "boom"}])
     with pytest.raises(ValueError, match="no config has usable records"):
         write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))
+
+
+def test_card_renders_when_metrics_have_no_value(tmp_path):
+    """One paper with one pair: no question pairs for diversity, so several figures are None."""
+    from sciqag_dataset.evaluation.stage import EvaluateConfig, run_evaluate
+
+    work = make_work(tmp_path, n=1)
+    write_jsonl(work / "generated.jsonl", [{"id": "paper-00", "status": "short", "model": "gen",
+                                            "qa": [{"question": "Why anneal the film?", "answer": "Grain growth.",
+                                                    "origin": "generator"}]}])
+    run_evaluate(work, EvaluateConfig())
+    out = write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))
+    card = (out / "README.md").read_text()
+    assert "mean pairwise similarity\nn/a" in card and "0 % of answers contain" in card
