@@ -18,6 +18,7 @@ import hashlib
 from pathlib import Path
 
 from sciqag_dataset.config import GenerateConfig
+from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.runner import JsonlWriter, Summary, compact, iter_latest
 
@@ -31,9 +32,9 @@ def parse_shard(shard: str | None) -> tuple[int, int] | None:
     try:
         i, n = (int(x) for x in shard.split("/"))
     except ValueError:
-        raise ValueError(f"--shard must look like i/n (e.g. 0/4), not {shard!r}") from None
+        raise UserError(f"--shard must look like i/n (e.g. 0/4), not {shard!r}") from None
     if not 0 <= i < n:
-        raise ValueError(f"--shard {shard}: need 0 <= i < n")
+        raise UserError(f"--shard {shard}: need 0 <= i < n")
     return i, n
 
 
@@ -89,7 +90,7 @@ def merge_shards(work: str | Path) -> Summary:
     summary = Summary("merge")
     shards = sorted(work.glob("generated.shard-*-of-*.jsonl"))
     if not shards:
-        raise FileNotFoundError(f"no generated.shard-*-of-*.jsonl files in {work}")
+        raise MissingInput(f"no generated.shard-*-of-*.jsonl files in {work}")
     with JsonlWriter(out) as writer:
         for path in shards:
             for rec in iter_latest(path):

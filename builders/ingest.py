@@ -33,12 +33,15 @@ import json
 import logging
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from tqdm.auto import tqdm
 
 from sciqag_dataset import runner, schema
+from sciqag_dataset.errors import UserError
+from sciqag_dataset.text_repair import repair, repair_text
 
 log = logging.getLogger(__name__)
 
@@ -542,6 +545,15 @@ def _iter_json(path: str, warn) -> Iterator[tuple[str, object]]:
             yield from _json_items(value, "")
 
 
+def _json_error(exc: Exception) -> IngestError:
+    """A decoding failure of one JSON value, including the decoder's own limits (nesting depth, digits)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return IngestError(f"invalid JSON ({exc.msg}, column {exc.colno})")
+    if isinstance(exc, RecursionError):
+        return IngestError("JSON nested too deeply to read")
+    return IngestError(f"JSON value not readable ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
+
+
 def _iter_json_lines(f, warn) -> Iterator[tuple[str, object]]:
     for lineno, line in enumerate(f, 1):
         if not line.strip():
@@ -549,10 +561,36 @@ def _iter_json_lines(f, warn) -> Iterator[tuple[str, object]]:
         line = _replace_invalid(line, lambda m, n=lineno: warn(f"line {n}: {m}"))
         try:
             value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield f"line {lineno}", IngestError(f"invalid JSON ({exc.msg}, column {exc.colno})")
+        except Exception as exc:  # one bad line never costs the lines after it
+            yield f"line {lineno}", _json_error(exc)
             continue
         yield from _json_items(value, f"line {lineno}")
+
+
+def _value_end(buf: str, pos: int) -> int | None:
+    """Where the JSON value starting at ``pos`` ends (iteratively, so any depth), or None if ``buf`` ends
+    first. Used to step over an item the decoder could not read, so the items after it are still read."""
+    depth, i, n = 0, pos, len(buf)
+    while i < n:
+        c = buf[i]
+        if c == '"':
+            i += 1
+            while i < n and buf[i] != '"':
+                i += 2 if buf[i] == "\\" else 1
+            if i >= n:
+                return None
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth < 0:  # the end of the enclosing list: a scalar ended here
+                return i
+        elif c == "," and depth == 0:
+            return i
+        i += 1
+        if depth == 0 and c in "]}\"":
+            return i
+    return None
 
 
 def _iter_json_array(f, buf: str, warn) -> Iterator[tuple[str, object]]:
@@ -572,9 +610,16 @@ def _iter_json_array(f, buf: str, warn) -> Iterator[tuple[str, object]]:
                     pos = end
                     yield f"item {item}", value
                     continue
-            except json.JSONDecodeError as exc:
+            except Exception as exc:  # the decoder's own limits too (RecursionError, digit limits)
+                end = _value_end(buf, pos)
+                if end is not None and (end < len(buf) or eof):  # a whole item that cannot be read: skip it
+                    item += 1
+                    pos = end
+                    yield f"item {item}", _json_error(exc)
+                    continue
                 if eof:
-                    raise IngestError(f"invalid JSON in item {item + 1}: {exc.msg}; the {item} item(s) "
+                    msg = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+                    raise IngestError(f"invalid JSON in item {item + 1}: {msg}; the {item} item(s) "
                                       "before it were read") from None
         if eof:
             raise IngestError(f"invalid JSON: the top-level list is not closed; {item} item(s) were read")
@@ -928,7 +973,17 @@ def _read_pdf(path: str, warn) -> Iterator[dict]:
 # ---------------------------------------------------------------- records
 
 def _finish(raw: dict, path: str, fmt: str, warn) -> dict:
-    """A raw parse -> a schema-conformed paper record; IngestError when there is no text."""
+    """A raw parse -> a schema-conformed paper record; IngestError when there is no text.
+
+    Text that cannot be written as UTF-8 (lone surrogates, from JSON escapes or a file name that is not
+    UTF-8) is repaired to U+FFFD with a warning: one bad character never costs a paper.
+    """
+    raw, bad = repair(raw)
+    path, bad_name = repair_text(path)
+    if bad:
+        warn(f"{bad} unencodable character(s) (lone surrogates) in the text replaced with U+FFFD")
+    if bad_name:
+        warn("the file name is not valid UTF-8; stored with U+FFFD in source_path")
     sections = []
     for heading, body in raw.get("sections") or []:
         body = normalize_text(body)
@@ -1047,49 +1102,106 @@ def _iter_file(path: str) -> Iterator[dict]:
 _NOT_PAPERS = re.compile(r"^(?:readme|license|licence|changelog|citation)(?:\.[a-z]+)?$", re.I)
 
 
-def _expand(paths, exclude: frozenset[str] = frozenset()) -> Iterator[tuple[str, str | None]]:
-    """(path, reason to skip or None) for each file, in a stable order: directories walked sorted,
-    hidden entries left out, each file once even when named twice."""
+_SKIP, _FAIL = "warning", "error"
+
+
+def _inside(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def _expand(paths, exclude: frozenset[str] = frozenset(),
+            follow_symlinks: bool = False) -> Iterator[tuple[str, tuple[str, str] | None]]:
+    """(path, None) for each file to read, or (path, (kind, reason)) for one skipped ("warning") or failed
+    ("error") while finding it. Stable order: folders walked sorted, hidden entries left out, each real
+    file once. Folders that cannot be listed are reported, never skipped silently; links that lead out
+    of the input folders are skipped (with a warning) unless ``follow_symlinks``."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    paths = list(map(os.fspath, paths))
+    roots = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
     seen: set[str] = set()
-    for p in map(os.fspath, paths):
+    for p in paths:
         if not os.path.isdir(p):
-            if _key(p) not in seen:
-                seen.add(_key(p))
-                yield p, None
+            if _key(os.path.realpath(p)) not in seen:
+                seen.add(_key(os.path.realpath(p)))
+                yield p, None  # named by the user: read even if it is a link
             continue
-        for root, dirs, files in os.walk(p):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        walked: set[str] = set()
+        errors: list[OSError] = []
+        for root, dirs, files in os.walk(p, followlinks=True, onerror=errors.append):
+            while errors:
+                err = errors.pop(0)
+                yield err.filename or root, (_FAIL, f"cannot read folder: {err.strerror or err}")
+            real_root = os.path.realpath(root)
+            if real_root in walked:  # a link loop, or a folder reached twice through links
+                dirs[:] = []
+                continue
+            walked.add(real_root)
+            keep = []
+            for d in sorted(d for d in dirs if not d.startswith(".")):
+                full = os.path.join(root, d)
+                if os.path.islink(full) and not follow_symlinks and not _inside(os.path.realpath(full), roots):
+                    yield full, (_SKIP, "a link that leads out of the input folders; not followed "
+                                        "(use --follow-symlinks)")
+                else:
+                    keep.append(d)
+            dirs[:] = keep
             for name in sorted(files):
                 full = os.path.join(root, name)
-                if name.startswith(".") or _key(full) in exclude or _key(full) in seen:
+                if name.startswith(".") or _key(full) in exclude:
                     continue
-                seen.add(_key(full))
-                yield full, ("not a paper (folder documentation); name the file to ingest it"
+                real = os.path.realpath(full)
+                if _key(real) in seen or _key(real) in exclude:
+                    continue
+                seen.add(_key(real))
+                if os.path.islink(full):
+                    if not os.path.exists(full):
+                        yield full, (_FAIL, "a broken symbolic link")
+                        continue
+                    if not follow_symlinks and not _inside(real, roots):
+                        yield full, (_SKIP, "a link that leads out of the input folders; not followed "
+                                            "(use --follow-symlinks)")
+                        continue
+                yield full, ((_SKIP, "not a paper (folder documentation); name the file to ingest it")
                              if _NOT_PAPERS.match(name) else None)
+        for err in errors:  # a folder that failed after the last one listed
+            yield err.filename or p, (_FAIL, f"cannot read folder: {err.strerror or err}")
 
 
 def _key(path: str) -> str:
     return os.path.normcase(os.path.abspath(path))
 
 
-def _iter_items(paths, exclude: frozenset[str] = frozenset()) -> Iterator[dict]:
-    for path, skip in _expand(paths, exclude):
-        if skip:
-            yield {"path": path, "warning": skip}
-        elif not os.path.exists(path):
-            yield {"path": path, "error": "no such file or directory"}
+def _not_regular(path: str) -> tuple[str, str] | None:
+    """("error"|"warning", why) when ``path`` must not be opened (a FIFO would block forever, a device
+    never end), else None. Special files are not papers: skipped with a warning, not failed."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return _FAIL, ("no such file or directory" if isinstance(exc, FileNotFoundError)
+                       else f"cannot read: {exc.strerror or exc}")
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return _SKIP, f"{kind}, not a paper file; skipped"
+
+
+def _iter_items(paths, exclude: frozenset[str] = frozenset(), follow_symlinks: bool = False) -> Iterator[dict]:
+    for path, verdict in _expand(paths, exclude, follow_symlinks):
+        verdict = verdict or _not_regular(path)
+        if verdict:
+            yield {"path": path, verdict[0]: verdict[1]}
         else:
             yield from _iter_file(path)
 
 
-def iter_papers(paths) -> Iterator[dict]:
+def iter_papers(paths, follow_symlinks: bool = False) -> Iterator[dict]:
     """Stream paper records and ``{"path", "error"}`` failures (a record has ``id``, a failure not).
 
     ``paths``: a file, a directory (walked recursively), or a list of them. Warnings are logged.
     """
-    for item in _iter_items(paths):
+    for item in _iter_items(paths, follow_symlinks=follow_symlinks):
         if "warning" in item:
             log.warning("%s: %s", item["path"], item["warning"])
         else:
@@ -1161,15 +1273,18 @@ def _note(warnings: list[dict], path: str, message: str) -> None:
     log.warning("%s: %s", path, message)
 
 
-def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip") -> runner.Summary:
+def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip",
+               follow_symlinks: bool = False) -> runner.Summary:
     """Read ``paths`` into ``WORK/papers.jsonl``; write ``WORK/ingest_report.json``.
 
     Rerunning with the same inputs resumes: papers already stored from the same source count as
     "skipped". ``on_duplicate``: "skip" keeps the first, "keep" stores the copy as ``<id>-dupN``,
-    "error" stores the others and then raises ValueError listing the duplicates.
+    "error" stores the others and then raises UserError listing the duplicates. Whatever goes wrong
+    with one input (finding, naming, opening, decoding, parsing or storing it) is recorded as a failure
+    with its path (and line) and the other inputs are read.
     """
     if on_duplicate not in ON_DUPLICATE:
-        raise ValueError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}, not {on_duplicate!r}")
+        raise UserError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}, not {on_duplicate!r}")
     work = Path(work_dir)
     out, report_path = work / PAPERS_FILE, work / REPORT_FILE
     summary = runner.Summary("ingest")
@@ -1183,7 +1298,7 @@ def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip"
     complete = False
     try:
         with runner.JsonlWriter(out) as writer, tqdm(desc="ingest", unit="paper") as bar:
-            for item in _iter_items(paths, exclude):
+            for item in _iter_items(paths, exclude, follow_symlinks):
                 if "warning" in item:
                     _note(warnings, item["path"], item["warning"])
                     continue
@@ -1193,31 +1308,18 @@ def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip"
                     summary.counts[runner.FAILED] += 1
                     log.warning("%s: %s", item["path"], item["error"])
                     continue
-                if seen.resumed(item, lambda m, p=item["source_path"]: _note(warnings, p, m)):
-                    summary.counts["skipped"] += 1
-                    continue
-                dup = seen.duplicate_of(item)
-                if dup is None:
-                    seen.add(item)
-                    writer.write(item)
-                    summary.counts["ok"] += 1
-                    continue
-                kept, reason = dup
-                entry = {"id": item["id"], "kept": kept, "duplicate": item["source_path"], "reason": reason}
-                summary.counts["duplicate"] += 1
-                if on_duplicate == "keep":
-                    if item["id"] in seen.ids:
-                        item = {**item, "id": seen.free_id(item["id"])}
-                    entry["stored_as"] = item["id"]
-                    seen.add(item)
-                    writer.write(item)
-                log.warning("duplicate %s (%s): %s, first seen in %s%s", entry["id"], reason, entry["duplicate"],
-                            kept, f"; stored as {item['id']}" if on_duplicate == "keep" else "; skipped")
-                duplicates.append(entry)
+                try:
+                    _store(item, writer, seen, summary, warnings, duplicates, on_duplicate)
+                except Exception as exc:  # storing one paper must not stop the others either
+                    log.exception("could not store %s", item.get("id"))
+                    failures.append({"path": item.get("source_path"), "error": f"could not store the paper "
+                                     f"({type(exc).__name__}: {exc})"})
+                    summary.counts[runner.FAILED] += 1
         complete = True
     finally:
         report = {"counts": dict(summary.counts), "complete": complete, "on_duplicate": on_duplicate,
                   "papers": str(out), "failures": failures, "duplicates": duplicates, "warnings": warnings}
+        report, _ = repair(report)  # paths that are not UTF-8 must not cost the report
         work.mkdir(parents=True, exist_ok=True)
         tmp = report_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -1225,6 +1327,31 @@ def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip"
     if on_duplicate == "error" and duplicates:
         listing = "\n".join(f"  {d['id']} ({d['reason']}): {d['duplicate']} duplicates {d['kept']}"
                             for d in duplicates)
-        raise ValueError(f"{len(duplicates)} duplicate paper(s) found and not stored (on_duplicate='error'); "
-                         f"details in {report_path}:\n{listing}")
+        raise UserError(f"{len(duplicates)} duplicate paper(s) found and not stored (on_duplicate='error'); "
+                        f"details in {report_path}:\n{listing}")
     return summary
+
+
+def _store(item: dict, writer, seen: _Seen, summary, warnings: list, duplicates: list, on_duplicate: str) -> None:
+    """Append one paper unless it resumes an earlier run or duplicates another (then report it)."""
+    if seen.resumed(item, lambda m, p=item["source_path"]: _note(warnings, p, m)):
+        summary.counts["skipped"] += 1
+        return
+    dup = seen.duplicate_of(item)
+    if dup is None:
+        seen.add(item)
+        writer.write(item)
+        summary.counts["ok"] += 1
+        return
+    kept, reason = dup
+    entry = {"id": item["id"], "kept": kept, "duplicate": item["source_path"], "reason": reason}
+    summary.counts["duplicate"] += 1
+    if on_duplicate == "keep":
+        if item["id"] in seen.ids:
+            item = {**item, "id": seen.free_id(item["id"])}
+        entry["stored_as"] = item["id"]
+        seen.add(item)
+        writer.write(item)
+    log.warning("duplicate %s (%s): %s, first seen in %s%s", entry["id"], reason, entry["duplicate"],
+                kept, f"; stored as {item['id']}" if on_duplicate == "keep" else "; skipped")
+    duplicates.append(entry)

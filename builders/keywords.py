@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 
 from sciqag_dataset import runner
+from sciqag_dataset.errors import MissingInput, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +58,13 @@ def load_nlp(name: str | None = None):
         except OSError:  # spaCy's "can't find model" (E050)
             continue
         if "tagger" not in nlp.pipe_names:
-            raise RuntimeError(f"spaCy pipeline {candidate!r} has no tagger; TopicRank needs POS tags")
+            raise Unavailable(f"spaCy pipeline {candidate!r} has no tagger; TopicRank needs POS tags")
         # pke's own default when it loads a model itself; rule-based, so deterministic and cheap
         nlp.add_pipe("sentencizer")
         log.debug("keywords: spaCy pipeline %s %s (components %s)", candidate,
                   nlp.meta.get("version"), nlp.pipe_names)
         return nlp
-    raise RuntimeError(f"No spaCy English pipeline found (tried {', '.join(names)}). "
+    raise Unavailable(f"No spaCy English pipeline found (tried {', '.join(names)}). "
                        f"Install one with: {INSTALL_HINT}")
 
 
@@ -96,7 +97,7 @@ def _import_pke():
     try:
         import pke
     except ImportError as exc:
-        raise RuntimeError("The keywords stage needs pke: pip install 'ccpke==2.0.0' "
+        raise Unavailable("The keywords stage needs pke: pip install 'ccpke==2.0.0' "
                            "(or the package extra: pip install 'sciqag-hf[keywords]')") from exc
     return pke
 
@@ -183,7 +184,7 @@ def run_keywords(work_dir: str | Path, *, n: int = 20, workers: int | None = Non
     work = Path(work_dir)
     papers = work / "papers.jsonl"
     if not papers.exists():
-        raise FileNotFoundError(f"{papers} not found: run the ingest stage first")
+        raise MissingInput(f"{papers} not found: run the ingest stage first")
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
     # fail here, once, with the install hint, rather than inside every worker

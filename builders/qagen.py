@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from sciqag_dataset.config import QAGenConfig
+from sciqag_dataset.errors import MissingInput
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.runner import JsonlIndex, Summary, compact, iter_latest, run_async
 
@@ -46,7 +47,7 @@ def fit_to_context(text: str, budget: int, mode: str) -> tuple[list[str], list[s
 def qa_inputs(work: Path, keep=lambda paper_id: True) -> Iterator[dict]:
     """Papers joined with their keywords, streamed: only line offsets are held per id."""
     if not (work / "papers.jsonl").exists():
-        raise FileNotFoundError(f"{work}/papers.jsonl not found: run `sciqag ingest` first")
+        raise MissingInput(f"{work}/papers.jsonl not found: run `sciqag ingest` first")
     keywords = JsonlIndex(work / "keywords.jsonl")
     for paper in iter_latest(work / "papers.jsonl"):
         if not keep(paper["id"]):
@@ -75,12 +76,15 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     pairs, model_keywords, reasons = [], [], []
     for reply in replies:
         parsed = parse_qa(reply.text, expected=per_piece)
-        pairs += [{**p, "origin": origin} for p in parsed.pairs]
+        got = parsed.pairs
+        if reply.finish_reason == "length":
+            # the reply stopped inside its last pair: never publish that pair as if it were whole
+            warnings.append("the reply hit max_tokens" + ("; its last pair, cut short, was dropped" if got else ""))
+            got = got[:-1]
+        pairs += [{**p, "origin": origin} for p in got]
         model_keywords += parsed.keywords
         if parsed.reason:
             reasons.append(parsed.reason)
-        if reply.finish_reason == "length":
-            warnings.append("the reply hit max_tokens and may be cut short")
     status = "ok" if len(pairs) >= cfg.n_pairs else "short" if pairs else "unparsed"
     return {
         "id": paper["id"], "qa": pairs, "model_keywords": model_keywords,

@@ -14,6 +14,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from sciqag_dataset.errors import UserError
+
 from .stage import DIMENSIONS, METRICS, SUMMARY, EvaluateConfig, FilterConfig, judge_endpoint
 
 _SECTIONS = ("evaluate.", "filter.", "judge.")
@@ -31,10 +33,10 @@ def committee(judge, extra: list, urls: list[str] | None, models: list[str] | No
     """
     if not urls:
         if models and len(models) > 1:
-            raise ValueError("several --judge-model values need as many --judge-endpoint values")
+            raise UserError("several --judge-model values need as many --judge-endpoint values")
         return [replace(judge, model=models[0]) if models else judge, *extra]
     if models and len(models) not in (1, len(urls)):
-        raise ValueError(f"{len(models)} --judge-model values for {len(urls)} --judge-endpoint values: "
+        raise UserError(f"{len(models)} --judge-model values for {len(urls)} --judge-endpoint values: "
                          "give one model for all, or one per endpoint")
     names = models * len(urls) if models and len(models) == 1 else models or [judge.model] * len(urls)
     return [replace(judge, url=u, model=m) for u, m in zip(urls, names)]
@@ -61,6 +63,7 @@ def resolve(args) -> tuple:
     for name, value in (("evaluate", ev), ("filter", flt), ("judge", members[0])):
         if hasattr(cfg, name):
             setattr(cfg, name, value)
+    cfg.validate()  # the flags of this command, too, before any work
     return cfg, ev, flt, members
 
 
@@ -113,7 +116,7 @@ def print_evaluation(work: Path, summaries: dict, out=None) -> None:
 
 
 def cmd_evaluate(args, endpoints_factory) -> int:
-    from sciqag_dataset.cli import EXIT_FAILED_RECORDS, EXIT_OK, _save_config
+    from sciqag_dataset.cli import EXIT_FAILED_RECORDS, EXIT_OK, prepare_work
 
     from .stage import run_evaluate
 
@@ -123,7 +126,7 @@ def cmd_evaluate(args, endpoints_factory) -> int:
               "(or --metrics racar for the embedded model) for RACAR.", file=sys.stderr)
     ev.resolve_metrics(bool(members[0].url))
     ev.validate()
-    _save_config(cfg)
+    prepare_work(cfg, ["evaluate"] if ev.needs_judge() else [])
     work = Path(cfg.work_dir)
     with endpoints_factory(cfg) as endpoints:
         judges = [endpoints.client(e) for e in members] if ev.needs_judge() else None
@@ -138,10 +141,12 @@ def cmd_evaluate(args, endpoints_factory) -> int:
 
 def cmd_filter(args) -> int:
     from sciqag_dataset.cli import EXIT_OK
+    from sciqag_dataset.folders import WORK_LAYOUT, claim
 
     from .stage import FILTERED, filter_pairs
 
     cfg, _, flt, _ = resolve(args)
+    claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
     result = filter_pairs(cfg.work_dir, **flt.rules())
     print(f"filter: {result['pairs']} pairs -> {result['kept']} kept, {result['dropped']} dropped, "
           f"{result['missing']} missing a required score -> {Path(cfg.work_dir) / FILTERED}")

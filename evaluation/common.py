@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from sciqag_dataset.runner import JsonlIndex, iter_latest
+from sciqag_dataset.errors import MissingInput, UserError
 
 log = logging.getLogger(__name__)
 
@@ -26,12 +27,12 @@ def qa_source(work: Path, source: str | None = None) -> str:
     if source is None:
         source = "generated" if (work / "generated.jsonl").exists() else "seed"
     if source not in QA_SOURCES:
-        raise ValueError(f"unknown QA source {source!r}: expected one of {', '.join(QA_SOURCES)}")
+        raise UserError(f"unknown QA source {source!r}: expected one of {', '.join(QA_SOURCES)}")
     if not (work / f"{source}.jsonl").exists():
         hint = "sciqag generate" if source == "generated" else "sciqag seed"
-        raise FileNotFoundError(f"{work}/{source}.jsonl not found: run `{hint}` first")
+        raise MissingInput(f"{work}/{source}.jsonl not found: run `{hint}` first")
     if not (work / "papers.jsonl").exists():
-        raise FileNotFoundError(f"{work}/papers.jsonl not found: run `sciqag ingest` first")
+        raise MissingInput(f"{work}/papers.jsonl not found: run `sciqag ingest` first")
     return source
 
 

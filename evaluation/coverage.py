@@ -30,6 +30,7 @@ import numpy as np
 from sciqag_dataset.evaluation.common import count_qa_papers, iter_qa_papers, qa_source
 from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, default_instruction, load_embedder
 from sciqag_dataset.runner import Summary, run_processes
+from sciqag_dataset.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -243,7 +244,7 @@ def run_coverage(work: str | Path, *, source: str | None = None, model_name: str
     pass "" to disable it. One process: the model is the cost, and torch already uses the cores."""
     work = Path(work)
     if definition not in DEFINITIONS:
-        raise ValueError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
+        raise UserError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
     source = qa_source(work, source)
     model = load_embedder(model_name, device)
 

@@ -26,6 +26,7 @@ from statistics import mean
 from typing import Any, Iterable, Sequence
 
 from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.errors import UserError
 from sciqag_dataset.runner import Summary, iter_latest, run_async, run_processes
 
 from .common import count_qa_papers, iter_qa_papers, qa_source
@@ -158,7 +159,7 @@ def run_diversity(work: str | Path, *, method: str = "embedding", client: LLMCli
     ``method="llm"`` needs ``client`` (the judge); ``method="embedding"`` uses ``model_name``.
     """
     if method not in METHODS:
-        raise ValueError(f"unknown diversity method {method!r}; choose one of {METHODS}")
+        raise UserError(f"unknown diversity method {method!r}; choose one of {METHODS}")
     work = Path(work)
     src = qa_source(work, source)
     out = work / "diversity.jsonl"
@@ -176,7 +177,7 @@ def run_diversity(work: str | Path, *, method: str = "embedding", client: LLMCli
         return run_processes("diversity", iter_qa_papers(work, src), one, out, workers=1, total=total)
 
     if client is None:
-        raise ValueError("diversity method 'llm' needs a judge client")
+        raise UserError("diversity method 'llm' needs a judge client")
 
     async def one_llm(paper: dict) -> dict:
         qs = _questions(paper)

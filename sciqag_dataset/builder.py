@@ -15,6 +15,7 @@ from typing import Iterator
 import datasets
 
 from . import __version__
+from .errors import MissingInput, UserError
 from .runner import JsonlIndex, iter_latest, read_jsonl
 from .schema import EVALUATED_PAIR, conform, features_for
 
@@ -94,11 +95,11 @@ class SciQAG(datasets.GeneratorBasedBuilder):
 
     def _split_generators(self, dl_manager):
         if not self.config.data_dir:
-            raise ValueError("pass data_dir=<work directory>")
+            raise UserError("pass data_dir=<work directory>")
         work = Path(self.config.data_dir)
         needed = evaluated_file(work) if self.config.name == "evaluated" else STAGE_FILES[self.config.name]
         if not (work / needed).exists():
-            raise FileNotFoundError(f"{work / needed} not found: run the `{self.config.name}` stage first")
+            raise MissingInput(f"{work / needed} not found: run the `{self.config.name}` stage first")
         return [datasets.SplitGenerator(name=s, gen_kwargs={"work": work, "split": s}) for s in SPLITS]
 
     def _records(self, work: Path) -> Iterator[dict]:

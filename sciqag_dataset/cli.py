@@ -1,26 +1,30 @@
 """`sciqag`: one subcommand per stage over a work directory, and `sciqag run` for all of them.
 
 Options come from, in rising order: defaults, the YAML config (``--config``, or
-``WORK/config.yaml`` written by an earlier run), then flags.
+``WORK/config.yaml`` written by an earlier run), then flags. Every option, key
+variable and output folder is checked before any work starts.
+
+Exit status: 0 all done; 1 some papers failed (a rerun retries them) or a bug
+(shown with its traceback); 2 a user error, on one line; 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import sys
-import time
 from importlib import resources
 from pathlib import Path
 
 from . import __version__
 from .config import STAGES, Config
+from .console import EXIT_FAILED, EXIT_OK, run_command, setup_logging
+from .folders import WORK_LAYOUT, check_publish_target, claim
 from .runner import Summary
 
 log = logging.getLogger("sciqag")
 
-EXIT_OK, EXIT_FAILED_RECORDS, EXIT_ERROR = 0, 1, 2
+EXIT_FAILED_RECORDS = EXIT_FAILED
 
 
 def sample_papers() -> list[str]:
@@ -107,7 +111,28 @@ def resolve_config(args) -> Config:
         cfg.inputs = list(args.inputs)
     if getattr(args, "stages", None):
         cfg.stages = [x.strip() for x in args.stages.split(",") if x.strip()]
-    return cfg
+    return cfg.validate()
+
+
+def check_keys(cfg: Config, stages) -> None:
+    """Resolve the key of every endpoint the given stages will call (UserError for an unset variable)."""
+    if "seed" in stages:
+        cfg.teacher.api_key("teacher.api_key_env")
+    if "generate" in stages:
+        cfg.generator.api_key("generator.api_key_env")
+    if "evaluate" in stages:
+        cfg.judge.api_key("judge.api_key_env")
+        for i, judge in enumerate(cfg.evaluate.judges):
+            judge.api_key(f"evaluate.judges[{i}].api_key_env")
+
+
+def prepare_work(cfg: Config, stages=()) -> Path:
+    """Checks before any work: keys of the endpoints these stages call, then the work directory (ours,
+    or new, or empty: never someone else's folder), where the resolved config is saved."""
+    check_keys(cfg, stages)
+    work = claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
+    cfg.save(work / "config.yaml")  # holds api_key_env names only, never keys; URLs without credentials
+    return work
 
 
 # ---------------------------------------------------------------- stages
@@ -115,7 +140,8 @@ def resolve_config(args) -> Config:
 def do_ingest(cfg: Config) -> Summary:
     from .builders.ingest import run_ingest
 
-    return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate)
+    return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate,
+                      follow_symlinks=cfg.ingest.follow_symlinks)
 
 
 def do_keywords(cfg: Config) -> Summary:
@@ -208,27 +234,23 @@ def _report(summary: Summary) -> int:
     return EXIT_OK
 
 
-def _save_config(cfg: Config) -> None:
-    work = Path(cfg.work_dir)
-    work.mkdir(parents=True, exist_ok=True)
-    cfg.save(work / "config.yaml")  # holds api_key_env names only, never keys
-
-
 # ---------------------------------------------------------------- commands
 
 def cmd_ingest(args) -> int:
     cfg = resolve_config(args)
-    _save_config(cfg)
+    prepare_work(cfg, ["ingest"])
     return _report(do_ingest(cfg))
 
 
 def cmd_keywords(args) -> int:
-    return _report(do_keywords(resolve_config(args)))
+    cfg = resolve_config(args)
+    claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
+    return _report(do_keywords(cfg))
 
 
 def cmd_seed(args) -> int:
     cfg = resolve_config(args)
-    _save_config(cfg)
+    prepare_work(cfg, ["seed"])
     with Endpoints(cfg) as endpoints:
         return _report(do_seed(cfg, endpoints))
 
@@ -238,8 +260,9 @@ def cmd_generate(args) -> int:
     if args.merge:
         from .builders.generate import merge_shards
 
+        claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
         return _report(merge_shards(cfg.work_dir))
-    _save_config(cfg)
+    prepare_work(cfg, ["generate"])
     with Endpoints(cfg) as endpoints:
         return _report(do_generate(cfg, endpoints))
 
@@ -251,9 +274,11 @@ def cmd_publish(args) -> int:
 
 def cmd_run(args) -> int:
     cfg = resolve_config(args)
-    _save_config(cfg)
-    print(f"Work directory: {Path(cfg.work_dir).resolve()}")
     stages = cfg.stages
+    if "publish" in stages:
+        check_publish_target(cfg.output_dir, Path(cfg.work_dir))  # refused now, not after an hour of work
+    prepare_work(cfg, stages)
+    print(f"Work directory: {Path(cfg.work_dir).resolve()}")
     worst = EXIT_OK
     if "ingest" in stages:
         worst = max(worst, _report(do_ingest(cfg)))
@@ -285,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="YAML config")
     p.add_argument("--on-duplicate", choices=["skip", "keep", "error"], dest="ingest.on_duplicate",
                    help="default skip (reported)")
+    p.add_argument("--follow-symlinks", action="store_true", default=None, dest="ingest.follow_symlinks",
+                   help="also read links that lead out of the input folders (default: skipped, reported)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("keywords", help="TopicRank keyphrases per paper -> WORK/keywords.jsonl")
@@ -347,16 +374,8 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _sigterm)
     args = build_parser().parse_args(argv)
-    level = logging.WARNING if args.verbose == 0 else logging.INFO if args.verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        return args.func(args)
-    except KeyboardInterrupt:
-        print("Interrupted: finished papers are saved; rerun the same command to resume.", file=sys.stderr)
-        return 130
-    except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        print(f"sciqag {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    setup_logging(args.verbose)
+    return run_command(args.func, args, f"sciqag {args.command}")
 
 
 if __name__ == "__main__":

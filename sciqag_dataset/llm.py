@@ -3,8 +3,20 @@
 Any OpenAI-compatible endpoint: OpenAI itself, TGI's Messages API, vLLM,
 ``transformers serve``. Async with bounded concurrency per endpoint, spread
 over several endpoints; retries with exponential backoff and full jitter on
-429/5xx/timeouts/connection loss; a persistent SQLite response cache keyed by
-the request; token and cost accounting. Stages never build HTTP clients.
+429/5xx/timeouts/connection loss and empty replies; a persistent SQLite
+response cache keyed by the request; token and cost accounting. Stages never
+build HTTP clients.
+
+What it guarantees:
+- a key goes only to the endpoints it was configured for (``resolve_api_key``);
+  no client library may pick one up from the environment on its own;
+- text that cannot be encoded (lone surrogates) is repaired on the way out and
+  on the way in, so it neither fails a request nor a write;
+- only complete replies are cached: an empty reply ("") is retried like a 5xx,
+  a reply cut at ``max_tokens`` is returned (marked by ``finish_reason``) but
+  not cached;
+- a corrupt cache file is moved aside and rebuilt; a failed cache write loses
+  nothing but the cache entry.
 """
 from __future__ import annotations
 
@@ -24,13 +36,60 @@ from urllib.parse import urlsplit
 
 import openai
 
+from .errors import UserError
+from .redact import redact, redact_url, remember_secret, url_secrets
+from .text_repair import repair
+
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+#: Sent when no key is configured. Never None: both client libraries would then look for a key of their
+#: own (OPENAI_API_KEY, the Hugging Face token) and send it to whatever host they were given.
+NO_KEY = "no-key"
+#: Hosts that OPENAI_API_KEY is sent to when an endpoint names no key variable of its own.
+OPENAI_HOSTS = ("api.openai.com",)
+
+__all__ = ["LLMClient", "LLMError", "LLMResponse", "ResponseCache", "Usage", "check_reachable",
+           "client_from_config", "redact_url", "resolve_api_key"]
 
 
 class LLMError(RuntimeError):
     """A request that failed for good (after retries, or not retryable)."""
+
+
+class EmptyReply(Exception):
+    """The server answered with no text: retried like a 5xx, never cached."""
+
+
+class EndpointUnreachable(UserError, LLMError):
+    """No configured endpoint answers at all (checked before a stage starts)."""
+
+
+def resolve_api_key(url: str | list[str] | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
+    """The key for the endpoint(s) at ``url``, read from the environment, or None.
+
+    A named variable must be set (else UserError naming it, never a value). With none named, only
+    OpenAI's own API gets ``OPENAI_API_KEY``: a key is never sent to a host it was not configured for.
+    The embedded server (``url`` None) never gets a key. Keys and URL passwords are remembered so that
+    every log line and error message masks them.
+    """
+    urls = [] if url is None else [url] if isinstance(url, str) else list(url)
+    for u in urls:
+        for secret in url_secrets(u):
+            remember_secret(secret)
+    if not urls:
+        return None
+    if api_key_env:
+        value = os.environ.get(api_key_env)
+        if not value:
+            raise UserError(f"{option}: the environment variable {api_key_env} is not set (it should hold the "
+                            f"API key for {', '.join(map(redact_url, urls))})")
+        remember_secret(value)
+        return value
+    if all(urlsplit(u).hostname in OPENAI_HOSTS for u in urls) and os.environ.get("OPENAI_API_KEY"):
+        remember_secret(os.environ["OPENAI_API_KEY"])
+        return os.environ["OPENAI_API_KEY"]
+    return None
 
 
 @dataclass
@@ -57,42 +116,81 @@ class Usage:
         return asdict(self)
 
 
-def redact_url(url: str) -> str:
-    """Scheme, host and path only: never user:password@ or query tokens."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return f"{parts.scheme}://{host}{parts.path}"
+def complete_reply(value: dict) -> bool:
+    """A reply worth caching and replaying: some text, and not cut at ``max_tokens``."""
+    return bool(value.get("text")) and value.get("finish_reason") != "length"
 
 
 class ResponseCache:
-    """SQLite cache of successful responses, safe to share between processes (WAL)."""
+    """SQLite cache of complete responses, safe to share between processes (WAL).
 
-    def __init__(self, path: str | Path):
+    The cache only saves money: a file that is not a database any more (a crash of the disk, a
+    truncated copy) is moved aside as ``cache.sqlite.corrupt-<time>`` and started afresh, and a read
+    or write that fails is logged and treated as a miss, so the reply in hand is never lost.
+    """
+
+    def __init__(self, path: str | Path, timeout: float = 30.0):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
-                         " created REAL NOT NULL)")
-        self._db.commit()
+        self._timeout = timeout
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as exc:
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+            log.warning("response cache %s is unreadable (%s); moved aside to %s and rebuilt", self.path, exc,
+                        aside.name)
+            for suffix in ("", "-wal", "-shm"):
+                part = Path(f"{self.path}{suffix}")
+                if part.exists():
+                    os.replace(part, f"{aside}{suffix}")
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=self._timeout)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+                       " created REAL NOT NULL)")
+            db.commit()
+            db.execute("SELECT key, value FROM responses ORDER BY rowid DESC LIMIT 1").fetchall()
+            wal = Path(f"{self.path}-wal")
+            pages = db.execute("PRAGMA page_count").fetchone()[0] * db.execute("PRAGMA page_size").fetchone()[0]
+            if not (wal.exists() and wal.stat().st_size) and self.path.stat().st_size < pages:
+                raise sqlite3.DatabaseError(f"truncated: {self.path.stat().st_size} of {pages} bytes")
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
 
     @staticmethod
     def key(request: dict) -> str:
-        return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        # surrogatepass: a key must never fail to compute (bodies are repaired first anyway)
+        blob = json.dumps(request, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return hashlib.sha256(blob).hexdigest()
 
     def get(self, key: str) -> dict | None:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            value = json.loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError) as exc:
+            log.warning("response cache read failed (%s: %s); asking the model", type(exc).__name__, exc)
+            return None
+        return value if value is not None and complete_reply(value) else None  # older versions cached cut replies
 
-    def put(self, key: str, value: dict) -> None:
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
-                             (key, json.dumps(value, ensure_ascii=False), time.time()))
-            self._db.commit()
+    def put(self, key: str, value: dict) -> bool:
+        """Store a complete reply; False (logged) when the write failed."""
+        try:
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
+                                 (key, json.dumps(value, ensure_ascii=False), time.time()))
+                self._db.commit()
+            return True
+        except (sqlite3.Error, ValueError) as exc:
+            log.warning("response cache write failed (%s: %s); the reply is kept in the stage output but "
+                        "will be asked again if that is lost", type(exc).__name__, exc)
+            return False
 
     def __len__(self) -> int:
         with self._lock:
@@ -117,8 +215,8 @@ class _Endpoint:
 class LLMClient:
     """Chat and raw completions against one or more OpenAI-compatible endpoints.
 
-    ``api_key`` is used in memory only; configs name the environment variable
-    that holds it (``api_key_env``), never the key.
+    ``api_key`` is used in memory only and sent to ``base_url`` alone; configs name the environment
+    variable that holds it (``api_key_env``, see ``resolve_api_key``), never the key.
     """
 
     base_url: str | list[str]
@@ -134,7 +232,9 @@ class LLMClient:
     price_prompt_per_m: float = 0.0
     price_completion_per_m: float = 0.0
     label: str | None = None  # the model's public name when ``model`` is a local path
-    backend: str = "openai"  # "openai" | "hf" (huggingface_hub.AsyncInferenceClient for chat; TGI's Messages API)
+    # "openai" (the openai client) | "hf" (huggingface_hub's AsyncInferenceClient for chat requests; it has no
+    # /v1/completions call, so raw completions of the alpaca style go through the openai client either way)
+    backend: str = "openai"
     # Part of the cache key: the same model asked the same thing by two stages (teacher and generator
     # in the embedded default) gets two samples, not one reply twice.
     cache_namespace: str = ""
@@ -150,10 +250,14 @@ class LLMClient:
         if self.backend == "hf":
             from huggingface_hub import constants
 
-            if constants.HF_HUB_OFFLINE:  # InferenceClient refuses every URL then, loopback included
-                log.warning("HF_HUB_OFFLINE is set: InferenceClient would refuse %s; using the openai "
-                            "transport for the same Messages API", ", ".join(map(redact_url, urls)))
-                self.backend = "openai"
+            if constants.is_offline_mode():  # InferenceClient refuses every URL then, loopback included
+                raise UserError("backend hf: HF_HUB_OFFLINE is set, and huggingface_hub's InferenceClient then "
+                                f"refuses every URL ({', '.join(map(redact_url, urls))}); unset HF_HUB_OFFLINE "
+                                "or use backend openai")
+        for u in urls:
+            for secret in url_secrets(u):
+                remember_secret(secret)
+        remember_secret(self.api_key)
         self._endpoints: list[_Endpoint] | None = None  # built lazily inside the running event loop
         self._loop = None
         self._turn = 0
@@ -162,7 +266,7 @@ class LLMClient:
         loop = asyncio.get_running_loop()
         if self._endpoints is None or self._loop is not loop:  # HTTP clients belong to one event loop
             self._loop = loop
-            key = self.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+            key = self.api_key or NO_KEY
             self._endpoints = [
                 _Endpoint(u, openai.AsyncOpenAI(base_url=u, api_key=key, max_retries=0, timeout=self.timeout),
                           self._hf_client(u, key), asyncio.Semaphore(self.concurrency))
@@ -187,12 +291,15 @@ class LLMClient:
 
     async def _request(self, kind: str, body: dict, params: dict) -> LLMResponse:
         merged = {**self.params, **params}
+        body, repaired = repair(body)
+        if repaired:
+            log.warning("request text had %d unencodable character(s) (lone surrogates); sent as U+FFFD", repaired)
         key = ResponseCache.key({"kind": kind, "model": self.model, **body, "params": merged,
                                  **({"namespace": self.cache_namespace} if self.cache_namespace else {})})
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             self.usage.cached += 1
             return LLMResponse(**{**hit, "cached": True})
-        last: Exception | None = None
+        last: BaseException | None = None
         for attempt in range(self.max_retries + 1):
             endpoint = self._pick()
             try:
@@ -202,11 +309,14 @@ class LLMClient:
                         resp = await self._send(endpoint, kind, body, merged)
                     finally:
                         endpoint.in_flight -= 1
+                if not resp.text:
+                    self._account(resp)  # the tokens were spent all the same
+                    raise EmptyReply(f"empty reply (finish_reason={resp.finish_reason})")
             except Exception as exc:
                 retry_after = _retryable(exc)
                 if retry_after is None:
                     self.usage.failures += 1
-                    raise LLMError(f"{type(exc).__name__}: {_short(exc)}") from exc
+                    raise LLMError(redact(f"{type(exc).__name__}: {_short(exc)}")) from exc
                 last = exc
                 if isinstance(exc, (openai.APIConnectionError, ConnectionError)) and len(self.urls) > 1:
                     endpoint.down_until = time.monotonic() + min(self.max_backoff, self.backoff * 2 ** attempt * 5)
@@ -218,11 +328,12 @@ class LLMClient:
                 await asyncio.sleep(delay)
                 continue
             self._account(resp)
-            if self.cache is not None:
-                self.cache.put(key, {k: v for k, v in asdict(resp).items() if k != "cached"})
+            value = {k: v for k, v in asdict(resp).items() if k != "cached"}
+            if self.cache is not None and complete_reply(value):
+                self.cache.put(key, value)
             return resp
         self.usage.failures += 1
-        raise LLMError(f"gave up after {self.max_retries + 1} attempts: {type(last).__name__}: {_short(last)}")
+        raise LLMError(redact(f"gave up after {self.max_retries + 1} attempts: {type(last).__name__}: {_short(last)}"))
 
     def _pick(self) -> _Endpoint:
         """The least busy replica that is not resting; round-robin among equals."""
@@ -255,6 +366,10 @@ class LLMClient:
             choice = r.choices[0]
             text, finish = choice.text or "", choice.finish_reason
         usage = r.usage
+        text, repaired = repair(text)
+        if repaired:
+            log.warning("%s replied with %d unencodable character(s) (lone surrogates); kept as U+FFFD",
+                        redact_url(endpoint.url), repaired)
         return LLMResponse(text=text, finish_reason=finish,
                            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
@@ -292,7 +407,7 @@ def _retryable(exc: Exception) -> float | None:
             return float(exc.response.headers.get("retry-after", 0))
         except (TypeError, ValueError):
             return 0.0
-    if isinstance(exc, (asyncio.TimeoutError, ConnectionError)):
+    if isinstance(exc, (asyncio.TimeoutError, ConnectionError, EmptyReply)):
         return 0.0
     return None
 
@@ -310,13 +425,14 @@ def client_from_config(cfg, cache_path: str | Path | None = None, *, url=None, m
     if not url or not model:
         raise ValueError("an endpoint needs both `url` and `model` (or leave `url` empty for the local server)")
     return LLMClient(
-        base_url=url, model=model, api_key=cfg.api_key(),
+        base_url=url, model=model,
+        api_key=None if label else cfg.api_key(),  # `label`: the embedded server, which never gets a key
         params={"temperature": cfg.temperature, "top_p": cfg.top_p,
                 "max_tokens": cfg.max_tokens or (512 if label else 2048)},
         concurrency=cfg.concurrency, max_retries=cfg.max_retries, timeout=cfg.timeout,
         cache=ResponseCache(cache_path) if cache_path else None,
         price_prompt_per_m=cfg.price_prompt_per_m, price_completion_per_m=cfg.price_completion_per_m,
-        label=label,
+        label=label, backend=cfg.backend,
     )
 
 
@@ -329,10 +445,11 @@ def check_reachable(urls: str | list[str], timeout: float = 10.0) -> None:
     errors = []
     for url in urls:
         try:
-            urllib.request.urlopen(url.rstrip("/") + "/models", timeout=timeout).close()
+            # a probe needs no credentials: none are sent (urllib cannot take user:password@ anyway)
+            urllib.request.urlopen(redact_url(url).rstrip("/") + "/models", timeout=timeout).close()
             return
         except urllib.error.HTTPError:
             return  # the server answered, even if not with a model list
         except Exception as exc:
             errors.append(f"{redact_url(url)}: {getattr(exc, 'reason', exc)}")
-    raise LLMError("no endpoint is reachable: " + "; ".join(errors))
+    raise EndpointUnreachable(redact("no endpoint is reachable: " + "; ".join(errors)))

@@ -21,6 +21,8 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from . import __version__
 from .builder import CITATION, SPLITS, STAGE_FILES, USABLE, SciQAG
 from .config import Config
+from .errors import MissingInput, UserError
+from .folders import MARKER, check_publish_target, install_publish, new_staging
 from .runner import iter_latest
 
 log = logging.getLogger(__name__)
@@ -45,16 +47,20 @@ def available_configs(work: Path) -> list[str]:
     """The QA configs whose stage has run (what `publish` writes when none are configured)."""
     names = [c for c in ("seed", "generated", "evaluated") if (work / STAGE_FILES[c]).exists()]
     if not names:
-        raise FileNotFoundError(f"nothing to publish in {work}: run `sciqag seed` or `sciqag generate` first")
+        raise MissingInput(f"nothing to publish in {work}: run `sciqag seed` or `sciqag generate` first")
     return names
 
 
 def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
-    """Build every configured config with the `datasets` builder and write the publish folder."""
+    """Build every configured config with the `datasets` builder and write the publish folder.
+
+    ``out`` must be new, empty or an earlier publish (see ``folders``); only our own files there change.
+    """
     work, out = Path(work), Path(out)
+    check_publish_target(out, work)
     pc = cfg.publish
     names = pc.configs or available_configs(work)
-    staging = Path(tempfile.mkdtemp(prefix=".publish-", dir=out.parent if out.parent.exists() else None))
+    staging = new_staging(out)
     counts, configs_yaml, features, excluded = [], [], {}, []
     try:
         with tempfile.TemporaryDirectory() as cache:
@@ -88,17 +94,14 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                 features[name] = {k: _dtype(v) for k, v in builder.info.features.items()}
                 excluded += _excluded(work, name)
         if not configs_yaml:
-            raise ValueError(f"no config has usable records in {work}; nothing to publish (see the status "
-                             "column of the stage files)")
+            raise UserError(f"no config has usable records in {work}; nothing to publish (see the status "
+                            "column of the stage files)")
         quality = _quality(work, staging)
         card = render_card(work, cfg, counts, configs_yaml, features, excluded, quality)
         card.save(staging / "README.md")
-        if out.exists():
-            shutil.rmtree(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging.rename(out)  # the folder appears whole or not at all
+        install_publish(staging, out)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)  # gone already when installed
     log.info("published %s", out)
     return out
 
@@ -158,6 +161,6 @@ def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False, api=
     api = api or HfApi()
     api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
     info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
-                             ignore_patterns=ignore_patterns,
+                             ignore_patterns=[*(ignore_patterns or []), MARKER],  # the local ownership marker
                              commit_message=message or f"Publish with sciqag-hf {__version__}")
     return str(getattr(info, "commit_url", info))

@@ -19,6 +19,10 @@ from typing import Any, Awaitable, Callable, Iterable, Iterator
 
 from tqdm.auto import tqdm
 
+from .processes import WorkerInit
+from .redact import redact
+from .text_repair import repair
+
 log = logging.getLogger(__name__)
 
 FAILED = "failed"
@@ -117,7 +121,7 @@ class JsonlWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._repair_tail()
-        self._f = self.path.open("a", encoding="utf-8")
+        self._f = self.path.open("ab")
         self.fsync = fsync
 
     def _repair_tail(self) -> None:
@@ -133,7 +137,15 @@ class JsonlWriter:
             log.warning("%s: removed an incomplete last line left by an interrupted run", self.path)
 
     def write(self, record: dict) -> None:
-        self._f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        try:
+            data = line.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: repaired here rather than crashing the run
+            record, n = repair(record)
+            log.warning("%s: record %s had %d unencodable character(s); written as U+FFFD", self.path.name,
+                        record.get("id"), n)
+            data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        self._f.write(data)
         self._f.flush()
         if self.fsync:
             os.fsync(self._f.fileno())
@@ -187,7 +199,7 @@ def pending(records: Iterable[dict], out: str | Path, summary: Summary, bar=None
 
 
 def _failure(rec: dict, exc: BaseException) -> dict:
-    return {"id": rec["id"], "status": FAILED, "error": f"{type(exc).__name__}: {exc}"}
+    return {"id": rec["id"], "status": FAILED, "error": redact(f"{type(exc).__name__}: {exc}")}
 
 
 def run_processes(stage: str, records: Iterable[dict], fn: Callable[[dict], dict], out: str | Path, *,
@@ -207,8 +219,8 @@ def run_processes(stage: str, records: Iterable[dict], fn: Callable[[dict], dict
             results: Iterable[dict] = map(safe, todo)
             for res in results:
                 _record(writer, summary, res, bar)
-        else:
-            with ProcessPoolExecutor(workers, initializer=initializer, initargs=initargs) as pool:
+        else:  # workers end with this process, even on kill -9 (see processes.py)
+            with ProcessPoolExecutor(workers, initializer=WorkerInit(initializer, initargs)) as pool:
                 for res in pool.map(safe, todo, chunksize=chunksize):
                     _record(writer, summary, res, bar)
     return summary

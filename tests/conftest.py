@@ -30,6 +30,86 @@ def tiny_server(tiny_model_dir, tmp_path_factory):
         yield server
 
 
+@pytest.fixture(scope="session")
+def says_server(tmp_path_factory):
+    """A real `transformers serve` whose tiny model answers every chat prompt with ``tiny_model.REPLY`` and
+    stops: complete replies (``finish_reason == "stop"``), so they are cached; a raw completion of a prompt
+    ending in "." is an empty reply; a small ``max_tokens`` gives a reply cut at the limit."""
+    from tiny_model import REPLY, build_tiny_model
+
+    from sciqag_dataset.local_server import LocalServer
+
+    model = build_tiny_model(tmp_path_factory.mktemp("says-model"), says=REPLY)
+    with LocalServer(model, log_path=tmp_path_factory.mktemp("says-serve") / "server.log") as server:
+        yield server
+
+
+class RecordingProxy:
+    """A loopback HTTP proxy in front of a real server: it records each request's path and headers, then
+    forwards the request unchanged and returns the real reply. It shows what a client sends to a host
+    (which key, if any), which no server here logs. ``rewrite`` may change a reply body on its way back,
+    for replies no real server here writes (lone surrogates)."""
+
+    def __init__(self, upstream: str, rewrite=None):
+        import http.server
+        import threading
+        import urllib.error
+        import urllib.request
+
+        upstream = upstream.rstrip("/").removesuffix("/v1")  # a server root or its /v1 base URL
+        self.requests: list[dict] = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _forward(self, body: bytes | None):
+                proxy.requests.append({"path": self.path, "headers": dict(self.headers)})
+                req = urllib.request.Request(upstream.rstrip("/") + self.path, data=body, method=self.command,
+                                             headers={"Content-Type": self.headers.get("Content-Type",
+                                                                                       "application/json")})
+                try:
+                    with urllib.request.urlopen(req, timeout=120) as r:
+                        status, data = r.status, r.read()
+                except urllib.error.HTTPError as e:
+                    status, data = e.code, e.read()
+                if rewrite is not None and status == 200:
+                    data = rewrite(data)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._forward(None)
+
+            def do_POST(self):
+                self._forward(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def authorizations(self) -> list[str | None]:
+        return [next((v for k, v in r["headers"].items() if k.lower() == "authorization"), None)
+                for r in self.requests if r["path"].endswith("/completions")]
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 class FakeHfApi:
     """A fake of huggingface_hub.HfApi: the Hub cannot be reached here, so record the calls."""
 

@@ -13,9 +13,10 @@ from sciqag_dataset.local_server import free_port
 from sciqag_dataset.runner import JsonlWriter, finished_ids, iter_latest, run_async, run_processes
 
 
-def test_chat_and_completion_cache_and_usage(tiny_server, tmp_path):
+def test_chat_and_completion_cache_and_usage(says_server, tmp_path):
+    # says_server's replies are complete (finish_reason "stop"): only such replies are cached
     cache = ResponseCache(tmp_path / "cache.sqlite")
-    client = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 8}, cache=cache)
+    client = LLMClient(says_server.base_url, says_server.model, params={"max_tokens": 40}, cache=cache)
     msgs = [{"role": "user", "content": "Name one perovskite."}]
 
     async def go():
@@ -32,7 +33,7 @@ def test_chat_and_completion_cache_and_usage(tiny_server, tmp_path):
     assert client.usage.completion_tokens == a.completion_tokens + c.completion_tokens
     assert len(cache) == 2
     # the cache persists across processes/clients
-    again = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 8},
+    again = LLMClient(says_server.base_url, says_server.model, params={"max_tokens": 40},
                       cache=ResponseCache(tmp_path / "cache.sqlite"))
     assert asyncio.run(again.chat(msgs)).cached
 

@@ -132,10 +132,12 @@ def test_tiny_server_five_calls_per_paper_and_missing_never_invented(tiny_server
     assert run_racar(work, [again]).counts["skipped"] == 2 and again.usage.requests == 0
 
 
-def test_tiny_server_malformed_reply_is_retried_as_a_new_request(tiny_server, tmp_path):
+def test_tiny_server_malformed_reply_is_retried_as_a_new_request(says_server, tmp_path):
+    # says_server answers every prompt with one QA pair, never a judgement, and its replies are complete
+    # (finish_reason "stop"), so they are cached: a reply cut at max_tokens would not be
     work = make_work(tmp_path, n_papers=1)
     cache = ResponseCache(tmp_path / "cache.sqlite")
-    judge = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 8, "temperature": 0.0},
+    judge = LLMClient(says_server.base_url, says_server.model, params={"max_tokens": 40, "temperature": 0.0},
                       cache=cache)
     run_racar(work, [judge], max_attempts=2, context_tokens=2048)
     # the retry carries a note, so it is a real second request rather than the cached first reply

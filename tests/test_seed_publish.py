@@ -43,7 +43,8 @@ def make_work(tmp_path: Path, n: int = 4) -> Path:
 
 
 def client_for(server, work: Path, **kw) -> LLMClient:
-    return LLMClient(server.base_url, server.model, params={"max_tokens": 12, "temperature": 0.6, "top_p": 0.9},
+    return LLMClient(server.base_url, server.model,
+                     params={"max_tokens": kw.pop("max_tokens", 12), "temperature": 0.6, "top_p": 0.9},
                      cache=ResponseCache(work / "cache.sqlite"), max_retries=kw.pop("max_retries", 2),
                      backoff=0.05, **kw)
 
@@ -74,8 +75,17 @@ def test_seed_records_every_paper_and_resumes_from_cache(tiny_server, tmp_path):
     s2 = run_seed(work, again, cfg)
     assert s2.counts["skipped"] == 4 and again.usage.requests == 0  # finished papers are not re-sent
 
+
+def test_a_deleted_output_is_rebuilt_from_the_cache(says_server, tmp_path):
+    # says_server's replies are complete: the tiny random model's always stop at max_tokens, and a reply
+    # cut short is never cached
+    work = make_work(tmp_path)
+    cfg = SeedConfig(n_pairs=10, context_tokens=2048)
+    first = client_for(says_server, work, max_tokens=40)
+    run_seed(work, first, cfg)
+    assert first.usage.requests == 4
     (work / "seed.jsonl").unlink()
-    third = client_for(tiny_server, work)
+    third = client_for(says_server, work, max_tokens=40)
     run_seed(work, third, cfg)
     assert third.usage.requests == 0 and third.usage.cached == 4  # the cache proves it
 
@@ -190,7 +200,8 @@ def test_publish_folder_loads_with_load_dataset(tmp_path):
     assert "arXiv:2405.09939" in card and "| unparsed | 1 |" in card
     # republishing replaces the folder whole
     write_folder(work, out, cfg)
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "papers", "seed"]
+    # the folder holds the publish and the project's ownership marker (hidden; not uploaded)
+    assert sorted(p.name for p in out.iterdir()) == [".sciqag.json", "README.md", "papers", "seed"]
 
 
 def test_push_uploads_the_same_folder(tmp_path):

@@ -27,6 +27,9 @@ from collections import Counter
 from pathlib import Path
 
 from sciqag_dataset.builders.format import render_output
+from sciqag_dataset.errors import MissingInput, Unavailable, UserError
+from sciqag_dataset.folders import MODEL_SIGNS, claim
+from sciqag_dataset.llm import resolve_api_key
 from sciqag_dataset.runner import JsonlWriter, iter_latest
 
 from .config import GENERATOR_INFO_FILE, TrainConfig, write_generator_info
@@ -37,7 +40,7 @@ log = logging.getLogger(__name__)
 USABLE = ("ok", "short")
 
 
-class AugmentUnavailable(RuntimeError):
+class AugmentUnavailable(Unavailable):
     """A stage the augmentation round needs is not installed."""
 
 
@@ -58,7 +61,7 @@ def select_papers(src_work: str | Path, n: int, exclude: set[str], dest: Path, s
     """
     src = Path(src_work)
     if not (src / "papers.jsonl").exists():
-        raise FileNotFoundError(f"{src}/papers.jsonl not found: ingest the extra papers with `sciqag ingest` "
+        raise MissingInput(f"{src}/papers.jsonl not found: ingest the extra papers with `sciqag ingest` "
                                 "(and `sciqag keywords`) first")
     candidates = [p["id"] for p in iter_latest(src / "papers.jsonl") if p.get("id") not in exclude]
     order = sorted(candidates, key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
@@ -124,15 +127,13 @@ def generated_rows(work: str | Path, threshold: float | None = None) -> tuple[li
 
 
 def _judge_clients(cfg: TrainConfig, stack, log_dir: Path):
-    import os
-
     from sciqag_dataset.llm import LLMClient
 
     if cfg.augment_judge_url:
         if not cfg.augment_judge_model:
-            raise ValueError("augment_judge_url needs augment_judge_model")
-        return [LLMClient(cfg.augment_judge_url, cfg.augment_judge_model,
-                          api_key=os.environ.get(cfg.augment_judge_api_key_env), params={"temperature": 0.0})]
+            raise UserError("augment_judge_url needs augment_judge_model")
+        key = resolve_api_key(cfg.augment_judge_url, cfg.augment_judge_api_key_env, "augment_judge_api_key_env")
+        return [LLMClient(cfg.augment_judge_url, cfg.augment_judge_model, api_key=key, params={"temperature": 0.0})]
     from sciqag_dataset.local_server import DEFAULT_MODEL_ID, embedded_default
 
     log.warning("augmentation: no judge endpoint configured, judging with the embedded %s", DEFAULT_MODEL_ID)
@@ -169,9 +170,12 @@ def run_augment(cfg: TrainConfig):
 
     run_generate = _generation_stage()  # fail before hours of training, not after
     if not cfg.augment_work:
-        raise ValueError("--augment needs --augment-work: a work directory with the extra papers "
+        raise UserError("--augment needs --augment-work: a work directory with the extra papers "
                          "(`sciqag ingest` + `sciqag keywords`)")
     cfg.validate()
+    if cfg.augment_judge_url:  # an unset key variable fails now, not after the first round of training
+        resolve_api_key(cfg.augment_judge_url, cfg.augment_judge_api_key_env, "augment_judge_api_key_env")
+    claim(cfg.output_dir, "model", option="output_dir", adopt=MODEL_SIGNS | {"augment"})
     root = Path(cfg.output_dir) / "augment"
     work, inter_dir = root / "work", root / "intermediate"
     rows_path, failed_path = root / "rows.json", root / "FAILED"
@@ -220,7 +224,7 @@ def _generate_rows(cfg: TrainConfig, run_generate, work: Path, inter_dir: Path, 
     known = {i for split in dsd.values() if "id" in split.column_names for i in split["id"]}
     chosen = select_papers(cfg.augment_work, cfg.augment_papers, known, work, seed=cfg.seed)
     if not chosen:
-        raise ValueError(f"augmentation: no extra papers in {cfg.augment_work} outside the dataset")
+        raise UserError(f"augmentation: no extra papers in {cfg.augment_work} outside the dataset")
 
     gen_cfg = GenerateConfig(prompt_style=None, n_pairs=cfg.n_pairs, context_tokens=cfg.max_length)
     with LocalServer(inter_dir, log_path=root / "generator_server.log") as server:
@@ -242,7 +246,7 @@ def _generate_rows(cfg: TrainConfig, run_generate, work: Path, inter_dir: Path, 
     log.warning("augmentation: %d generated pairs from %d papers join the seed data (%s)", counts["pairs_kept"],
                 len(rows), ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if counts["pairs_kept"] < cfg.augment_min_pairs:
-        raise RuntimeError(f"augmentation: the intermediate generator left {counts['pairs_kept']} usable pairs "
+        raise UserError(f"augmentation: the intermediate generator left {counts['pairs_kept']} usable pairs "
                            f"(need augment_min_pairs={cfg.augment_min_pairs}) for {len(chosen)} papers "
                            f"({dict(counts)}); see {work / 'generated.jsonl'}. The intermediate model is in "
                            f"{inter_dir}.")

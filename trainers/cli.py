@@ -25,6 +25,8 @@ import typing
 
 import yaml
 
+from sciqag_dataset.console import run_command, setup_logging
+
 from .config import TrainConfig
 
 log = logging.getLogger("sciqag.train")
@@ -140,16 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     add_arguments(parser)
     args = parser.parse_args(argv)
-    level = logging.WARNING if args.verbose == 0 else logging.INFO if args.verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        return cmd_train(args)
-    except KeyboardInterrupt:
-        print("Interrupted: checkpoints (if any) are under OUTPUT/checkpoints; rerun to resume.", file=sys.stderr)
-        return 130
-    except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        print(f"sciqag train: error: {exc}", file=sys.stderr)
-        return 2
+    setup_logging(args.verbose)
+    return run_command(cmd_train, args, "sciqag train",
+                       interrupted="checkpoints (if any) are under OUTPUT/checkpoints; rerun to resume")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ from typing import Any
 
 import yaml
 
+from sciqag_dataset.options import check_fields
+from sciqag_dataset.errors import UserError
+
 log = logging.getLogger(__name__)
 
 GENERATOR_INFO_FILE = "sciqag_generator.json"
@@ -135,51 +138,53 @@ class TrainConfig:
     augment_judge_url: str | None = _f(None, "judge endpoint for the RACAR filter; null = the embedded local "
                                              "model")
     augment_judge_model: str | None = _f(None, "model name the judge endpoint serves")
-    augment_judge_api_key_env: str = _f("OPENAI_API_KEY", "environment variable holding the judge's API key")
+    augment_judge_api_key_env: str | None = _f(None, "environment variable holding the judge's API key (must be set "
+                                                     "when named; none: OPENAI_API_KEY for api.openai.com only)")
 
     def __post_init__(self) -> None:
         self.validate(partial=True)
 
     # -- checks ---------------------------------------------------------------------------------
     def validate(self, partial: bool = False) -> "TrainConfig":
-        """Raise ValueError on a bad option; ``partial`` skips the required fields (YAML then flags)."""
+        """Raise UserError on a bad option; ``partial`` skips the required fields (YAML then flags)."""
+        check_fields(self)  # types from the annotations, `choices` from the metadata
         choices = {f.name: f.metadata["choices"] for f in dataclasses.fields(self) if "choices" in f.metadata}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
+                raise UserError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
         if not partial:
             missing = [f.name for f in dataclasses.fields(self) if f.metadata.get("required")
                        and not getattr(self, f.name)]
             if missing:
-                raise ValueError("missing required option(s): " + ", ".join(missing)
+                raise UserError("missing required option(s): " + ", ".join(missing)
                                  + " (set them in the YAML config or with --base-model / --dataset)")
         for name in ("n_pairs", "max_length", "per_device_train_batch_size", "gradient_accumulation_steps",
                      "lora_r", "augment_papers"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, not {getattr(self, name)!r}")
+                raise UserError(f"{name} must be a positive integer, not {getattr(self, name)!r}")
         if self.assistant_only_loss and self.prompt_style != "paper":
-            raise ValueError("assistant_only_loss needs chat data: use prompt_style paper")
+            raise UserError("assistant_only_loss needs chat data: use prompt_style paper")
         if self.method == "full" and self.save == "adapter":
-            raise ValueError("save: adapter needs a PEFT method (lora, longlora, qlora), not full fine-tuning")
+            raise UserError("save: adapter needs a PEFT method (lora, longlora, qlora), not full fine-tuning")
         if not isinstance(self.augment_min_pairs, int) or self.augment_min_pairs < 0:
-            raise ValueError(f"augment_min_pairs must be 0 or more, not {self.augment_min_pairs!r}")
+            raise UserError(f"augment_min_pairs must be 0 or more, not {self.augment_min_pairs!r}")
         if self.augment_racar_threshold is not None and not 1 <= self.augment_racar_threshold <= 3:
-            raise ValueError("augment_racar_threshold is a mean RACAR score between 1 and 3")
+            raise UserError("augment_racar_threshold is a mean RACAR score between 1 and 3")
         if not isinstance(self.extra_args, dict):
-            raise ValueError("extra_args must be a mapping of SFTConfig field -> value")
+            raise UserError("extra_args must be a mapping of SFTConfig field -> value")
         return self
 
     # -- YAML -----------------------------------------------------------------------------------
     @classmethod
     def from_dict(cls, data: dict, where: str = "config") -> "TrainConfig":
         if not isinstance(data, dict):
-            raise ValueError(f"{where}: the train config must be a mapping")
+            raise UserError(f"{where}: the train config must be a mapping")
         if "api_key" in data:
-            raise ValueError(f"{where}: put keys in an environment variable, never in the config")
+            raise UserError(f"{where}: put keys in an environment variable, never in the config")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - known
         if unknown:
-            raise ValueError(f"{where}: unknown option(s) {sorted(unknown)}; known: {sorted(known)}")
+            raise UserError(f"{where}: unknown option(s) {sorted(unknown)}; known: {sorted(known)}")
         return cls(**data)
 
     @classmethod
@@ -188,7 +193,12 @@ class TrainConfig:
         (so one file can configure every stage)."""
         if path is None:
             return cls()
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except OSError as exc:
+            raise UserError(f"cannot read the config {path}: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise UserError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
         if isinstance(data, dict) and isinstance(data.get("train"), dict):
             data = data["train"]
         return cls.from_dict(data, str(path))
@@ -262,15 +272,15 @@ def read_generator_info(model_dir: str | Path) -> dict[str, Any] | None:
     try:
         info = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{model_dir}/{GENERATOR_INFO_FILE} is not valid JSON: {exc}") from None
+        raise UserError(f"{model_dir}/{GENERATOR_INFO_FILE} is not valid JSON: {exc}") from None
     if not isinstance(info, dict):
-        raise ValueError(f"{model_dir}/{GENERATOR_INFO_FILE} must hold a JSON object")
+        raise UserError(f"{model_dir}/{GENERATOR_INFO_FILE} must hold a JSON object")
     style = info.get("prompt_style") or "paper"
     if style not in PROMPT_STYLES:
-        raise ValueError(f"{model_dir}/{GENERATOR_INFO_FILE}: prompt_style must be one of {PROMPT_STYLES}, "
+        raise UserError(f"{model_dir}/{GENERATOR_INFO_FILE}: prompt_style must be one of {PROMPT_STYLES}, "
                          f"not {style!r}")
     n = info.get("n_pairs", 10)
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{model_dir}/{GENERATOR_INFO_FILE}: n_pairs must be a positive integer, not {n!r}")
+        raise UserError(f"{model_dir}/{GENERATOR_INFO_FILE}: n_pairs must be a positive integer, not {n!r}")
     return {**info, "prompt_style": style, "n_pairs": n,
             "endpoint": info.get("endpoint") or ENDPOINT_FOR_STYLE[style]}

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import datasets
 
+from sciqag_dataset.errors import MissingInput, UserError
+
 from sciqag_dataset.builders.format import render_output
 from sciqag_dataset.builders.prompts import build_messages, build_raw_prompt
 
@@ -43,7 +45,7 @@ def load_splits(dataset: str, config: str = "seed") -> datasets.DatasetDict:
     """The published dataset (a `sciqag publish` folder or a Hub dataset id), all splits."""
     local = Path(dataset)
     if not local.exists() and (dataset.startswith((".", "/", "~")) or dataset.count("/") != 1):
-        raise FileNotFoundError(f"dataset {dataset!r} is neither a local folder nor a Hub dataset id (owner/name)")
+        raise MissingInput(f"dataset {dataset!r} is neither a local folder nor a Hub dataset id (owner/name)")
     try:
         if local.exists():
             # datasets caches a local folder under its *name* and config, not its content: two publish
@@ -54,7 +56,7 @@ def load_splits(dataset: str, config: str = "seed") -> datasets.DatasetDict:
         else:
             dsd = datasets.load_dataset(dataset, config)
     except ValueError as exc:
-        raise ValueError(f"cannot load config {config!r} of {dataset}: {exc}") from None
+        raise UserError(f"cannot load config {config!r} of {dataset}: {exc}") from None
     if not isinstance(dsd, datasets.DatasetDict):
         dsd = datasets.DatasetDict({"train": dsd})
     return dsd
@@ -65,7 +67,7 @@ def pick_split(dsd: datasets.DatasetDict, split: str | None, required: bool) -> 
         return None
     if split not in dsd:
         if required:
-            raise ValueError(f"the dataset has no {split!r} split (it has: {', '.join(dsd) or 'none'})")
+            raise UserError(f"the dataset has no {split!r} split (it has: {', '.join(dsd) or 'none'})")
         log.info("no %r split: training without evaluation", split)
         return None
     return dsd[split]
@@ -137,9 +139,9 @@ def prepare_examples(rows, style: str, tokenizer, max_length: int, *, n_default:
                      messages_form: bool = False) -> Prepared:
     """Turn seed-config rows (``id, title, keywords, qa, input, output``) into TRL examples."""
     if style not in ("paper", "alpaca"):
-        raise ValueError(f"unknown prompt style {style!r}: paper or alpaca")
+        raise UserError(f"unknown prompt style {style!r}: paper or alpaca")
     if style == "paper" and not tokenizer.chat_template:
-        raise ValueError("prompt_style paper needs a chat template, and this tokenizer has none: use "
+        raise UserError("prompt_style paper needs a chat template, and this tokenizer has none: use "
                          "prompt_style alpaca, or set chat_template_path")
     count = _Counter(tokenizer, style)
     out, result = [], Prepared(None)

@@ -33,6 +33,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from sciqag_dataset.errors import MissingInput, Unavailable, UserError
+from sciqag_dataset.folders import MODEL_SIGNS, claim
+
 from .config import (DEEPSPEED_PRESETS, RESOLVED_CONFIG_FILE, TrainConfig, generator_info,
                      write_generator_info)
 from .data import Prepared, load_splits, pick_split, prepare_examples
@@ -44,7 +47,7 @@ ADAPTER_SUBDIR = "adapter"
 TRAINING_LOG = "training_log.json"
 
 
-class TrainingUnavailable(RuntimeError):
+class TrainingUnavailable(Unavailable):
     """An option this machine cannot run (QLoRA without CUDA, flash-attn without the package)."""
 
 
@@ -115,7 +118,7 @@ def deepspeed_config(value: str | None) -> str | None:
             return str(path)
     path = Path(value)
     if not path.is_file():
-        raise FileNotFoundError(f"DeepSpeed config {value!r} is neither a preset ({', '.join(DEEPSPEED_PRESETS)}) "
+        raise MissingInput(f"DeepSpeed config {value!r} is neither a preset ({', '.join(DEEPSPEED_PRESETS)}) "
                                 "nor a file")
     if "optimizer" in json.loads(path.read_text()):
         log.warning("%s has an `optimizer` block: DeepSpeed will build its own optimizer (fused Adam needs a "
@@ -209,7 +212,7 @@ def build_sft_config(cfg: TrainConfig, *, bf16: bool, has_eval: bool, checkpoint
     )
     unknown = set(cfg.extra_args) - {f.name for f in dataclasses.fields(SFTConfig)}
     if unknown:
-        raise ValueError(f"extra_args: {sorted(unknown)} are not SFTConfig fields")
+        raise UserError(f"extra_args: {sorted(unknown)} are not SFTConfig fields")
     kwargs.update(cfg.extra_args)
     return SFTConfig(**kwargs)
 
@@ -299,6 +302,9 @@ def build_trainer(cfg: TrainConfig, extra_rows: list[dict] | None = None) -> Bui
     set_seed(cfg.seed)
     bf16 = resolve_bf16(cfg.bf16)
     attn = pick_attention(cfg.attn_implementation, bf16)
+    # after the checks above, before anything is written: a new or empty folder, or one `sciqag train`
+    # wrote before; never a folder of the user's
+    claim(cfg.output_dir, "model", option="output_dir", adopt=MODEL_SIGNS)
 
     if cfg.packing and attn != "flash_attention_2":
         log.warning("packing with %s: packed rows are kept apart by a block-diagonal mask computed over the "
@@ -313,7 +319,7 @@ def build_trainer(cfg: TrainConfig, extra_rows: list[dict] | None = None) -> Bui
     prep_kw = dict(n_default=cfg.n_pairs, messages_form=cfg.assistant_only_loss)
     train_data = prepare_examples(rows, cfg.prompt_style, tokenizer, cfg.max_length, **prep_kw)
     if train_data.dataset is None:
-        raise ValueError(f"no usable training example in {cfg.dataset} ({cfg.dataset_config}/{cfg.train_split}); "
+        raise UserError(f"no usable training example in {cfg.dataset} ({cfg.dataset_config}/{cfg.train_split}); "
                          f"skipped: {train_data.skipped[:5]}")
     eval_rows = pick_split(dsd, cfg.eval_split, required=False)
     eval_data = (prepare_examples(eval_rows, cfg.prompt_style, tokenizer, cfg.max_length, **prep_kw)

@@ -1,0 +1,21 @@
+"""The one error class a user can fix: the CLI prints its message on one line and exits 2.
+
+Everything else that escapes a command is a bug in this project (or in a library) and is shown with
+its traceback (exit 1), so that it can be reported rather than mistaken for a bad option.
+"""
+from __future__ import annotations
+
+
+class UserError(ValueError):
+    """A bad option or config value, a missing input, a refused output folder, an unreachable endpoint.
+
+    A ``ValueError`` so that library callers that already catch ``ValueError`` keep working.
+    """
+
+
+class MissingInput(UserError, FileNotFoundError):
+    """A stage's input is not there yet (e.g. ``papers.jsonl`` before ``sciqag ingest``)."""
+
+
+class Unavailable(UserError, RuntimeError):
+    """Something the run needs is not installed or cannot run here (a package, a model, a GPU, a server)."""

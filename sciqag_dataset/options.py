@@ -1,0 +1,81 @@
+"""Options are dataclass fields whose constraints sit beside them and are checked in one place.
+
+``opt(default, min=..., max=..., choices=...)`` declares a field; ``check_fields(obj)`` checks every field
+of a config (recursively) against its type annotation and those constraints, and raises a UserError that
+names the option. Used by the pipeline config and the training config alike.
+"""
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import field
+from typing import Any
+
+from .errors import UserError
+
+
+def opt(default, **meta):
+    """A field with its constraints beside it: ``min``, ``max`` (inclusive), ``choices``."""
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _describe(hint) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "a mapping"}
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join("null" if a is type(None) else _describe(a) for a in typing.get_args(hint))
+    if origin is list:
+        args = typing.get_args(hint)
+        return f"a list of {_describe(args[0]).removeprefix('a ').removeprefix('an ')}s" if args else "a list"
+    return names.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _fits(value, hint) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is Any:
+        return True
+    if origin is list:
+        args = typing.get_args(hint)
+        return isinstance(value, list) and (not args or all(_fits(v, args[0]) for v in value))
+    if origin is dict or hint is dict:
+        return isinstance(value, dict)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(hint, type):
+        return isinstance(value, hint) or dataclasses.is_dataclass(hint) and dataclasses.is_dataclass(value)
+    return True
+
+
+def check_fields(obj, where: str = "") -> None:
+    """Every field of the dataclass ``obj`` (recursively) against its annotation and its metadata."""
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        name, value = f"{where}{f.name}", getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            check_fields(value, f"{name}.")
+            continue
+        if not _fits(value, hints[f.name]):
+            raise UserError(f"{name} must be {_describe(hints[f.name])}, got {value!r}")
+        if isinstance(value, list) and value and all(dataclasses.is_dataclass(v) for v in value):
+            for i, v in enumerate(value):
+                check_fields(v, f"{name}[{i}].")
+            continue
+        meta = f.metadata
+        for v in value if isinstance(value, list) else [value]:
+            if v is None or isinstance(v, bool):
+                continue
+            if "choices" in meta and v not in meta["choices"]:
+                raise UserError(f"{name} must be one of {', '.join(map(str, meta['choices']))}, not {v!r}")
+            if "min" in meta and isinstance(v, (int, float)) and v < meta["min"]:
+                raise UserError(f"{name} must be at least {meta['min']}, got {v!r}")
+            if "max" in meta and isinstance(v, (int, float)) and v > meta["max"]:
+                raise UserError(f"{name} must be at most {meta['max']}, got {v!r}")

@@ -1,0 +1,141 @@
+"""A key goes only to the host it was configured for, and no credential is ever written or logged
+(hardening, item 2; `--backend hf` for real, item 11).
+
+What a client sends is seen by ``RecordingProxy``, a loopback proxy in front of the real `transformers
+serve` (no server here logs request headers). The CLI runs in a subprocess, so its real stderr, with
+`-vv` debug logging, is what is checked.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import RecordingProxy, write_jsonl
+from huggingface_hub import constants
+
+from sciqag_dataset.config import EndpointConfig
+from sciqag_dataset.errors import UserError
+from sciqag_dataset.llm import client_from_config, resolve_api_key
+from sciqag_dataset.local_server import free_port
+
+OPENAI_KEY = "sk-openai-never-sent-elsewhere-0123456789"
+HF_TOKEN = "hf_never_sent_to_a_custom_host_0123456789abcdef"
+MY_KEY = "my-teacher-key-value-0123456789"
+URL_SECRET = "s3cr3t-in-the-url-98765"
+
+
+def make_work(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    write_jsonl(work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": f"Body {i}. " * 30}
+                                        for i in range(2)])
+    write_jsonl(work / "keywords.jsonl", [{"id": f"p{i}", "keywords": ["body"], "status": "ok"} for i in range(2)])
+    return work
+
+
+def sciqag(*args, env_extra=None, timeout=300):
+    env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "HF_TOKEN": HF_TOKEN}
+    env.pop("HF_HUB_OFFLINE", None)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def everything_written(*folders: Path) -> str:
+    return "".join(p.read_bytes().decode("utf-8", "replace") for folder in folders for p in folder.rglob("*")
+                   if p.is_file())
+
+
+def test_an_unset_key_variable_is_an_error_naming_it(tmp_path):
+    work = make_work(tmp_path)
+    proc = sciqag("seed", str(work), "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+                  "--api-key-env", "SOME_UNSET_VAR")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "SOME_UNSET_VAR" in lines[0] and "teacher.api_key_env" in lines[0]
+    assert OPENAI_KEY not in proc.stderr + proc.stdout
+    assert not (work / "seed.jsonl").exists()  # refused before any work
+
+
+def test_resolution_rules(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("MY_KEY", MY_KEY)
+    assert resolve_api_key("https://api.openai.com/v1", None) == OPENAI_KEY
+    assert resolve_api_key("http://tgi.internal:8080/v1", None) is None  # not OpenAI's host: no implicit key
+    assert resolve_api_key(["http://a:1/v1", "http://b:2/v1"], "MY_KEY") == MY_KEY  # configured for them
+    assert resolve_api_key(None, "MY_KEY") is None  # the embedded server never gets a key
+    with pytest.raises(UserError, match="NOPE_UNSET"):
+        resolve_api_key("http://tgi.internal:8080/v1", "NOPE_UNSET")
+
+
+@pytest.mark.parametrize("backend", ["openai", "hf"])
+def test_no_key_configured_sends_no_key_from_the_environment(says_server, monkeypatch, backend):
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+    if backend == "hf" and constants.is_offline_mode():  # read once at import: set for this whole process
+        pytest.skip("HF_HUB_OFFLINE is set for the test process; the hf backend refuses to run then")
+    with RecordingProxy(says_server.base_url) as proxy:
+        client = client_from_config(EndpointConfig(url=proxy.base_url, model=says_server.model, backend=backend))
+        reply = asyncio.run(client.chat([{"role": "user", "content": "hi"}]))
+    assert reply.text and reply.finish_reason == "stop"
+    sent = proxy.authorizations()
+    assert sent == ["Bearer no-key"]
+    agent = next(v for k, v in proxy.requests[0]["headers"].items() if k.lower() == "user-agent")
+    # the backend option does what it says: the hf backend's requests come from huggingface_hub
+    assert ("hf_hub" in agent) == (backend == "hf") and ("OpenAI" in agent) == (backend == "openai")
+
+
+def test_hf_backend_with_offline_mode_is_a_clear_error_not_a_silent_switch(says_server, tmp_path):
+    work = make_work(tmp_path)
+    proc = sciqag("seed", str(work), "--endpoint", says_server.base_url, "--model", says_server.model,
+                  "--backend", "hf", env_extra={"HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 2 and "HF_HUB_OFFLINE" in proc.stderr and "backend openai" in proc.stderr
+    assert not (work / "seed.jsonl").exists()
+
+
+def test_a_named_key_goes_to_its_endpoint_and_nowhere_else(says_server, tmp_path):
+    work = make_work(tmp_path)
+    with RecordingProxy(says_server.base_url) as teacher, RecordingProxy(says_server.base_url) as generator:
+        seed = sciqag("seed", str(work), "--endpoint", teacher.base_url, "--model", says_server.model,
+                      "--api-key-env", "MY_KEY", env_extra={"MY_KEY": MY_KEY})
+        assert seed.returncode == 0, seed.stderr
+        gen = sciqag("generate", str(work), "--endpoint", generator.base_url, "--model", says_server.model,
+                     "--prompt-style", "paper", env_extra={"MY_KEY": MY_KEY})
+        assert gen.returncode == 0, gen.stderr
+    assert teacher.authorizations() == [f"Bearer {MY_KEY}"] * 2
+    assert generator.authorizations() == ["Bearer no-key"] * 2
+    written = everything_written(work)
+    assert MY_KEY not in written and OPENAI_KEY not in written and HF_TOKEN not in written
+    assert "MY_KEY" in (work / "config.yaml").read_text()  # the variable's name is what is saved
+
+
+def test_a_password_in_the_url_is_never_written_or_logged(says_server, tmp_path):
+    work = make_work(tmp_path)
+    port = says_server.base_url.split(":")[2].split("/")[0]
+    url = f"http://user:{URL_SECRET}@127.0.0.1:{port}/v1"
+    proc = sciqag("-vv", "seed", str(work), "--endpoint", url, "--model", says_server.model)
+    assert proc.returncode == 0, proc.stderr
+    assert "HTTP Request" in proc.stderr  # -vv really logged the requests (with their URLs)
+    assert URL_SECRET not in proc.stderr + proc.stdout
+    assert URL_SECRET not in everything_written(work)
+    saved = (work / "config.yaml").read_text()
+    assert f"http://127.0.0.1:{port}/v1" in saved
+    manifest = json.loads((work / "seed_manifest.json").read_text())
+    assert manifest["endpoints"] == [f"http://127.0.0.1:{port}/v1"]
+
+    dead = f"http://user:{URL_SECRET}@127.0.0.1:{free_port()}/v1"  # an error message names the URL
+    proc = sciqag("-vv", "seed", str(work), "--endpoint", dead, "--model", "m")
+    assert proc.returncode == 2 and "no endpoint is reachable" in proc.stderr
+    assert URL_SECRET not in proc.stderr + proc.stdout
+
+
+def test_a_key_value_is_masked_in_every_log_line(says_server, tmp_path):
+    work = make_work(tmp_path)
+    proc = sciqag("-vv", "seed", str(work), "--endpoint", says_server.base_url, "--model", says_server.model,
+                  "--api-key-env", "MY_KEY", env_extra={"MY_KEY": MY_KEY})
+    assert proc.returncode == 0, proc.stderr
+    assert "DEBUG" in proc.stderr and MY_KEY not in proc.stderr + proc.stdout

@@ -1,0 +1,111 @@
+"""Options are checked before any work starts; a user error is one line and exit 2, a bug a traceback
+and exit 1 (hardening, item 7). Each case runs the real CLI."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import write_jsonl
+
+from sciqag_dataset.console import run_command
+
+
+def sciqag(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", *map(str, args)], capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
+
+
+def one_line_error(proc, *words):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = [ln for ln in proc.stderr.strip().splitlines() if not ln.startswith(("WARNING ", "INFO "))]
+    assert len(lines) == 1, proc.stderr  # one line besides any log warnings
+    assert "Traceback" not in proc.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+@pytest.fixture
+def work(tmp_path) -> Path:
+    work = tmp_path / "work"
+    write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "T", "text": "Body. " * 20}])
+    return work
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--concurrency", "0"], ["teacher.concurrency", "at least 1"]),
+    (["--n-pairs", "0"], ["seed.n_pairs", "at least 1"]),
+    (["--n-pairs", "-3"], ["seed.n_pairs"]),
+    (["--max-retries", "-1"], ["teacher.max_retries"]),
+    (["--top-p", "1.5"], ["teacher.top_p", "at most 1"]),
+])
+def test_bad_values_are_refused_before_any_work(work, args, words):
+    proc = sciqag("seed", work, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", *args)
+    one_line_error(proc, *words)
+    assert not (work / "seed.jsonl").exists() and not (work / "config.yaml").exists()
+
+
+def test_unknown_stage_names_are_refused(tmp_path):
+    proc = sciqag("run", "--work", tmp_path / "w", "--stages", "ingest,keyword")
+    one_line_error(proc, "stages", "'keyword'")
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("yaml_text,words", [
+    ("keywords:\n  n: twenty\n", ["keywords.n", "an integer", "'twenty'"]),
+    ("teacher:\n  concurrency: 2.5\n", ["teacher.concurrency", "an integer"]),
+    ("teacher:\n  urll: http://x/v1\n", ["unknown option", "urll"]),
+    ("seed:\n  prompt_style: fancy\n", ["seed.prompt_style", "'fancy'"]),
+    ("publish:\n  train: 0.9\n  validation: 0.2\n", ["publish.train + publish.validation"]),
+    ("evaluate:\n  judges:\n    - {url: http://j/v1, modle: x}\n", ["unknown option", "modle"]),
+    ("stages: [ingest, publish\n", ["not valid YAML"]),
+    ("- a list\n- not a mapping\n", ["must be a YAML mapping"]),
+])
+def test_bad_config_files_are_refused_naming_the_option(tmp_path, yaml_text, words):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml_text)
+    proc = sciqag("run", cfg, "--work", tmp_path / "w")
+    one_line_error(proc, *words)
+    assert not (tmp_path / "w").exists()
+
+
+def test_train_without_a_base_model_is_refused(tmp_path):
+    proc = sciqag("train", "--dataset", tmp_path / "ds", "-o", tmp_path / "model")
+    one_line_error(proc, "base_model")
+    proc = sciqag("train", "--base-model", "m", "--dataset", "d", "--learning-rate", "fast")
+    assert proc.returncode == 2 and "learning-rate" in proc.stderr  # argparse: the flag's own type
+
+
+def test_train_refuses_an_output_folder_of_the_users(tmp_path):
+    out = tmp_path / "my-folder"
+    out.mkdir()
+    (out / "thesis.tex").write_text("mine")
+    proc = sciqag("train", "--base-model", tmp_path / "none", "--dataset", tmp_path / "none", "-o", out)
+    one_line_error(proc, "output_dir", "not empty")
+    assert (out / "thesis.tex").read_text() == "mine"
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused(tmp_path, work):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    proc = sciqag("ingest", work, "-o", blocker / "work")  # its parent is a file
+    one_line_error(proc, "work_dir", "cannot create")
+    proc = sciqag("ingest", work, "-o", "/proc/sciqag-cannot-be-here")  # a file system that refuses
+    one_line_error(proc, "work_dir")
+    proc = sciqag("publish", work, "-o", "/proc/sciqag-cannot-be-here")
+    one_line_error(proc, "publish.output_dir")
+
+
+def test_a_missing_input_is_a_user_error(tmp_path):
+    proc = sciqag("keywords", tmp_path / "empty-work")
+    one_line_error(proc, "papers.jsonl not found", "ingest")
+
+
+def test_a_bug_shows_its_traceback_and_exits_1(capsys):
+    def buggy(args):
+        return {}["no such key"]
+
+    assert run_command(buggy, None, "sciqag demo") == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "KeyError: 'no such key'" in err and "internal error" in err
