@@ -166,9 +166,11 @@ def judge_work(root: Path, n_papers: int, n_pairs: int = 10) -> Path:
 
 
 def bench_judge_calls(n_papers: int = 3, max_tokens: int = 8, concurrency: int = 4) -> dict:
-    from sciqag_dataset.evaluation.racar import racar_summary, run_racar
+    from sciqag_dataset.evaluation import racar
+    from sciqag_dataset.evaluation.racar import racar_summary
+    from sciqag_dataset.runner import run_stage
     from sciqag_dataset.llm import LLMClient, ResponseCache
-    from sciqag_dataset.local_server import LocalServer
+    from sciqag_dataset.llm.server import LocalServer
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from tiny_model import build_tiny_model
@@ -180,7 +182,7 @@ def bench_judge_calls(n_papers: int = 3, max_tokens: int = 8, concurrency: int =
         with LocalServer(build_tiny_model(tmp / "tiny-model"), log_path=tmp / "server.log") as server:
             judge = LLMClient(server.base_url, server.model, params={"max_tokens": max_tokens, "temperature": 0.0},
                               concurrency=concurrency, cache=ResponseCache(tmp / "judge-cache.sqlite"))
-            summary = run_racar(work, [judge], max_attempts=1, context_tokens=4096, chars_per_token=1.0)
+            summary = run_stage(racar.stage([judge], max_attempts=1, context_tokens=4096, chars_per_token=1.0), work)
         seconds = time.perf_counter() - t
         racar = racar_summary(work)
     calls = judge.usage.requests + judge.usage.cached

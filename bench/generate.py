@@ -50,12 +50,13 @@ sys.path.insert(0, str(ROOT / "tests"))  # tests/tiny_model.py
 
 import openai  # noqa: E402
 
-from sciqag_dataset.builders.generate import run_generate  # noqa: E402
-from sciqag_dataset.builders.prompts import build_messages  # noqa: E402
+from sciqag_dataset.builders import generate  # noqa: E402
 from sciqag_dataset.config import GenerateConfig  # noqa: E402
+from sciqag_dataset.jsonl import JsonlWriter, read_jsonl  # noqa: E402
 from sciqag_dataset.llm import LLMClient  # noqa: E402
-from sciqag_dataset.local_server import LocalServer  # noqa: E402
-from sciqag_dataset.runner import JsonlWriter, read_jsonl  # noqa: E402
+from sciqag_dataset.llm.server import LocalServer  # noqa: E402
+from sciqag_dataset.qa.prompts import build_messages  # noqa: E402
+from sciqag_dataset.runner import run_stage  # noqa: E402
 
 # Large enough that no short paper is cut, for the tiny tokenizer (~1.5 chars/token) and real ones alike.
 CFG = GenerateConfig(prompt_style="paper", context_tokens=4096, chars_per_token=1.0)
@@ -127,7 +128,7 @@ def runner(server: LocalServer, papers: list[dict], params: dict, concurrency: i
         work = write_work(Path(tmp) / "work", papers)  # fresh dir: nothing to resume, no cache
         client = LLMClient(server.base_url, server.model, params=dict(params), concurrency=concurrency)
         t = time.perf_counter()
-        summary = run_generate(work, client, CFG)
+        summary = run_stage(generate.stage(client, CFG), work)
         seconds = time.perf_counter() - t
         recs = list(read_jsonl(work / "generated.jsonl"))
     bad = summary.failed + sum(any("truncated" in w for w in r.get("warnings") or []) for r in recs)
@@ -227,16 +228,18 @@ def bench_throughput(args) -> int:
 CHILD = """
 import json, os, sys, time
 os.environ.setdefault("TQDM_DISABLE", "1")
-from sciqag_dataset.builders.generate import run_generate
+from sciqag_dataset.builders import generate
 from sciqag_dataset.config import GenerateConfig
 from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.runner import run_stage
 def hwm_kb():
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 work, url, model, concurrency = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 before = hwm_kb()
 client = LLMClient(url, model, params={"max_tokens": 1, "temperature": 0.0}, concurrency=concurrency)
 t = time.perf_counter()
-s = run_generate(work, client, GenerateConfig(prompt_style="paper", context_tokens=4096, chars_per_token=1.0))
+s = run_stage(generate.stage(client, GenerateConfig(prompt_style="paper", context_tokens=4096, chars_per_token=1.0)),
+              work)
 print(json.dumps({"after_imports_kb": before, "peak_kb": hwm_kb(), "seconds": time.perf_counter() - t,
                   "counts": dict(s.counts), "requests": client.usage.requests}))
 """

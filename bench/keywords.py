@@ -90,7 +90,7 @@ def sample_papers() -> list[str]:
 
 def _init(pipeline):
     t = time.perf_counter()
-    kw._init_worker(pipeline)
+    kw._Setup(pipeline)()
     global _LOAD_S
     _LOAD_S = time.perf_counter() - t
 

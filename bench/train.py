@@ -33,7 +33,7 @@ WORDS = ("lattice strain annealing film cathode electrolyte band gap conductivit
 
 def synthetic_work(root: Path, n: int, seed: int = 0) -> Path:
     """A work dir (papers, keywords, seed QA) with paper lengths spread over ~150-3000 characters."""
-    from sciqag_dataset.runner import JsonlWriter
+    from sciqag_dataset.jsonl import JsonlWriter
 
     rng = random.Random(seed)
     work = root / "work"
@@ -78,11 +78,11 @@ def run(model: str, dataset: Path, out: Path, packing: bool, args) -> dict:
                     torch.cuda.synchronize()
                 marks.append((time.perf_counter(), float(logs["num_tokens"])))
 
-    cfg = TrainConfig(base_model=model, dataset=str(dataset), output_dir=str(out), method=args.method,
-                      packing=packing, max_steps=args.steps, per_device_train_batch_size=args.batch_size,
-                      gradient_accumulation_steps=1, max_length=args.max_length, learning_rate=1e-4,
-                      warmup_steps=0, logging_steps=1, save_strategy="no", eval_split=None, seed=args.seed,
-                      gradient_checkpointing=args.gradient_checkpointing)
+    cfg = TrainConfig.from_dict(dict(
+        model_name_or_path=model, dataset=str(dataset), output_dir=str(out), method=args.method, packing=packing,
+        max_steps=args.steps, per_device_train_batch_size=args.batch_size, gradient_accumulation_steps=1,
+        max_length=args.max_length, learning_rate=1e-4, warmup_steps=0, logging_steps=1, save_strategy="no",
+        eval_split=None, seed=args.seed, activation_checkpointing=args.gradient_checkpointing))
     built = build_trainer(cfg)
     built.trainer.add_callback(Clock())
     rows = len(built.trainer.train_dataset)

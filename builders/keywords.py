@@ -9,7 +9,7 @@ model: the tagger without parser/ner, plus the rule-based sentencizer. TopicRank
 reads only words, POS tags and sentence boundaries, so the parser, ner and
 lemmatizer are excluded (≈2× faster, see bench/keywords.py).
 
-Output of ``run_keywords``: ``WORK/keywords.jsonl``, one ``{"id", "keywords",
+Output of the stage: ``WORK/keywords.jsonl``, one ``{"id", "keywords",
 "status": "ok"}`` line per paper. A paper with empty text gets ``[]`` and
 status ``ok`` (there is nothing to extract, and the record is never dropped);
 a paper that makes pke or spaCy raise gets a ``failed`` line and is retried on
@@ -22,8 +22,9 @@ import os
 import re
 from pathlib import Path
 
-from sciqag_dataset import runner
-from sciqag_dataset.errors import MissingInput, Unavailable
+from sciqag_dataset import records
+from sciqag_dataset.errors import Unavailable
+from sciqag_dataset.stage import Stage
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ def _installed_pipeline(name: str | None = None) -> str:
     return name or f"{nlp.meta['lang']}_{nlp.meta['name']}"
 
 
-_NLP = None  # one pipeline per process, loaded lazily or by the worker initializer
+_NLP = None  # one pipeline per process, loaded lazily or by the stage's setup
 
 
 def _default_nlp():
@@ -136,62 +137,49 @@ def extract_keywords(text: str, n: int = 20, nlp=None, *,
     return [phrase for phrase, _ in extractor.get_n_best(n=n)]
 
 
-# --- stage runner -------------------------------------------------------------------------------
+# --- the stage ------------------------------------------------------------------------------------
 
-def _init_worker(pipeline: str | None) -> None:
-    """Load spaCy and import pke once per process (importing pke alone takes seconds)."""
-    global _NLP
-    _NLP = load_nlp(pipeline)
-    _import_pke()
+class _Setup:
+    """Load spaCy and import pke once per process (importing pke alone takes seconds); picklable."""
+
+    def __init__(self, pipeline: str):
+        self.pipeline = pipeline
+
+    def __call__(self) -> None:
+        global _NLP
+        _NLP = load_nlp(self.pipeline)
+        _import_pke()
 
 
 class _Extract:
-    """Picklable per-record function run inside the worker processes."""
+    """One paper -> its keywords record; picklable, so it runs in worker processes."""
 
-    def __init__(self, n: int, max_chars: int | None):
-        self.n = n
-        self.max_chars = max_chars
+    def __init__(self, n: int, max_chars: int | None, reuse_existing: bool):
+        self.n, self.max_chars, self.reuse_existing = n, max_chars, reuse_existing
 
-    def __call__(self, task: dict) -> dict:
-        if task.get("keywords"):  # reused as-is (the authors' JSON)
-            return {"id": task["id"], "keywords": task["keywords"], "status": "ok"}
-        keywords = extract_keywords(task.get("text"), self.n, max_chars=self.max_chars)
-        return {"id": task["id"], "keywords": keywords, "status": "ok"}
-
-
-def _tasks(papers: Path, reuse_existing: bool):
-    """Only what a worker needs crosses the process boundary: no text for reused records."""
-    for rec in runner.iter_latest(papers):
-        existing = rec.get("keywords") if reuse_existing else None
+    def __call__(self, paper: dict) -> dict:
+        existing = paper.get("keywords") if self.reuse_existing else None
         if existing and not (isinstance(existing, list) and all(isinstance(k, str) for k in existing)):
-            log.warning("keywords: %s carries keywords that are not a list of strings; recomputing",
-                        rec["id"])
+            log.warning("keywords: %s carries keywords that are not a list of strings; recomputing", paper["id"])
             existing = None
-        if existing:
-            yield {"id": rec["id"], "keywords": existing}
-        else:
-            yield {"id": rec["id"], "text": rec.get("text")}
+        if existing:  # reused as-is (the authors' JSON)
+            return {"id": paper["id"], "keywords": existing, "status": "ok"}
+        return {"id": paper["id"], "keywords": extract_keywords(paper.get("text"), self.n, max_chars=self.max_chars),
+                "status": "ok"}
 
 
-def run_keywords(work_dir: str | Path, *, n: int = 20, workers: int | None = None,
-                 reuse_existing: bool = True, max_chars: int | None = DEFAULT_MAX_CHARS,
-                 pipeline: str | None = None) -> runner.Summary:
-    """Read ``WORK/papers.jsonl``, append ``WORK/keywords.jsonl``; a rerun resumes.
+def stage(*, n: int = 20, workers: int | None = None, reuse_existing: bool = True,
+          max_chars: int | None = DEFAULT_MAX_CHARS, pipeline: str | None = None) -> Stage:
+    """TopicRank keyphrases for every paper -> ``WORK/keywords.jsonl``.
 
-    ``workers`` defaults to ``min(2, cpu_count)`` processes, each loading spaCy once.
-    ``pipeline`` forces a spaCy pipeline name (default: :data:`PIPELINES` in order).
+    ``workers`` defaults to ``min(2, cpu_count)`` processes, each loading spaCy once. ``pipeline`` forces a
+    spaCy pipeline name (default: :data:`PIPELINES` in order). A missing pke or spaCy pipeline fails here,
+    once, with the install hint, rather than inside every worker.
     """
-    work = Path(work_dir)
-    papers = work / "papers.jsonl"
-    if not papers.exists():
-        raise MissingInput(f"{papers} not found: run the ingest stage first")
-    if workers is None:
-        workers = min(2, os.cpu_count() or 1)
-    # fail here, once, with the install hint, rather than inside every worker
     _import_pke()
     pipeline = _installed_pipeline(pipeline)
-    summary = runner.run_processes("keywords", _tasks(papers, reuse_existing), _Extract(n, max_chars),
-                                   work / "keywords.jsonl", workers=workers,
-                                   initializer=_init_worker, initargs=(pipeline,))
-    log.info(summary.line())
-    return summary
+    return Stage(name="keywords", inputs=records.keyword_inputs, process=_Extract(n, max_chars, reuse_existing),
+                 params={"method": "TopicRank", "n": n, "max_chars": max_chars, "reuse_existing": reuse_existing,
+                         "threshold": THRESHOLD, "linkage": LINKAGE, "pipeline": pipeline},
+                 workers=workers or min(2, os.cpu_count() or 1), setup=_Setup(pipeline),
+                 count=records.count_papers)

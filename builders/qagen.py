@@ -1,25 +1,23 @@
 """Asking a model for a paper's QA pairs: shared by the seed (teacher) and generate (generator) stages.
 
-A paper is fitted to the model's context, sent with the paper's prompt (chat)
-or the released Alpaca template (raw completion), and the reply is parsed;
-the record keeps the raw reply, the status and any warnings either way.
+A paper is fitted to the model's context, sent with the paper's prompt (chat) or the released Alpaca
+template (raw completion), and the reply is parsed; the record keeps the raw reply, the status and any
+warnings either way. A reply cut at ``max_tokens`` loses the pair it was cut in, with a warning.
 """
 from __future__ import annotations
 
 import asyncio
-import json
+import dataclasses
 import math
 import time
-from pathlib import Path
-from typing import Iterator
+from typing import Awaitable, Callable
 
+from sciqag_dataset import records
 from sciqag_dataset.config import QAGenConfig
-from sciqag_dataset.errors import MissingInput
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.runner import JsonlIndex, Summary, compact, iter_latest, run_async
-
-from .parse import parse_qa
-from .prompts import build_messages, build_raw_prompt
+from sciqag_dataset.qa.parse import parse_qa
+from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt, fit_to_context
+from sciqag_dataset.stage import Stage
 
 PROMPT_OVERHEAD_TOKENS = 400  # the instruction, keywords and chat template around the paper
 
@@ -28,42 +26,11 @@ def paper_char_budget(cfg: QAGenConfig, max_tokens: int) -> int:
     return max(1000, int((cfg.context_tokens - max_tokens - PROMPT_OVERHEAD_TOKENS) * cfg.chars_per_token))
 
 
-def fit_to_context(text: str, budget: int, mode: str) -> tuple[list[str], list[str]]:
-    """Split or cut ``text`` to fit ``budget`` characters; return the pieces and warnings."""
-    if len(text) <= budget:
-        return [text], []
-    if mode == "chunk":
-        n = math.ceil(len(text) / budget)
-        size = math.ceil(len(text) / n)
-        pieces = [text[i:i + size] for i in range(0, len(text), size)]
-        return pieces, [f"paper of {len(text)} chars split into {len(pieces)} chunks to fit the context"]
-    if mode != "truncate":
-        raise ValueError(f"long_paper must be 'truncate' or 'chunk', not {mode!r}")
-    cut = text.rfind("\n", 0, budget)
-    cut = cut if cut > budget // 2 else budget  # prefer a paragraph boundary
-    return [text[:cut]], [f"paper truncated from {len(text)} to {cut} chars to fit the context"]
-
-
-def qa_inputs(work: Path, keep=lambda paper_id: True) -> Iterator[dict]:
-    """Papers joined with their keywords, streamed: only line offsets are held per id."""
-    if not (work / "papers.jsonl").exists():
-        raise MissingInput(f"{work}/papers.jsonl not found: run `sciqag ingest` first")
-    keywords = JsonlIndex(work / "keywords.jsonl")
-    for paper in iter_latest(work / "papers.jsonl"):
-        if not keep(paper["id"]):
-            continue
-        kw = keywords.get(paper["id"]) or {}
-        paper["keywords"] = (kw.get("keywords") if kw.get("status") != "failed" else None) \
-            or paper.get("keywords") or []
-        yield paper
-
-
 async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: str) -> dict:
     """One paper -> one record with the parsed pairs (pure apart from the model call)."""
     raw = cfg.prompt_style == "alpaca" and cfg.raw_completion
     max_tokens = client.params.get("max_tokens", 2048)
-    pieces, warnings = fit_to_context(paper.get("text") or "", paper_char_budget(cfg, max_tokens),
-                                      cfg.long_paper)
+    pieces, warnings = fit_to_context(paper.get("text") or "", paper_char_budget(cfg, max_tokens), cfg.long_paper)
     per_piece = math.ceil(cfg.n_pairs / len(pieces))
 
     def ask(piece: str):
@@ -87,7 +54,7 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
             reasons.append(parsed.reason)
     status = "ok" if len(pairs) >= cfg.n_pairs else "short" if pairs else "unparsed"
     return {
-        "id": paper["id"], "qa": pairs, "model_keywords": model_keywords,
+        "id": paper["id"], "qa": pairs, "keywords": paper["keywords"], "model_keywords": model_keywords,
         "raw_output": "\n\n".join(r.text for r in replies), "status": status,
         "error": "; ".join(reasons) or None, "warnings": warnings, "model": client.name,
         "prompt_style": cfg.prompt_style,
@@ -96,38 +63,21 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     }
 
 
-def count_inputs(work: Path, keep=lambda paper_id: True) -> int:
-    return sum(1 for pid in JsonlIndex(work / "papers.jsonl").offsets if keep(pid))
-
-
-def run_qa_stage(stage: str, records, one, client: LLMClient, out: Path, manifest: Path,
-                 settings: dict, total: int | None = None) -> Summary:
-    """Drive ``one(paper)`` over ``records`` with the client's concurrency; write a run manifest.
-
-    At the end the output keeps one line per paper (a retried failure leaves an older line behind).
-    """
+def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,
+             one: Callable[[dict], Awaitable[dict]]) -> Stage:
+    """A stage that asks ``client`` for every paper's pairs with ``one(paper)``, ``concurrency`` requests in
+    flight per endpoint; the manifest records who answered and at what cost."""
+    client.cache_namespace = client.cache_namespace or name  # teacher and generator may be one model
+    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "shard"}
     started = time.monotonic()
-    client.cache_namespace = client.cache_namespace or stage
 
-    def postfix():
+    def progress() -> dict:
         elapsed = max(time.monotonic() - started, 1e-9)
         return {"tok/s": f"{client.usage.completion_tokens / elapsed:.0f}", "cached": client.usage.cached,
                 "retries": client.usage.retries}
 
-    async def main() -> Summary:
-        try:
-            return await run_async(stage, records, one, out, concurrency=client.concurrency * len(client.urls),
-                                   postfix=postfix, total=total)
-        finally:
-            await client.aclose()
-
-    summary = asyncio.run(main())
-    compact(out)
-    seconds = time.monotonic() - started
-    manifest.write_text(json.dumps({
-        "stage": stage, **client.describe(), "settings": settings, "counts": dict(summary.counts),
-        "seconds": round(seconds, 1),
-        "completion_tokens_per_s": round(client.usage.completion_tokens / max(seconds, 1e-9), 1),
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "output": out.name,
-    }, indent=2))
-    return summary
+    return Stage(name=name, output=output, inputs=records.with_keywords, process=one,
+                 params={"model": client.name, "request": client.params, "settings": settings},
+                 concurrency=client.concurrency * len(client.urls), count=records.count_papers,
+                 progress=progress, describe=lambda: {**client.describe(), "settings": settings},
+                 close=client.aclose)

@@ -1,21 +1,17 @@
 """Seed QA: ask a teacher LLM for each paper's QA pairs (the paper's prompt + keywords).
 
-Input: ``WORK/papers.jsonl`` joined with ``WORK/keywords.jsonl``. Output:
-``WORK/seed.jsonl``, one record per paper with the parsed pairs, the raw reply
-and a status; ``WORK/seed_manifest.json`` says who answered and at what cost.
-Unparseable or short replies are kept with the reason; a paper whose request
-failed is recorded as failed and retried on the next run.
+Input: papers with their keywords. Output: ``WORK/seed.jsonl``, one record per paper with the parsed
+pairs, the raw reply and a status; ``WORK/seed_manifest.json`` says who answered and at what cost.
+Unparseable or short replies are kept with the reason; a paper whose request failed is recorded as
+failed and retried on the next run.
 """
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
-
 from sciqag_dataset.config import SeedConfig
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.runner import Summary
+from sciqag_dataset.stage import Stage
 
-from .qagen import count_inputs, qa_inputs, request_qa, run_qa_stage
+from .qagen import qa_stage, request_qa
 
 
 async def seed_one(paper: dict, client: LLMClient, cfg: SeedConfig) -> dict:
@@ -26,8 +22,9 @@ async def seed_one(paper: dict, client: LLMClient, cfg: SeedConfig) -> dict:
     return await request_qa(paper, client, cfg, origin="teacher")
 
 
-def run_seed(work: str | Path, client: LLMClient, cfg: SeedConfig) -> Summary:
-    work = Path(work)
-    return run_qa_stage("seed", qa_inputs(work), lambda p: seed_one(p, client, cfg), client,
-                        work / "seed.jsonl", work / "seed_manifest.json", dataclasses.asdict(cfg),
-                        total=count_inputs(work))
+def stage(client: LLMClient, cfg: SeedConfig) -> Stage:
+    """The teacher's QA pairs for every paper -> ``WORK/seed.jsonl``."""
+    async def one(paper: dict) -> dict:
+        return await seed_one(paper, client, cfg)
+
+    return qa_stage("seed", "seed.jsonl", client, cfg, one)

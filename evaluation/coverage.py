@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
 from statistics import mean
 
 import numpy as np
 
-from sciqag_dataset.evaluation.common import count_qa_papers, iter_qa_papers, qa_source
-from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, default_instruction, load_embedder
-from sciqag_dataset.runner import Summary, run_processes
+from sciqag_dataset import records
 from sciqag_dataset.errors import UserError
+from sciqag_dataset.stage import Stage
+
+from .embedder import DEFAULT_MODEL, default_instruction, load_embedder
 
 log = logging.getLogger(__name__)
 
@@ -237,29 +237,38 @@ def coverage_record(paper: dict, model, *, model_name: str = DEFAULT_MODEL, defi
     }
 
 
-def run_coverage(work: str | Path, *, source: str | None = None, model_name: str = DEFAULT_MODEL,
-                 definition: str = "released", top_context: int = 3, instruction: str | None = None,
-                 batch_size: int = 64, device: str = "cpu") -> Summary:
-    """Write ``WORK/coverage.jsonl`` (resumable). ``instruction=None`` picks the model's default prefix;
-    pass "" to disable it. One process: the model is the cost, and torch already uses the cores."""
-    work = Path(work)
+class _Coverage:
+    """Coverage of one paper with the embedder that ``setup`` loaded in this process."""
+
+    def __init__(self, model_name: str, device: str, **options):
+        self.model_name, self.device, self.options, self.model = model_name, device, options, None
+
+    def setup(self) -> None:
+        self.model = load_embedder(self.model_name, self.device)
+
+    def __call__(self, paper: dict) -> dict:
+        return coverage_record(paper, self.model, model_name=self.model_name, **self.options)
+
+
+def stage(source: str | None = None, *, model_name: str = DEFAULT_MODEL, definition: str = "released",
+          top_context: int = 3, instruction: str | None = None, batch_size: int = 64, device: str = "cpu") -> Stage:
+    """Coverage and evidence for every paper's answers -> ``WORK/coverage.jsonl``. ``instruction=None`` picks the
+    model's default prefix; pass "" to disable it. One process: the model is the cost, and torch already
+    uses the cores."""
     if definition not in DEFINITIONS:
         raise UserError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
-    source = qa_source(work, source)
-    model = load_embedder(model_name, device)
-
-    def one(paper: dict) -> dict:
-        return coverage_record(paper, model, model_name=model_name, definition=definition,
-                               top_context=top_context, instruction=instruction, batch_size=batch_size)
-
-    return run_processes("coverage", iter_qa_papers(work, source), one, work / "coverage.jsonl",
-                         workers=1, total=count_qa_papers(work, source))
+    one = _Coverage(model_name, device, definition=definition, top_context=top_context, instruction=instruction,
+                    batch_size=batch_size)
+    return Stage(name="coverage", inputs=lambda work: records.qa_papers(work, source), process=one, setup=one.setup,
+                 # not the definition: a record holds both, so switching needs no recomputation
+                 params={"model": model_name, "top_context": top_context, "instruction": instruction},
+                 count=lambda work: records.count_qa(work, source))
 
 
-def coverage_summary(records) -> dict:
+def coverage_summary(recs) -> dict:
     """Dataset figures from coverage records: mean paper coverage (paper: 68 %) and mean per-answer chunk
     rate (paper: 64 %; averaged per paper first, as in the notebook)."""
-    ok = [r for r in records if r.get("status") == "ok"]
+    ok = [r for r in recs if r.get("status") == "ok"]
     covs = [r["paper_metrics"]["coverage"] for r in ok if r["paper_metrics"].get("coverage") is not None]
     rates = [mean(p["chunk_rate"] for p in r["pair_metrics"]) for r in ok if r.get("pair_metrics")]
     return {"papers": len(ok), "coverage": mean(covs) if covs else None,

@@ -25,11 +25,12 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Iterable, Sequence
 
-from sciqag_dataset.llm import LLMClient
+from sciqag_dataset import records
 from sciqag_dataset.errors import UserError
-from sciqag_dataset.runner import Summary, iter_latest, run_async, run_processes
+from sciqag_dataset.jsonl import iter_latest
+from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.stage import Stage
 
-from .common import count_qa_papers, iter_qa_papers, qa_source
 from .embedder import DEFAULT_MODEL, load_embedder
 from .judge_prompts import build_diversity_messages
 
@@ -94,7 +95,7 @@ def paper_diversity(matrix: Sequence[Sequence[float | None]]) -> tuple[float | N
 def similarity_bins(values: Iterable[float | None]) -> dict[str, float | None]:
     """Share of similarities in the paper's bins, and their mean (None values are left out).
 
-    Bins are left-closed, as in ``plots.similarity_bins_table``: v < 0.3, 0.3 <= v < 0.5,
+    Bins are left-closed: v < 0.3, 0.3 <= v < 0.5,
     0.5 <= v < 0.7, v >= 0.7 (so an LLM score of 70 counts as ">0.7").
     """
     vals = [v for v in values if v is not None]
@@ -151,54 +152,52 @@ def _questions(paper: dict) -> list[str]:
     return [p.get("question") or "" for p in paper["qa"]]
 
 
-def run_diversity(work: str | Path, *, method: str = "embedding", client: LLMClient | None = None,
-                  source: str | None = None, model_name: str = DEFAULT_MODEL, device: str = "cpu",
-                  batch_size: int = 64) -> Summary:
-    """Similarity of each paper's questions; append to ``WORK/diversity.jsonl``; resume by id.
+class _EmbeddingSimilarity:
+    """Cosine similarity of a paper's questions with the embedder ``setup`` loaded in this process."""
+
+    def __init__(self, model_name: str, device: str, batch_size: int):
+        self.model_name, self.device, self.batch_size, self.model = model_name, device, batch_size, None
+
+    def setup(self) -> None:
+        self.model = load_embedder(self.model_name, device=self.device)
+
+    def __call__(self, paper: dict) -> dict:
+        qs = _questions(paper)
+        matrix = embedding_similarity(self.model, qs, self.batch_size) if len(qs) >= 2 else None
+        return _record(paper, matrix, "embedding", self.model_name, qa_source=paper.get("source"))
+
+
+def stage(source: str | None = None, *, method: str = "embedding", client: LLMClient | None = None,
+          model_name: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 64) -> Stage:
+    """How alike each paper's questions are -> ``WORK/diversity.jsonl``.
 
     ``method="llm"`` needs ``client`` (the judge); ``method="embedding"`` uses ``model_name``.
     """
     if method not in METHODS:
         raise UserError(f"unknown diversity method {method!r}; choose one of {METHODS}")
-    work = Path(work)
-    src = qa_source(work, source)
-    out = work / "diversity.jsonl"
-    total = count_qa_papers(work, src)
-
+    inputs = lambda work: records.qa_papers(work, source)  # noqa: E731
+    count = lambda work: records.count_qa(work, source)  # noqa: E731
     if method == "embedding":
-        model = load_embedder(model_name, device=device)
-
-        def one(paper: dict) -> dict:
-            qs = _questions(paper)
-            matrix = embedding_similarity(model, qs, batch_size) if len(qs) >= 2 else None
-            return _record(paper, matrix, method, model_name, qa_source=src)
-
-        # workers=1: in-process, so the loaded model is shared and nothing is pickled
-        return run_processes("diversity", iter_qa_papers(work, src), one, out, workers=1, total=total)
-
+        one = _EmbeddingSimilarity(model_name, device, batch_size)
+        return Stage(name="diversity", inputs=inputs, process=one, setup=one.setup, count=count,
+                     params={"method": method, "model": model_name})
     if client is None:
         raise UserError("diversity method 'llm' needs a judge client")
 
     async def one_llm(paper: dict) -> dict:
         qs = _questions(paper)
         if len(qs) < 2:
-            return _record(paper, None, method, client.name, qa_source=src, judge_calls=0)
+            return _record(paper, None, method, client.name, qa_source=paper.get("source"), judge_calls=0)
         matrix, failures = await llm_similarity(client, qs)
-        return _record(paper, matrix, method, client.name, qa_source=src, judge_calls=len(pair_indices(len(qs))),
-                       failures=failures)
+        return _record(paper, matrix, method, client.name, qa_source=paper.get("source"),
+                       judge_calls=len(pair_indices(len(qs))), failures=failures)
 
     # A paper issues n(n-1)/2 calls at once; two papers in flight keep the client's slots busy.
-    papers_in_flight = max(2, math.ceil(client.concurrency * len(client.urls) / 45) + 1)
-
-    async def main() -> Summary:
-        try:
-            return await run_async("diversity", iter_qa_papers(work, src), one_llm, out,
-                                   concurrency=papers_in_flight, total=total,
-                                   postfix=lambda: {"calls": client.usage.requests, "cached": client.usage.cached})
-        finally:
-            await client.aclose()
-
-    return asyncio.run(main())
+    return Stage(name="diversity", inputs=inputs, process=one_llm, count=count,
+                 params={"method": method, "model": client.name, "request": client.params},
+                 concurrency=max(2, math.ceil(client.concurrency * len(client.urls) / 45) + 1),
+                 progress=lambda: {"calls": client.usage.requests, "cached": client.usage.cached},
+                 describe=client.describe, close=client.aclose)
 
 
 # --- reading the results ----------------------------------------------------------------------------
@@ -221,11 +220,3 @@ def diversity_summary(work: str | Path) -> dict[str, Any]:
     return {"papers": sum(statuses.values()), "statuses": statuses, "methods": sorted(m for m in methods if m),
             "pairs": len(values), "missing_pairs": missing, "bins": similarity_bins(values),
             "paper_mean": round(mean(paper_means), 4) if paper_means else None}
-
-
-def similarity_matrix(work: str | Path, paper_id: str) -> list[list[float | None]] | None:
-    """The question-similarity matrix of one paper (for a heatmap), or None if it was not computed."""
-    for rec in iter_latest(Path(work) / "diversity.jsonl"):
-        if rec.get("id") == paper_id:
-            return rec.get("similarity_matrix") or None
-    return None

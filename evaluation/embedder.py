@@ -13,11 +13,12 @@ import urllib.request
 from functools import lru_cache
 from pathlib import Path
 
+from sciqag_dataset.config import DEFAULT_EMBEDDER
 from sciqag_dataset.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL = DEFAULT_EMBEDDER
 #: The instruction the paper used with e5-mistral-7b-instruct (queries only; sentences get none).
 E5_INSTRUCTION = ("Instruct: Given the Question & Answer pair, retrieve relevant sentences to this answer."
                   "\nQuery: ")

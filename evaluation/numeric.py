@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from typing import Iterable
 
-from sciqag_dataset.evaluation.common import count_qa_papers, iter_qa_papers, qa_source
-from sciqag_dataset.runner import Summary, run_processes
+from sciqag_dataset import records
+from sciqag_dataset.stage import Stage
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SIGNS = "-−+"  # not the en dash: "3 – 5" is a range
@@ -163,13 +162,19 @@ def numeric_record(paper: dict, *, allow_rounding: bool = False) -> dict:
     return {"id": paper["id"], "status": "ok", "pair_metrics": pairs, "paper_metrics": {}}
 
 
-def run_numeric(work: str | Path, *, source: str | None = None, allow_rounding: bool = False) -> Summary:
-    """Write ``WORK/numeric.jsonl`` (resumable; regex work, one process is plenty)."""
-    work = Path(work)
-    source = qa_source(work, source)
-    return run_processes("numeric", iter_qa_papers(work, source),
-                         lambda paper: numeric_record(paper, allow_rounding=allow_rounding),
-                         work / "numeric.jsonl", workers=1, total=count_qa_papers(work, source))
+class _Numeric:
+    def __init__(self, allow_rounding: bool):
+        self.allow_rounding = allow_rounding
+
+    def __call__(self, paper: dict) -> dict:
+        return numeric_record(paper, allow_rounding=self.allow_rounding)
+
+
+def stage(source: str | None = None, *, allow_rounding: bool = False) -> Stage:
+    """Eq. 2 for every paper's answers -> ``WORK/numeric.jsonl`` (regex work: one process is plenty)."""
+    return Stage(name="numeric", inputs=lambda work: records.qa_papers(work, source),
+                 process=_Numeric(allow_rounding), params={"allow_rounding": allow_rounding},
+                 count=lambda work: records.count_qa(work, source))
 
 
 def numeric_summary(records: Iterable[dict]) -> dict:

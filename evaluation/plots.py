@@ -1,8 +1,8 @@
 """Quality plots for the dataset card (matplotlib, Agg backend, PNG).
 
 - ``racar_distribution``: counts of scores 1-3 (and missing) per RACAR dimension;
-- ``question_similarity_heatmap`` + ``similarity_bins_table``: the paper's diversity view (bins
-  <0.3, 0.3-0.5, 0.5-0.7, >0.7 and the mean, paper: 0.31);
+- ``question_similarity_heatmap``: the paper's diversity view of one paper (the bins <0.3, 0.3-0.5,
+  0.5-0.7, >0.7 and the mean are ``diversity.similarity_bins``);
 - ``answer_sentence_heatmap``: answers x sentences similarity of one paper (the paper's Fig. 5);
 - ``coverage_histogram``: per-paper coverage (or per-answer chunk rates).
 Every function writes the PNG at ``path`` (parents created) and returns the path.
@@ -12,22 +12,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # headless; set before pyplot is imported
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-SIMILARITY_BINS = (("<0.3", None, 0.3), ("0.3-0.5", 0.3, 0.5), ("0.5-0.7", 0.5, 0.7), (">0.7", 0.7, None))
+def _pyplot():
+    """matplotlib's pyplot, headless (Agg). Heavy (~0.6 s): imported only when a plot is drawn."""
+    import matplotlib
 
+    matplotlib.use("Agg")  # set before pyplot is imported
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _integer_ticks(axis) -> None:
+    from matplotlib.ticker import MaxNLocator  # heavy: see _pyplot
+
+    axis.set_major_locator(MaxNLocator(integer=True))
 
 def _save(fig, path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _pyplot().close(fig)
     return path
 
 
@@ -39,7 +47,7 @@ def racar_distribution(scores: Mapping[str, Sequence[int | None]], path) -> Path
     colors = ["#d62728", "#ff7f0e", "#2ca02c", "#7f7f7f"]
     x = np.arange(len(dims))
     width = 0.2
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(dims)), 3.6))
+    fig, ax = _pyplot().subplots(figsize=(max(6, 1.6 * len(dims)), 3.6))
     for j, (level, label, color) in enumerate(zip(levels, labels, colors)):
         counts = [sum(1 for s in scores[d] if s == level) for d in dims]
         if level is None and not any(counts):
@@ -47,23 +55,10 @@ def racar_distribution(scores: Mapping[str, Sequence[int | None]], path) -> Path
         ax.bar(x + (j - 1.5) * width, counts, width, label=label, color=color)
     ax.set_xticks(x, dims)
     ax.set_ylabel("QA pairs")
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    _integer_ticks(ax.yaxis)
     ax.set_title("RACAR scores per dimension")
     ax.legend(title="score", fontsize=8)
     return _save(fig, path)
-
-
-def similarity_bins_table(values: Iterable[float]) -> dict:
-    """Share of pairwise question similarities (0-1) in the paper's bins, plus the mean and count.
-    Bins are left-closed: 0.3 falls in 0.3-0.5, 0.7 in >0.7 (None values are skipped)."""
-    vals = [float(v) for v in values if v is not None]
-    out: dict = {}
-    for name, lo, hi in SIMILARITY_BINS:
-        n = sum(1 for v in vals if (lo is None or v >= lo) and (hi is None or v < hi))
-        out[name] = n / len(vals) if vals else None
-    out["mean"] = float(np.mean(vals)) if vals else None
-    out["count"] = len(vals)
-    return out
 
 
 def _short(text: str, width: int = 48) -> str:
@@ -75,7 +70,7 @@ def question_similarity_heatmap(matrix, questions: Sequence[str], path) -> Path:
     """Questions x questions similarity (0-1) of one paper, annotated, with truncated question labels."""
     m = np.asarray(matrix, dtype=float)
     n = m.shape[0]
-    fig, ax = plt.subplots(figsize=(max(6, 0.55 * n + 5), max(4, 0.5 * n + 1.5)))
+    fig, ax = _pyplot().subplots(figsize=(max(6, 0.55 * n + 5), max(4, 0.5 * n + 1.5)))
     im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis")
     labels = [f"Q{i + 1}: {_short(q, 32)}" for i, q in enumerate(questions)]
     ax.set_yticks(range(n), labels, fontsize=7)
@@ -95,12 +90,12 @@ def answer_sentence_heatmap(matrix, path, *, title: str = "Answer-sentence simil
     """Answers (rows) x paper sentences (columns) similarity of one paper, with the 10 chunk borders."""
     m = np.asarray(matrix, dtype=float)
     n_answers, n_sentences = m.shape
-    fig, ax = plt.subplots(figsize=(12, max(2.5, 0.3 * n_answers + 1.2)))
+    fig, ax = _pyplot().subplots(figsize=(12, max(2.5, 0.3 * n_answers + 1.2)))
     im = ax.imshow(m, aspect="auto", cmap="coolwarm", interpolation="nearest")
     for c in range(1, 10):  # chunk c starts at the first sentence i with floor(10 i / n) == c
         ax.axvline(-(-c * n_sentences // 10) - 0.5, color="k", lw=0.9, ls="--", alpha=0.8)
     ax.set_xlabel("sentence index (lines: the 10 chunks)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    _integer_ticks(ax.xaxis)
     ax.set_ylabel("QA index")
     ax.set_yticks(range(n_answers), [str(i + 1) for i in range(n_answers)], fontsize=7)
     fig.colorbar(im, ax=ax, fraction=0.03)
@@ -111,7 +106,7 @@ def answer_sentence_heatmap(matrix, path, *, title: str = "Answer-sentence simil
 def coverage_histogram(values: Iterable[float], path, *, label: str = "coverage") -> Path:
     """Histogram of coverage values in 0-1 (one bin per chunk count 0/10 ... 10/10), mean marked."""
     vals = [float(v) for v in values if v is not None]
-    fig, ax = plt.subplots(figsize=(6, 3.4))
+    fig, ax = _pyplot().subplots(figsize=(6, 3.4))
     ax.hist(vals, bins=np.linspace(-0.05, 1.05, 12), color="#1f77b4", edgecolor="white")
     if vals:
         mean = float(np.mean(vals))
@@ -120,6 +115,6 @@ def coverage_histogram(values: Iterable[float], path, *, label: str = "coverage"
     ax.set_xlim(-0.05, 1.05)
     ax.set_xlabel(label)
     ax.set_ylabel("count")
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    _integer_ticks(ax.yaxis)
     ax.set_title(f"{label.capitalize()} ({len(vals)} values)")
     return _save(fig, path)

@@ -21,240 +21,37 @@ present), ``partial`` or ``unjudged`` (no usable score); a paper whose requests 
 """
 from __future__ import annotations
 
-import ast
 import asyncio
-import hashlib
-import json
 import logging
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import combinations
 from pathlib import Path
 from statistics import mean
 from typing import Any, Sequence
 
 import openai
 
-from sciqag_dataset.builders.postprocess import refers_to_source
-from sciqag_dataset.builders.qagen import fit_to_context
+from sciqag_dataset import records
 from sciqag_dataset.errors import UserError
+from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient, LLMError
-from sciqag_dataset.runner import Summary, iter_latest, run_async
+from sciqag_dataset.qa.prompts import fit_to_context
+from sciqag_dataset.qa.rules import refers_to_source
 from sciqag_dataset.schema import RACAR_DIMENSIONS
+from sciqag_dataset.stage import Stage
 
-from .common import count_qa_papers, iter_qa_papers, qa_source
+from .judgements import (COMBINE_MODES, Parsed, agreement_counts, agreement_figures, combine_scores,
+                         judge_agreement, parse_judgements)
 from .judge_prompts import (PAPER_AND_PAIRS, RACAR_INPUTS, build_racar_messages, racar_prompt_chars,
                             racar_response_format)
 
 log = logging.getLogger(__name__)
 
-COMBINE_MODES = ("mean", "min", "majority")
-SCORES = (1, 2, 3)
 RAW_IN_REASON = 500  # characters of an unusable reply kept in each affected pair's reason
 RAW_KEPT = 4000  # characters of an unusable reply kept once per paper, judge and dimension
 # Statuses a server uses for "I do not understand this request" (here: response_format).
 STRUCTURED_REJECTED = {400, 415, 422}
-
-
-# --- parsing -------------------------------------------------------------------------------------
-
-@dataclass
-class Parsed:
-    """A judge reply read as judgements: ``items`` of {score, reasons} when ``n`` were found.
-
-    ``problem`` is None when the reply is fully usable; otherwise it says why. With the right
-    count but some invalid scores, ``items`` is kept with None for those (the others are real).
-    """
-
-    items: list[dict] | None
-    problem: str | None
-
-
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
-_FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.S)
-_TRAILING_COMMA = re.compile(r",\s*([\]}])")
-_SCORE_STR = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*3)?\s*$")
-_SCORE_LINE = re.compile(r"\bscore\b\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?\s*['\"]?(-?\d+(?:\.\d+)?)['\"]?", re.I)
-_REASONS_LABEL = re.compile(r"\breasons?\b\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?", re.I)
-_NEXT_LABEL = re.compile(r"\n\s*(?:Q|A|pair|item|question|answer)?\s*#?\d+\s*[:.)]?\s*$", re.I)
-_WRAPPER_KEYS = ("judgements", "judgments", "scores", "results", "evaluations", "evaluation", "items",
-                 "output", "ratings")
-_SCORE_KEYS = ("score", "Score", "SCORE", "rating")
-_REASON_KEYS = ("reasons", "reason", "Reasons", "Reason", "explanation", "rationale", "justification")
-
-
-def valid_score(value: Any) -> int | None:
-    """1, 2 or 3 from an int, an integral float or a string like "2" or "2/3"; anything else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        m = _SCORE_STR.match(value)
-        if not m:
-            return None
-        value = float(m.group(1))
-    if isinstance(value, float):
-        if not value.is_integer():
-            return None
-        value = int(value)
-    return value if isinstance(value, int) and value in SCORES else None
-
-
-def _load(text: str) -> Any:
-    text = text.strip()
-    if not text:
-        return None
-    for candidate in (text, _TRAILING_COMMA.sub(r"\1", text)):
-        try:
-            return json.loads(candidate)
-        except (ValueError, RecursionError):
-            pass
-        try:  # single quotes and Python literals; literal_eval evaluates no code
-            return ast.literal_eval(candidate)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            pass
-    return None
-
-
-def _as_list(obj: Any) -> list | None:
-    """The list of judgements inside a parsed reply, unwrapping a dict around it."""
-    if isinstance(obj, list):
-        return obj
-    if not isinstance(obj, dict):
-        return None
-    if any(k in obj for k in _SCORE_KEYS):
-        return [obj]
-    for key in _WRAPPER_KEYS:
-        if isinstance(obj.get(key), list):
-            return obj[key]
-    lists = [v for v in obj.values() if isinstance(v, list)]
-    if len(lists) == 1:
-        return lists[0]
-    values = list(obj.values())  # {"Q1": {...}, "Q2": {...}}
-    if values and all(isinstance(v, dict) and any(k in v for k in _SCORE_KEYS) for v in values):
-        return values
-    return None
-
-
-def _item(obj: Any) -> tuple[int | None, str, Any]:
-    """(score, reasons, the raw score) of one judgement."""
-    if isinstance(obj, dict):
-        raw = next((obj[k] for k in _SCORE_KEYS if k in obj), None)
-        reasons = next((obj[k] for k in _REASON_KEYS if k in obj), "")
-        if isinstance(reasons, list):
-            reasons = "; ".join(str(r) for r in reasons)
-        return valid_score(raw), str(reasons or "").strip(), raw
-    return valid_score(obj), "", obj  # a bare score in a list: [3, 2, 3]
-
-
-def _from_json(text: str) -> list[list]:
-    candidates = _FENCE.findall(text) + [text]
-    for open_, close in (("[", "]"), ("{", "}")):
-        i, j = text.find(open_), text.rfind(close)
-        if 0 <= i < j:
-            candidates.append(text[i:j + 1])
-    i, j = text.find("{"), text.rfind("}")
-    if 0 <= i < j:
-        candidates.append("[" + text[i:j + 1] + "]")  # dictionaries written one after another
-    found = []
-    for cand in candidates:
-        items = _as_list(_load(cand))
-        if items:
-            found.append(items)
-    return found
-
-
-def _from_lines(text: str) -> list:
-    """Judgements written as prose: "Score: 2, Reasons: ..." (one per item, reasons up to the next)."""
-    matches = list(_SCORE_LINE.finditer(text))
-    items = []
-    for k, m in enumerate(matches):
-        end = matches[k + 1].start() if k + 1 < len(matches) else len(text)
-        segment = text[m.end():end]
-        label = _REASONS_LABEL.search(segment)
-        reasons = _NEXT_LABEL.sub("", segment[label.end():] if label else segment)
-        items.append({"score": m.group(1), "reasons": reasons.strip(" \t\n,;-*'\"}{")})
-    return items
-
-
-def parse_judgements(text: str, n: int) -> Parsed:
-    """Read ``n`` judgements {score: 1-3, reasons} from a judge reply, as tolerantly as is safe."""
-    text = _THINK.sub("", text or "")
-    lists = _from_json(text)
-    line_items = _from_lines(text)
-    if line_items:
-        lists.append(line_items)
-    if not lists:
-        return Parsed(None, "no judgements found in the reply")
-    best = None
-    for raw_items in lists:
-        if len(raw_items) != n:
-            continue
-        items, bad = [], []
-        for k, raw in enumerate(raw_items, 1):
-            score, reasons, raw_score = _item(raw)
-            items.append({"score": score, "reasons": reasons})
-            if score is None:
-                bad.append(f"#{k}: {raw_score!r}"[:60])
-        if not bad:
-            return Parsed(items, None)
-        if best is None:
-            best = Parsed(items, f"invalid score(s), not 1-3: {', '.join(bad)}")
-    if best is not None:
-        return best
-    counts = sorted({len(x) for x in lists})
-    return Parsed(None, f"expected {n} judgements, found {' or '.join(map(str, counts))}")
-
-
-# --- combining judges -------------------------------------------------------------------------------
-
-def combine_scores(scores: Sequence[int | None], mode: str = "mean") -> int | float | None:
-    """One committee score from the judges' scores of a pair (missing ones left out; None if all are)."""
-    if mode not in COMBINE_MODES:
-        raise UserError(f"unknown combine mode {mode!r}; choose one of {COMBINE_MODES}")
-    valid = [s for s in scores if s is not None]
-    if not valid:
-        return None
-    if mode == "min":
-        return min(valid)
-    if mode == "majority":
-        counts = Counter(valid)
-        top = max(counts.values())
-        return min(s for s, c in counts.items() if c == top)  # a tie goes to the stricter score
-    value = sum(valid) / len(valid)
-    return int(value) if value.is_integer() else round(value, 4)
-
-
-def _agreement_counts(per_judge: Sequence[Sequence[int | None]]) -> dict[str, float]:
-    """Raw counts behind the agreement figures, so papers can be pooled."""
-    out = {"n_pairs": 0, "n_agree": 0, "n_comparisons": 0, "sum_abs_diff": 0.0}
-    if len(per_judge) < 2:
-        return out
-    for scores in zip(*per_judge):
-        valid = [s for s in scores if s is not None]
-        if len(valid) < 2:
-            continue
-        out["n_pairs"] += 1
-        out["n_agree"] += len(set(valid)) == 1
-        for a, b in combinations(valid, 2):
-            out["n_comparisons"] += 1
-            out["sum_abs_diff"] += abs(a - b)
-    return out
-
-
-def _agreement_figures(counts: dict[str, float]) -> dict[str, Any]:
-    n, cmp_ = counts["n_pairs"], counts["n_comparisons"]
-    return {"all_agree": round(counts["n_agree"] / n, 4) if n else None,
-            "mean_abs_diff": round(counts["sum_abs_diff"] / cmp_, 4) if cmp_ else None,
-            "n_pairs": int(n)}
-
-
-def judge_agreement(per_judge: Sequence[Sequence[int | None]]) -> dict[str, Any]:
-    """Agreement of several judges on one dimension, over the pairs at least two of them scored:
-    ``all_agree`` = share of those pairs where every judge gave the same score, ``mean_abs_diff`` =
-    mean absolute score difference over all pairs of judges. None with fewer than two judges."""
-    return _agreement_figures(_agreement_counts(per_judge))
 
 
 # --- judging --------------------------------------------------------------------------------------
@@ -352,12 +149,6 @@ def paper_char_budget(pairs: Sequence[dict], judges: Sequence[Judge], context_to
     return max(1000, int((context_tokens - max_tokens) * chars_per_token) - prompt)
 
 
-def qa_hash(pairs: Sequence[dict]) -> str:
-    """Identifies the judged pairs, so a metric line can be checked against a regenerated QA file."""
-    blob = json.dumps([[p.get("question"), p.get("answer")] for p in pairs], ensure_ascii=False)
-    return hashlib.sha1(blob.encode()).hexdigest()[:16]
-
-
 async def racar_paper(paper: dict, judges: Sequence[Judge], *, combine: str = "mean", max_attempts: int = 3,
                       context_tokens: int = 8192, chars_per_token: float = 3.5) -> dict:
     """One paper {id, title, text, qa} -> its racar.jsonl record (5 calls per judge when replies parse)."""
@@ -397,41 +188,40 @@ async def racar_paper(paper: dict, judges: Sequence[Judge], *, combine: str = "m
         "id": paper["id"], "status": status, "pair_metrics": pair_metrics,
         "paper_metrics": {"judge_agreement": agreement},
         "judge_calls": sum(r.calls for r in results),
-        "judges": [j.name for j in judges], "combine": combine, "qa_hash": qa_hash(pairs),
+        "judges": [j.name for j in judges], "combine": combine, "qa_hash": records.qa_hash(pairs),
         "judge_scores": {j.name: {d: by[j.name, d].scores for d in RACAR_DIMENSIONS} for j in judges},
         "problems": problems, "warnings": warnings,
     }
 
 
-def run_racar(work: str | Path, judges: list[LLMClient], *, source: str | None = None, combine: str = "mean",
-              max_attempts: int = 3, context_tokens: int = 8192, structured: bool = True,
-              chars_per_token: float = 3.5) -> Summary:
-    """Judge every paper's QA pairs; append to ``WORK/racar.jsonl``; resume by id."""
+def stage(judges: list[LLMClient], *, source: str | None = None, combine: str = "mean", max_attempts: int = 3,
+          context_tokens: int = 8192, structured: bool = True, chars_per_token: float = 3.5) -> Stage:
+    """Every paper's QA pairs judged on the five dimensions -> ``WORK/racar.jsonl``."""
     if combine not in COMBINE_MODES:
         raise UserError(f"unknown combine mode {combine!r}; choose one of {COMBINE_MODES}")
     if max_attempts < 1:
         raise UserError("max_attempts must be at least 1")
-    work = Path(work)
-    src = qa_source(work, source)
     members = make_judges(judges, structured)
     # Each paper issues 5 calls per judge at once; keep enough papers in flight to fill the slowest judge.
     capacity = min(j.client.concurrency * len(j.client.urls) for j in members)
-    papers_in_flight = max(1, math.ceil(capacity / len(RACAR_DIMENSIONS))) + 1
 
-    async def main() -> Summary:
-        try:
-            return await run_async(
-                "racar", iter_qa_papers(work, src),
-                lambda p: racar_paper(p, members, combine=combine, max_attempts=max_attempts,
-                                      context_tokens=context_tokens, chars_per_token=chars_per_token),
-                work / "racar.jsonl", concurrency=papers_in_flight, total=count_qa_papers(work, src),
-                postfix=lambda: {"calls": sum(j.client.usage.requests for j in members),
-                                 "cached": sum(j.client.usage.cached for j in members)})
-        finally:
-            for j in members:
-                await j.client.aclose()
+    async def one(paper: dict) -> dict:
+        return await racar_paper(paper, members, combine=combine, max_attempts=max_attempts,
+                                 context_tokens=context_tokens, chars_per_token=chars_per_token)
 
-    return asyncio.run(main())
+    async def close() -> None:
+        for j in members:
+            await j.client.aclose()
+
+    return Stage(
+        name="racar", inputs=lambda work: records.qa_papers(work, source), process=one,
+        params={"judges": [[j.name, j.client.params] for j in members], "combine": combine,
+                "max_attempts": max_attempts, "context_tokens": context_tokens, "chars_per_token": chars_per_token},
+        concurrency=max(1, math.ceil(capacity / len(RACAR_DIMENSIONS))) + 1,
+        count=lambda work: records.count_qa(work, source),
+        progress=lambda: {"calls": sum(j.client.usage.requests for j in members),
+                          "cached": sum(j.client.usage.cached for j in members)},
+        describe=lambda: {"judges": [j.client.describe() for j in members]}, close=close)
 
 
 # --- summary ----------------------------------------------------------------------------------------
@@ -474,7 +264,7 @@ def racar_summary(work: str | Path) -> dict[str, Any]:
         per_judge = rec.get("judge_scores") or {}
         if len(per_judge) > 1:
             for d in RACAR_DIMENSIONS:
-                counts = _agreement_counts([s[d] for s in per_judge.values()])
+                counts = agreement_counts([s[d] for s in per_judge.values()])
                 for k in pooled[d]:
                     pooled[d][k] += counts[k]
     dimensions = {}
@@ -486,7 +276,7 @@ def racar_summary(work: str | Path) -> dict[str, Any]:
         "papers": sum(statuses.values()), "statuses": dict(statuses), "pairs": n_pairs,
         "dimensions": dimensions,
         "racar_mean": round(mean(pair_means), 4) if pair_means else None,
-        "agreement": {d: _agreement_figures(c) for d, c in pooled.items()} if len(judges) > 1 else None,
+        "agreement": {d: agreement_figures(c) for d, c in pooled.items()} if len(judges) > 1 else None,
         "judge_calls_per_paper": round(mean(calls), 3) if calls else None,
         "judges": sorted(judges), "combine": sorted(c for c in combine if c),
     }

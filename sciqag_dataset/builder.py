@@ -16,7 +16,9 @@ import datasets
 
 from . import __version__
 from .errors import MissingInput, UserError
-from .runner import JsonlIndex, iter_latest, read_jsonl
+from .jsonl import read_jsonl
+from .qa.format import to_instruction
+from .records import stage_records, usable
 from .schema import EVALUATED_PAIR, conform, features_for
 
 CITATION = """\
@@ -36,7 +38,6 @@ STAGE_FILES = {"papers": "papers.jsonl", "seed": "seed.jsonl", "generated": "gen
 def evaluated_file(work: Path) -> str:
     """The `evaluated` config publishes the filtered pairs when `sciqag filter` has run, else all pairs."""
     return "filtered.jsonl" if (work / "filtered.jsonl").exists() else "evaluated.jsonl"
-USABLE = ("ok", "short")  # statuses whose pairs go into a published config
 
 
 def split_of(paper_id: str, train: float = 0.8, validation: float = 0.1) -> str:
@@ -53,24 +54,6 @@ def split_of(paper_id: str, train: float = 0.8, validation: float = 0.1) -> str:
 class SciQAGConfig(datasets.BuilderConfig):
     train: float = 0.8
     validation: float = 0.1
-
-
-def _joined(work: Path, stage_file: str) -> Iterator[dict]:
-    """Stage records joined with their paper and keywords, latest line per id.
-
-    Papers and keywords are read by line offset, so publishing a large corpus does not hold its texts.
-    """
-    papers = JsonlIndex(work / "papers.jsonl")
-    keywords = JsonlIndex(work / "keywords.jsonl")
-    for rec in iter_latest(work / stage_file):
-        paper = papers.get(rec["id"])
-        if paper is None:
-            continue
-        merged = {**paper, **{k: v for k, v in rec.items() if v is not None}}
-        kw = keywords.get(rec["id"]) or {}
-        merged["keywords"] = (kw.get("keywords") if kw.get("status") != "failed" else None) \
-            or paper.get("keywords") or []
-        yield merged
 
 
 class SciQAG(datasets.GeneratorBasedBuilder):
@@ -105,12 +88,10 @@ class SciQAG(datasets.GeneratorBasedBuilder):
     def _records(self, work: Path) -> Iterator[dict]:
         name = self.config.name
         if name == "papers":
-            yield from _joined(work, "papers.jsonl")
+            yield from stage_records(work, "papers.jsonl")
             return
-        from .builders.format import to_instruction  # formatting lives with the prompts
-
-        for rec in _joined(work, f"{name}.jsonl"):
-            if rec.get("status") not in USABLE or not rec.get("qa"):
+        for rec in stage_records(work, f"{name}.jsonl"):
+            if not usable(rec):
                 continue
             if name == "seed":
                 rec.update(to_instruction(rec, style=rec.get("prompt_style") or "paper", n=len(rec["qa"])))

@@ -11,6 +11,7 @@ from the field's annotation, its range from the field's metadata (``min``,
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,93 +19,155 @@ from typing import Any
 import yaml
 
 from .errors import UserError
-from .evaluation.stage import EvaluateConfig, FilterConfig
-from .llm import resolve_api_key
+from .llm.endpoint import EndpointConfig, JudgeEndpointConfig
 from .options import check_fields, opt as _opt
 from .redact import redact_url
+from .schema import RACAR_DIMENSIONS
 
-
-@dataclass
-class EndpointConfig:
-    """An OpenAI-compatible endpoint. ``url: null`` means the embedded local server."""
-
-    url: str | list[str] | None = None
-    model: str | None = None
-    # openai | hf (huggingface_hub's InferenceClient for chat requests; same Messages API)
-    backend: str = _opt("openai", choices=("openai", "hf"))
-    # The environment variable holding this endpoint's key; it must be set when named. None: no key,
-    # except OPENAI_API_KEY for api.openai.com. A key is sent to this endpoint's URL(s) only.
-    api_key_env: str | None = None
-    concurrency: int = _opt(8, min=1)
-    max_retries: int = _opt(5, min=0)
-    timeout: float = _opt(600.0, min=0.001)
-    temperature: float = _opt(0.6, min=0.0)  # the paper's inference settings
-    top_p: float = _opt(0.9, min=0.0, max=1.0)
-    max_tokens: int | None = _opt(None, min=1)  # None: 2048, or 512 for the small embedded model
-    price_prompt_per_m: float = _opt(0.0, min=0.0)  # optional cost accounting, per million tokens
-    price_completion_per_m: float = _opt(0.0, min=0.0)
-
-    def api_key(self, option: str = "api_key_env") -> str | None:
-        """The key for this endpoint (see ``llm.resolve_api_key``); UserError if a named variable is unset."""
-        return resolve_api_key(self.url, self.api_key_env, option)
-
-
-@dataclass
-class JudgeEndpointConfig(EndpointConfig):
-    temperature: float = 0.0  # judgements should be repeatable
+#: What `sciqag evaluate` can run; the order is the cheap-first order they run in (an LLM outage loses the least).
+METRICS = ("racar", "diversity", "coverage", "numeric")
+DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @dataclass
 class IngestConfig:
-    on_duplicate: str = _opt("skip", choices=("skip", "keep", "error"))
-    follow_symlinks: bool = False  # follow links that lead out of the input folders
+    on_duplicate: str = _opt("skip", choices=("skip", "keep", "error"),
+                             help="a paper met twice: skip (keep the first, report the rest), keep (suffix the id), "
+                                  "error")
+    follow_symlinks: bool = _opt(False, help="also read links that lead out of the input folders")
 
 
 @dataclass
 class KeywordsConfig:
-    n: int = _opt(20, min=1)
-    workers: int = _opt(2, min=1)
-    reuse_existing: bool = True  # keep keywords a source already carries (the authors' JSON)
+    n: int = _opt(20, min=1, flag="n-keywords", short="-n", help="TopicRank keyphrases per paper (the paper: 20)")
+    workers: int = _opt(2, min=1, help="worker processes")
+    reuse_existing: bool = _opt(True, help="keep keywords a source already carries (the authors' JSON)")
 
 
 @dataclass
 class QAGenConfig:
     """How a model is asked for a paper's QA pairs (shared by seed and generate)."""
 
-    n_pairs: int = _opt(10, min=1)
-    # paper (Appendix D prompt, chat) | alpaca (released raw template)
-    prompt_style: str | None = _opt("paper", choices=("paper", "alpaca"))
-    context_tokens: int = _opt(8192, min=256)  # the model's context window; longer papers are fitted to it
-    long_paper: str = _opt("truncate", choices=("truncate", "chunk"))
-    chars_per_token: float = _opt(3.5, min=0.1)  # how papers are measured against the context; ~4 for English BPE
-    raw_completion: bool = True  # alpaca style goes to /v1/completions as one raw prompt (else chat)
+    n_pairs: int = _opt(10, min=1, help="QA pairs asked for per paper")
+    prompt_style: str | None = _opt("paper", choices=("paper", "alpaca"),
+                                    help="paper: the paper's prompt (Appendix D) as chat; alpaca: the released "
+                                         "generator's raw template")
+    context_tokens: int = _opt(8192, min=256, help="the model's context window; longer papers are fitted to it")
+    long_paper: str = _opt("truncate", choices=("truncate", "chunk"),
+                           help="a paper over the context: truncate it, or ask per chunk and merge")
+    chars_per_token: float = _opt(3.5, min=0.1, help="how paper length is measured against the context")
+    raw_completion: bool = _opt(True, help="send the alpaca style to /v1/completions as one raw prompt")
 
 
 @dataclass
 class SeedConfig(QAGenConfig):
-    use_existing_qa: bool = True  # papers that already carry QA (the authors' JSON) are not re-asked
+    use_existing_qa: bool = _opt(True, help="papers that carry QA pairs (the authors' JSON) are not asked again")
 
 
 @dataclass
 class GenerateConfig(QAGenConfig):
-    # None: read from the model folder (sciqag_generator.json), else paper
-    prompt_style: str | None = _opt(None, choices=("paper", "alpaca"))
-    context_tokens: int = _opt(12288, min=256)  # the paper's generator was trained at 12,288 tokens
-    complete_sets_of: int | None = _opt(None, min=1)  # keep only papers with at least this many pairs (authors: 10)
-    shard: str | None = None  # "i/n": this process takes the i-th of n hash shards of the corpus
+    prompt_style: str | None = _opt(None, choices=("paper", "alpaca"),
+                                    help="null: read sciqag_generator.json in the model folder, else paper")
+    context_tokens: int = _opt(12288, min=256, help="the generator's context (the paper's: 12,288 tokens)")
+    complete_sets_of: int | None = _opt(None, min=1, flag="complete-sets",
+                                        help="mark papers with fewer pairs incomplete, not published (the authors: 10)")
+    shard: str | None = _opt(None, metavar="i/n", help="take the i-th of n hash slices of the corpus")
 
 
 @dataclass
 class PublishConfig:
-    output_dir: str | None = None  # default: WORK/dataset
-    # default: every config whose stage has run (seed, generated, evaluated)
-    configs: list[str] | None = _opt(None, choices=("papers", "seed", "generated", "evaluated"))
-    train: float = _opt(0.8, min=0.0, max=1.0)
-    validation: float = _opt(0.1, min=0.0, max=1.0)  # the rest is test
-    license: str = "cc-by-4.0"
-    pretty_name: str = "SciQAG"
-    push_to_hub: str | None = None
-    private: bool = False
+    output_dir: str | None = _opt(None, flag="output", short="-o", help="publish folder (default WORK/dataset)")
+    configs: list[str] | None = _opt(None, choices=("papers", "seed", "generated", "evaluated"),
+                                     help="configs to publish, comma-separated (default: those whose stage ran)")
+    train: float = _opt(0.8, min=0.0, max=1.0, help="share of papers in the train split")
+    validation: float = _opt(0.1, min=0.0, max=1.0, help="share of papers in the validation split; the rest is test")
+    license: str = _opt("cc-by-4.0", help="the dataset's license id")
+    pretty_name: str = _opt("SciQAG", help="the card's title")
+    push_to_hub: str | None = _opt(None, metavar="REPO", help="also upload the folder to this Hub dataset repo")
+    private: bool = _opt(False, help="create the Hub repo private")
+
+
+@dataclass
+class EvaluateConfig:
+    """`evaluate:` in the YAML config. The judge itself is the `judge:` endpoint section."""
+
+    metrics: list[str] | None = _opt(None, choices=METRICS, what="metric",
+                                     help="comma-separated (default: all four with a judge endpoint, else the "
+                                          "three that need no LLM)")
+    source: str | None = _opt(None, choices=("generated", "seed"), what="QA source",
+                              help="QA file to evaluate (default: generated if present, else seed)")
+    combine: str = _opt("mean", choices=("mean", "min", "majority"), what="combine mode", help="how a judge committee's scores combine")
+    max_attempts: int = _opt(3, min=1, help="tries per unusable judge reply before the score is recorded missing")
+    structured: bool = _opt(True, help="ask judges for JSON-schema output (falls back to plain text if rejected)")
+    context_tokens: int = _opt(8192, min=256, help="the judge's context window; the paper is fitted to it")
+    chars_per_token: float = _opt(3.5, min=0.1, help="how paper length is measured against the judge's context")
+    judges: list[JudgeEndpointConfig] = _opt([], cli=False, help="committee members besides `judge:`")
+    diversity: str = _opt("embedding", choices=("embedding", "llm"), what="diversity method",
+                          help="embedding (cheap) | llm (the paper's Appendix C prompt, a call per question pair)")
+    diversity_model: str | None = _opt(None, help="embedder of the embedding diversity (default: embedding_model)")
+    embedding_model: str = _opt(DEFAULT_EMBEDDER,
+                                help="sentence-transformers model or folder (the paper: e5-mistral-7b-instruct)")
+    coverage_definition: str = _opt("released", choices=("released", "eq1"), what="coverage definition",
+                                    help="released (the authors' notebook, 68 %%) | eq1 (Eq. 1 literally)")
+    top_context: int = _opt(3, min=0, help="evidence sentences kept per answer (the `context` column)")
+    instruction: str | None = _opt(None, help="embedding query prefix (default: the e5 instruction for *instruct*)")
+    batch_size: int = _opt(64, min=1, help="embedding batch size")
+    device: str = _opt("cpu", help="embedding device")
+    allow_rounding: bool = _opt(False, help="numeric: accept an answer's 3.1 for the paper's 3.14")
+    plots: bool = _opt(True, help="write PNG plots under WORK/plots")
+    sample_papers: int = _opt(3, min=0, help="papers shown in question-similarity heatmaps")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.metrics, str):
+            self.metrics = [m.strip() for m in self.metrics.split(",") if m.strip()]
+        self.judges = [_build(JudgeEndpointConfig, j, "evaluate.judges") if isinstance(j, dict) else j
+                       for j in self.judges or []]
+
+    def validate(self) -> None:
+        """Reject bad names before any metric runs (so a typo does not cost a judge run)."""
+        check_fields(self, "evaluate.")
+        if self.metrics is not None and not self.metrics:
+            raise UserError(f"no metrics selected: choose from {', '.join(METRICS)}")
+
+    def needs_judge(self) -> bool:
+        metrics = self.metrics or []
+        return "racar" in metrics or ("diversity" in metrics and self.diversity == "llm")
+
+    def resolve_metrics(self, judge_configured: bool) -> list[str]:
+        """Fill in the default: RACAR only when a judge endpoint is configured (it is the costly metric)."""
+        if self.metrics is None:
+            self.metrics = list(METRICS) if judge_configured else [m for m in METRICS if m != "racar"]
+        return self.metrics
+
+
+@dataclass
+class FilterConfig:
+    """`filter:` in the YAML config: which evaluated pairs `sciqag filter` keeps (all rules must pass)."""
+
+    min_racar: float | None = _opt(None, min=1, max=3, help="minimum mean RACAR score (all five must be scored)")
+    min_relevance: float | None = _opt(None, min=1, max=3, help="minimum relevance score")
+    min_agnosticism: float | None = _opt(None, min=1, max=3, help="minimum agnosticism score")
+    min_completeness: float | None = _opt(None, min=1, max=3, help="minimum completeness score")
+    min_accuracy: float | None = _opt(None, min=1, max=3, help="minimum accuracy score")
+    min_reasonableness: float | None = _opt(None, min=1, max=3, help="minimum reasonableness score")
+    drop_source_references: bool = _opt(False, help='drop questions that cite the source ("Figure 3", "this paper")')
+    min_numeric_ratio: float | None = _opt(None, min=0, max=1,
+                                           help="minimum share of an answer's numbers found in the paper "
+                                                "(answers without numbers pass)")
+    min_chunk_rate: float | None = _opt(None, min=0, max=1,
+                                        help="minimum share of the paper's 10 chunks an answer's evidence covers")
+    authors_test_set: bool = _opt(False, help="the authors' rule: 3 on every RACAR dimension but agnosticism, and "
+                                              "no source reference in the question")
+
+    def min_dims(self) -> dict[str, float]:
+        return {d: v for d in RACAR_DIMENSIONS if (v := getattr(self, f"min_{d}")) is not None}
+
+    def rules(self) -> dict[str, Any]:
+        """Keyword arguments of ``evaluation.filter.filter_pairs``."""
+        return {"min_racar": self.min_racar, "min_dims": self.min_dims() or None,
+                "drop_source_references": self.drop_source_references,
+                "min_numeric_ratio": self.min_numeric_ratio, "min_chunk_rate": self.min_chunk_rate,
+                "authors_test_set": self.authors_test_set}
 
 
 STAGES = ("ingest", "keywords", "seed", "generate", "evaluate", "publish")
@@ -112,9 +175,9 @@ STAGES = ("ingest", "keywords", "seed", "generate", "evaluate", "publish")
 
 @dataclass
 class Config:
-    work_dir: str = "sciqag_work"
-    inputs: list[str] = field(default_factory=list)  # empty: the sample papers shipped with the package
-    stages: list[str] = _opt(list(STAGES), choices=STAGES)  # what `sciqag run` does
+    work_dir: str = _opt("sciqag_work", flag="work", help="work directory")
+    inputs: list[str] = _opt([], help="papers to ingest: files or folders (default: the shipped sample papers)")
+    stages: list[str] = _opt(list(STAGES), choices=STAGES, what="stage", help="what `sciqag run` does, comma-separated")
     ingest: IngestConfig = field(default_factory=IngestConfig)
     keywords: KeywordsConfig = field(default_factory=KeywordsConfig)
     teacher: EndpointConfig = field(default_factory=EndpointConfig)
@@ -125,6 +188,9 @@ class Config:
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     filter: FilterConfig = field(default_factory=FilterConfig)
     publish: PublishConfig = field(default_factory=PublishConfig)
+    # `sciqag train`'s options (its TrainArgs, TRL's SFTConfig and ModelConfig fields), so that one file
+    # configures every stage; `sciqag train` and `sciqag run` check them (see trainers/config.py)
+    train: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path | None) -> "Config":
@@ -172,32 +238,33 @@ def _redacted_urls(value):
     return value
 
 
+def _section_type(hint):
+    """The dataclass a field holds (``X``, ``X | None``), or the item dataclass of ``list[X]``, else None."""
+    for arg in (hint, *typing.get_args(hint)):
+        if dataclasses.is_dataclass(arg):
+            return arg
+    return None
+
+
 def _build(cls, data: dict, where: str):
+    """``cls`` from a YAML mapping: unknown keys refused, nested sections built from the type hints."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: must be a mapping, got {data!r}")
     if "api_key" in data:  # guard against pasting a key into a file that may be shared
         raise UserError(f"{where}: put the key in an environment variable and name it in `api_key_env`")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = set(data) - set(fields)
     if unknown:
         raise UserError(f"{where}: unknown option(s) {sorted(unknown)}; known: {sorted(fields)}")
+    hints = typing.get_type_hints(cls)
     kwargs = {}
     for name, value in data.items():
-        ftype = fields[name].type
-        sub = _NESTED.get(ftype) if isinstance(ftype, str) else None
-        if sub is not None:
-            if value is None:
-                continue  # an empty section in YAML: the defaults
-            if not isinstance(value, dict):
-                raise UserError(f"{where}: `{name}` must be a mapping")
+        sub = _section_type(hints[name])
+        if sub is not None and value is None and typing.get_origin(hints[name]) is not list:
+            continue  # an empty section in YAML: the defaults
+        if sub is not None and typing.get_origin(hints[name]) is list and isinstance(value, list):
+            value = [_build(sub, v, f"{where}:{name}[{i}]") if isinstance(v, dict) else v for i, v in enumerate(value)]
+        elif sub is not None:
             value = _build(sub, value, f"{where}:{name}")
-        elif name in _LIST_OF and isinstance(value, list):
-            value = [_build(_LIST_OF[name], v, f"{where}:{name}[{i}]") if isinstance(v, dict) else v
-                     for i, v in enumerate(value)]
         kwargs[name] = value
     return cls(**kwargs)
-
-
-_NESTED = {"IngestConfig": IngestConfig, "KeywordsConfig": KeywordsConfig, "EndpointConfig": EndpointConfig,
-           "SeedConfig": SeedConfig, "GenerateConfig": GenerateConfig, "PublishConfig": PublishConfig,
-           "JudgeEndpointConfig": JudgeEndpointConfig, "EvaluateConfig": EvaluateConfig,
-           "FilterConfig": FilterConfig}
-_LIST_OF = {"judges": JudgeEndpointConfig}  # list fields whose items are sections

@@ -16,7 +16,8 @@ from .errors import UserError
 
 
 def opt(default, **meta):
-    """A field with its constraints beside it: ``min``, ``max`` (inclusive), ``choices``."""
+    """A field with its constraints beside it: ``min``, ``max`` (inclusive), ``choices`` (``what`` names a
+    choice in messages); and for the CLI: ``help``, ``flag``, ``short``, ``metavar``, ``repeat``, ``cli``."""
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
     return field(default=default, metadata=meta)
@@ -74,7 +75,8 @@ def check_fields(obj, where: str = "") -> None:
             if v is None or isinstance(v, bool):
                 continue
             if "choices" in meta and v not in meta["choices"]:
-                raise UserError(f"{name} must be one of {', '.join(map(str, meta['choices']))}, not {v!r}")
+                raise UserError(f"{name}: unknown {meta.get('what', 'value')} {v!r}; expected one of "
+                                f"{', '.join(map(str, meta['choices']))}")
             if "min" in meta and isinstance(v, (int, float)) and v < meta["min"]:
                 raise UserError(f"{name} must be at least {meta['min']}, got {v!r}")
             if "max" in meta and isinstance(v, (int, float)) and v > meta["max"]:

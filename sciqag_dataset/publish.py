@@ -19,11 +19,12 @@ from pathlib import Path
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__
-from .builder import CITATION, SPLITS, STAGE_FILES, USABLE, SciQAG
+from .builder import CITATION, SPLITS, STAGE_FILES, SciQAG
 from .config import Config
 from .errors import MissingInput, UserError
 from .folders import MARKER, check_publish_target, install_publish, new_staging
-from .runner import iter_latest
+from .jsonl import iter_latest
+from .records import USABLE
 
 log = logging.getLogger(__name__)
 

@@ -1,163 +1,44 @@
-"""The one runner pattern every stage uses: stream, checkpoint, resume.
+"""The one runner: every stage (``stage.Stage``) runs through ``run_stage``.
 
-A stage is a transform on paper records. Its output is a JSONL file in the
-work directory, appended one finished record per line and flushed at once,
-so a killed run loses only the records in flight. On rerun the ids already
-finished are skipped; a failed record is retried and its newer line wins.
+It gives each stage the same guarantees:
+
+- **resume by fingerprint**: an input record whose output line carries the same fingerprint (same input,
+  same parameters) is skipped; a changed one is redone; a failed one is retried;
+- **shards**: ``shard=(i, n)`` takes the i-th of n hash slices of the ids and writes ``<output>.shard-i-of-n``;
+  ``merge_shards`` folds them into the output, which then equals an unsharded run's;
+- **one driver per kind**: in-process, worker processes (bounded window, workers die with the parent),
+  or async with at most ``concurrency`` records in flight, pulled lazily so memory stays flat;
+- **isolation**: a record whose function raises becomes a ``failed`` line with the error, and the run goes on;
+- a tqdm bar with rates, and a manifest (``<output stem>_manifest.json``) with counts, time and parameters.
 """
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import itertools
 import json
 import logging
-import os
-from collections import Counter
+import time
+from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Iterator
+from typing import Any, Iterator
 
 from tqdm.auto import tqdm
 
+from .errors import MissingInput, UserError
+from .jsonl import JsonlWriter, compact, iter_latest, read_jsonl
 from .processes import WorkerInit
 from .redact import redact
-from .text_repair import repair
+from .stage import Stage, digest, fingerprint
 
 log = logging.getLogger(__name__)
 
 FAILED = "failed"
 
-
-def read_jsonl(path: str | Path) -> Iterator[dict]:
-    """Yield records; a torn last line (a kill mid-write) is skipped with a warning."""
-    path = Path(path)
-    if not path.exists():
-        return
-    with path.open("rb") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                log.warning("%s:%d: skipping an incomplete line (interrupted write)", path, lineno)
-
-
-def latest_by_id(path: str | Path) -> dict[str, dict]:
-    """Last record per id, in first-seen order: what a stage's output means."""
-    out: dict[str, dict] = {}
-    for rec in read_jsonl(path):
-        out[rec["id"]] = rec
-    return out
-
-
-def iter_latest(path: str | Path) -> Iterator[dict]:
-    """Stream the last record per id, keeping one line offset per id rather than the records."""
-    path = Path(path)
-    if not path.exists():
-        return
-    last = JsonlIndex(path).offsets
-    with path.open("rb") as f:
-        for off in last.values():
-            f.seek(off)
-            yield json.loads(f.readline())
-
-
-class JsonlIndex:
-    """Random access to the latest record per id of a JSONL file, holding only line offsets."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.offsets: dict[str, int] = {}
-        self._file = None
-        if self.path.exists():
-            with self.path.open("rb") as f:
-                offset = 0
-                for line in f:
-                    try:
-                        self.offsets[json.loads(line)["id"]] = offset
-                    except (json.JSONDecodeError, KeyError, TypeError):
-                        pass
-                    offset += len(line)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.offsets
-
-    def get(self, key: str) -> dict | None:
-        off = self.offsets.get(key)
-        if off is None:
-            return None
-        if self._file is None:  # one handle for all lookups (a join makes one per paper)
-            self._file = self.path.open("rb")
-        self._file.seek(off)
-        return json.loads(self._file.readline())
-
-    def __del__(self) -> None:
-        if getattr(self, "_file", None) is not None:
-            self._file.close()
-
-
-def compact(path: str | Path) -> int:
-    """Rewrite ``path`` with one line per id (the latest), atomically; return lines dropped."""
-    path = Path(path)
-    index = JsonlIndex(path)
-    lines = sum(1 for line in path.open("rb") if line.strip()) if path.exists() else 0
-    if lines == len(index.offsets):
-        return 0
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        for rec in iter_latest(path):
-            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
-    return lines - len(index.offsets)
-
-
-class JsonlWriter:
-    """Append-only JSONL with a flush per record; repairs a torn tail before appending."""
-
-    def __init__(self, path: str | Path, fsync: bool = False):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._repair_tail()
-        self._f = self.path.open("ab")
-        self.fsync = fsync
-
-    def _repair_tail(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return
-        with self.path.open("rb+") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) == b"\n":
-                return
-            data = f.seek(0) or f.read()
-            cut = data.rfind(b"\n") + 1  # drop the partial last line
-            f.truncate(cut)
-            log.warning("%s: removed an incomplete last line left by an interrupted run", self.path)
-
-    def write(self, record: dict) -> None:
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        try:
-            data = line.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: repaired here rather than crashing the run
-            record, n = repair(record)
-            log.warning("%s: record %s had %d unencodable character(s); written as U+FFFD", self.path.name,
-                        record.get("id"), n)
-            data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        self._f.write(data)
-        self._f.flush()
-        if self.fsync:
-            os.fsync(self._f.fileno())
-
-    def close(self) -> None:
-        self._f.close()
-
-    def __enter__(self) -> "JsonlWriter":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+__all__ = ["FAILED", "Summary", "finished_fingerprints", "in_shard", "merge_shards", "output_path", "parse_shard",
+           "run_stage", "shard_files"]
 
 
 @dataclass
@@ -174,108 +55,197 @@ class Summary:
         return f"{self.stage}: {parts or 'nothing to do'}"
 
 
-def _status(rec: dict) -> str:
+def status_of(rec: dict) -> str:
     return rec.get("status") or "ok"
 
 
-def finished_ids(out: str | Path) -> set[str]:
-    """Ids whose latest line in ``out`` is not a failure."""
-    status: dict[str, bool] = {}
-    for rec in read_jsonl(out):
-        status[rec["id"]] = _status(rec) != FAILED
-    return {i for i, ok in status.items() if ok}
+# ---------------------------------------------------------------- shards
+
+def parse_shard(shard: str | tuple[int, int] | None) -> tuple[int, int] | None:
+    """``"i/n"`` (or ``(i, n)``) -> ``(i, n)``; UserError when malformed."""
+    if shard is None or isinstance(shard, tuple):
+        if shard is not None and not 0 <= shard[0] < shard[1]:
+            raise UserError(f"shard {shard[0]}/{shard[1]}: need 0 <= i < n")
+        return shard
+    try:
+        i, n = (int(x) for x in str(shard).split("/"))
+    except ValueError:
+        raise UserError(f"--shard must look like i/n (e.g. 0/4), not {shard!r}") from None
+    return parse_shard((i, n))
 
 
-def pending(records: Iterable[dict], out: str | Path, summary: Summary, bar=None) -> Iterator[dict]:
-    """Records whose id has no finished (non-failed) line in ``out`` yet."""
-    done = finished_ids(out)
-    for rec in records:
-        if rec["id"] in done:
-            summary.counts["skipped"] += 1
-            if bar is not None:
-                bar.update(1)
-        else:
-            yield rec
+def in_shard(record_id: str, i: int, n: int) -> bool:
+    """The hash slice of an id: stable across machines and as the corpus grows."""
+    return int(hashlib.sha256(record_id.encode()).hexdigest()[:8], 16) % n == i
+
+
+def output_path(work: Path, output: str, shard: tuple[int, int] | None = None) -> Path:
+    if shard is None:
+        return work / output
+    stem, _, ext = output.rpartition(".")
+    return work / f"{stem}.shard-{shard[0]}-of-{shard[1]}.{ext}"
+
+
+def shard_files(work: Path, output: str) -> list[Path]:
+    stem, _, ext = output.rpartition(".")
+    return sorted(work.glob(f"{stem}.shard-*-of-*.{ext}"))
+
+
+def merge_shards(work: str | Path, output: str) -> Summary:
+    """Fold ``<output>.shard-*`` into ``<output>`` (latest line per id wins), as if run unsharded."""
+    work = Path(work)
+    shards = shard_files(work, output)
+    if not shards:
+        raise MissingInput(f"no {output.rpartition('.')[0]}.shard-*-of-*.jsonl files in {work}")
+    summary = Summary(f"merge {output}")
+    with JsonlWriter(work / output) as writer:
+        for path in shards:
+            for rec in iter_latest(path):
+                writer.write(rec)
+                summary.counts[status_of(rec)] += 1
+    compact(work / output)
+    return summary
+
+
+# ---------------------------------------------------------------- resume
+
+def finished_fingerprints(path: Path) -> dict[str, str | None]:
+    """id -> fingerprint of its latest line, for the ids whose latest line is not a failure."""
+    latest: dict[str, dict] = {}
+    for rec in read_jsonl(path):
+        if "id" in rec:
+            latest[rec["id"]] = rec
+    return {i: r.get("fingerprint") for i, r in latest.items() if status_of(r) != FAILED}
 
 
 def _failure(rec: dict, exc: BaseException) -> dict:
     return {"id": rec["id"], "status": FAILED, "error": redact(f"{type(exc).__name__}: {exc}")}
 
 
-def run_processes(stage: str, records: Iterable[dict], fn: Callable[[dict], dict], out: str | Path, *,
-                  workers: int = 1, initializer: Callable | None = None, initargs: tuple = (),
-                  total: int | None = None, chunksize: int = 4) -> Summary:
-    """Apply a CPU-bound ``fn`` in worker processes, writing results in input order as they finish.
-
-    ``fn`` must return a record with ``id``; an exception inside it becomes a failed record.
-    """
-    summary = Summary(stage)
-    safe = _Safe(fn)
-    with JsonlWriter(out) as writer, tqdm(total=total, desc=stage, unit="paper") as bar:
-        todo = pending(records, out, summary, bar)
-        if workers <= 1:
-            if initializer:
-                initializer(*initargs)
-            results: Iterable[dict] = map(safe, todo)
-            for res in results:
-                _record(writer, summary, res, bar)
-        else:  # workers end with this process, even on kill -9 (see processes.py)
-            with ProcessPoolExecutor(workers, initializer=WorkerInit(initializer, initargs)) as pool:
-                for res in pool.map(safe, todo, chunksize=chunksize):
-                    _record(writer, summary, res, bar)
-    return summary
-
-
 class _Safe:
-    """Picklable wrapper turning an exception into a failed record."""
+    """Picklable wrapper turning an exception into a failed record (a bad paper never stops the others)."""
 
-    def __init__(self, fn: Callable[[dict], dict]):
+    def __init__(self, fn):
         self.fn = fn
 
     def __call__(self, rec: dict) -> dict:
         try:
             return self.fn(rec)
-        except Exception as exc:  # a bad paper must not take the others down
+        except Exception as exc:
             return _failure(rec, exc)
 
 
-def _record(writer: JsonlWriter, summary: Summary, res: dict, bar) -> None:
-    writer.write(res)
-    summary.counts[_status(res)] += 1
-    bar.update(1)
+# ---------------------------------------------------------------- the runner
+
+def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | None = None,
+              progress: bool = True) -> Summary:
+    """Run ``stage`` over its inputs in ``work``; see the module docstring for what every stage gets."""
+    work = Path(work)
+    shard = parse_shard(shard)
+    out = output_path(work, stage.output_file, shard)
+    started = time.monotonic()
+    summary = Summary(stage.name)
+    done = finished_fingerprints(out)
+    inputs = iter(stage.inputs(work))
+    first = next(inputs, None)  # a missing input fails here, before an output file or a progress bar
+    total = stage.count(work) if stage.count and shard is None else None
+    with JsonlWriter(out) as writer, tqdm(total=total, desc=stage.name, unit="paper", disable=not progress) as bar:
+
+        def todo() -> Iterator[tuple[dict, str]]:
+            for rec in itertools.chain([first] if first is not None else [], inputs):
+                if shard is not None and not in_shard(rec["id"], *shard):
+                    continue
+                fp = fingerprint(stage.params, rec)
+                if done.get(rec["id"]) == fp:
+                    summary.counts["skipped"] += 1
+                    bar.update(1)
+                    continue
+                yield rec, fp
+
+        def record(rec: dict, fp: str, result: dict) -> None:
+            if not isinstance(result, dict):  # e.g. a coroutine from a process that is not `async def`
+                raise TypeError(f"stage {stage.name}: process returned {type(result).__name__}, not a record dict")
+            result = {**result, "id": rec["id"]} if result.get("id") != rec["id"] else result
+            result.update(fingerprint=fp, input_hash=digest(rec))
+            writer.write(result)
+            summary.counts[status_of(result)] += 1
+            bar.update(1)
+            if stage.progress:
+                bar.set_postfix(stage.progress(), refresh=False)
+
+        if stage.is_async:
+            asyncio.run(_drive_async(stage, todo(), record))
+        elif stage.workers > 1:
+            _drive_processes(stage, todo(), record)
+        else:
+            if stage.setup:
+                stage.setup()
+            safe = _Safe(stage.process)
+            for rec, fp in todo():
+                record(rec, fp, safe(rec))
+    compact(out)
+    _write_manifest(work, stage, out, summary, time.monotonic() - started, shard)
+    return summary
 
 
-async def run_async(stage: str, records: Iterable[dict], fn: Callable[[dict], Awaitable[dict]],
-                    out: str | Path, *, concurrency: int = 8, total: int | None = None,
-                    postfix: Callable[[], dict[str, Any]] | None = None) -> Summary:
-    """Apply an async ``fn`` with at most ``concurrency`` records in flight.
+async def _drive_async(stage: Stage, todo: Iterator[tuple[dict, str]], record) -> None:
+    """At most ``stage.concurrency`` records in flight; inputs pulled only as slots free up."""
 
-    Records are pulled lazily from ``records``, so memory stays flat with corpus size.
-    """
-    summary = Summary(stage)
-    with JsonlWriter(out) as writer, tqdm(total=total, desc=stage, unit="paper") as bar:
-        todo = iter(pending(records, out, summary, bar))
+    async def one(rec: dict) -> dict:
+        try:
+            return await stage.process(rec)
+        except Exception as exc:
+            return _failure(rec, exc)
 
-        async def one(rec: dict) -> dict:
-            try:
-                return await fn(rec)
-            except Exception as exc:
-                return _failure(rec, exc)
-
-        in_flight: set[asyncio.Task] = set()
+    in_flight: dict[asyncio.Task, tuple[dict, str]] = {}
+    try:
         exhausted = False
         while in_flight or not exhausted:
-            while not exhausted and len(in_flight) < concurrency:
-                rec = next(todo, None)
-                if rec is None:
+            while not exhausted and len(in_flight) < max(1, stage.concurrency):
+                item = next(todo, None)
+                if item is None:
                     exhausted = True
                 else:
-                    in_flight.add(asyncio.ensure_future(one(rec)))
+                    in_flight[asyncio.ensure_future(one(item[0]))] = item
             if not in_flight:
                 break
-            finished, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+            finished, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
             for task in finished:
-                _record(writer, summary, task.result(), bar)
-            if postfix:
-                bar.set_postfix(postfix(), refresh=False)
-    return summary
+                rec, fp = in_flight.pop(task)
+                record(rec, fp, task.result())
+    finally:
+        if stage.close:
+            await stage.close()
+
+
+def _drive_processes(stage: Stage, todo: Iterator[tuple[dict, str]], record) -> None:
+    """Worker processes, results in input order, a bounded window of records submitted at a time."""
+    safe = _Safe(stage.process)
+    window = stage.workers * 4
+    with ProcessPoolExecutor(stage.workers, initializer=WorkerInit(stage.setup)) as pool:
+        pending: deque = deque()
+        for rec, fp in todo:
+            pending.append((rec, fp, pool.submit(safe, rec)))
+            if len(pending) >= window:
+                r, f, fut = pending.popleft()
+                record(r, f, fut.result())
+        while pending:
+            r, f, fut = pending.popleft()
+            record(r, f, fut.result())
+
+
+def _write_manifest(work: Path, stage: Stage, out: Path, summary: Summary, seconds: float,
+                    shard: tuple[int, int] | None) -> None:
+    manifest: dict[str, Any] = {"stage": stage.name, "output": out.name, "counts": dict(summary.counts),
+                                "params": stage.params, **(stage.describe() if stage.describe else {}),
+                                "seconds": round(seconds, 1),
+                                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if shard is not None:
+        manifest["shard"] = f"{shard[0]}/{shard[1]}"
+    usage = manifest.get("usage") or {}
+    if usage.get("completion_tokens") is not None:
+        manifest["completion_tokens_per_s"] = round(usage["completion_tokens"] / max(seconds, 1e-9), 1)
+    path = out.with_name(out.name.removesuffix(".jsonl") + "_manifest.json")
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -23,7 +23,7 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_server(tiny_model_dir, tmp_path_factory):
     """A real `transformers serve` with the tiny model, shared by the session."""
-    from sciqag_dataset.local_server import LocalServer
+    from sciqag_dataset.llm.server import LocalServer
 
     log = tmp_path_factory.mktemp("serve") / "server.log"
     with LocalServer(tiny_model_dir, log_path=log) as server:
@@ -37,7 +37,7 @@ def says_server(tmp_path_factory):
     ending in "." is an empty reply; a small ``max_tokens`` gives a reply cut at the limit."""
     from tiny_model import REPLY, build_tiny_model
 
-    from sciqag_dataset.local_server import LocalServer
+    from sciqag_dataset.llm.server import LocalServer
 
     model = build_tiny_model(tmp_path_factory.mktemp("says-model"), says=REPLY)
     with LocalServer(model, log_path=tmp_path_factory.mktemp("says-serve") / "server.log") as server:

@@ -11,7 +11,8 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 from sciqag_dataset.evaluation import coverage as cov  # noqa: E402
-from sciqag_dataset.evaluation.common import iter_qa_papers, qa_source  # noqa: E402
+from sciqag_dataset.records import qa_papers, qa_source  # noqa: E402
+from sciqag_dataset.runner import run_stage  # noqa: E402
 from sciqag_dataset.evaluation.embedder import (E5_INSTRUCTION, default_instruction,  # noqa: E402
                                                 load_embedder)
 
@@ -170,12 +171,12 @@ def test_run_coverage_streams_resumes_and_records_failures(tmp_path, model, capl
         {"id": "orphan", "status": "ok", "qa": QA},  # no paper text: said, not silently dropped
     ])
     assert qa_source(tmp_path) == "seed"
-    papers = list(iter_qa_papers(tmp_path, "seed"))
+    papers = list(qa_papers(tmp_path, "seed"))
     assert [p["id"] for p in papers] == ["good", "empty"]
     assert papers[0]["qa"] == QA and papers[0]["title"] == "Three findings"
     assert "1 seed records have no paper in papers.jsonl" in caplog.text and "orphan" in caplog.text
 
-    summary = cov.run_coverage(tmp_path)
+    summary = run_stage(cov.stage(), tmp_path)
     assert summary.counts == {"ok": 1, "failed": 1}
     lines = [json.loads(x) for x in (tmp_path / "coverage.jsonl").read_text().splitlines()]
     by_id = {r["id"]: r for r in lines}
@@ -183,11 +184,11 @@ def test_run_coverage_streams_resumes_and_records_failures(tmp_path, model, capl
     assert len(by_id["good"]["pair_metrics"]) == 3
     assert "no sentences" in by_id["empty"]["error"]
 
-    again = cov.run_coverage(tmp_path)  # the finished paper is skipped, the failed one retried
+    again = run_stage(cov.stage(), tmp_path)  # the finished paper is skipped, the failed one retried
     assert again.counts == {"skipped": 1, "failed": 1}
     assert cov.coverage_summary(lines) == {"papers": 1, "coverage": pytest.approx(0.3),
                                            "chunk_rate": pytest.approx((0.3 + 0.2 + 0.3) / 3)}
     with pytest.raises(ValueError, match="definition"):
-        cov.run_coverage(tmp_path, definition="union")
+        cov.stage(definition="union")
     with pytest.raises(FileNotFoundError, match="generate"):
         qa_source(tmp_path, "generated")

@@ -21,7 +21,7 @@ from huggingface_hub import constants
 from sciqag_dataset.config import EndpointConfig
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.llm import client_from_config, resolve_api_key
-from sciqag_dataset.local_server import free_port
+from sciqag_dataset.llm.server import free_port
 
 OPENAI_KEY = "sk-openai-never-sent-elsewhere-0123456789"
 HF_TOKEN = "hf_never_sent_to_a_custom_host_0123456789abcdef"

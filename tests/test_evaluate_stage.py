@@ -5,7 +5,6 @@ Real parts only: the packaged all-MiniLM-L6-v2, the session's `transformers serv
 """
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 
@@ -13,12 +12,14 @@ import datasets
 import pytest
 from conftest import read_jsonl, write_jsonl
 
-from sciqag_dataset.cli import Endpoints
-from sciqag_dataset.evaluation.cli import committee, register
-from sciqag_dataset.evaluation.racar import qa_hash
-from sciqag_dataset.evaluation.stage import (EvaluateConfig, FilterConfig, filter_pairs, judge_endpoint,
-                                             merge_evaluation, pair_verdict, run_evaluate, stale_reason)
-from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.cli import main
+from sciqag_dataset.config import EvaluateConfig, FilterConfig
+from sciqag_dataset.evaluation.evaluate import run_evaluate
+from sciqag_dataset.evaluation.filter import filter_pairs, pair_verdict
+from sciqag_dataset.evaluation.merge import merge_evaluation, stale_reason
+from sciqag_dataset.llm import JudgeEndpointConfig, LLMClient
+from sciqag_dataset.pipeline import committee
+from sciqag_dataset.records import qa_hash
 from sciqag_dataset.schema import EVALUATED_PAIR, RACAR_DIMENSIONS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -353,21 +354,14 @@ def test_stale_reasons():
 
 # --- the CLI ---------------------------------------------------------------------------------------
 
-def _parser():
-    parser = argparse.ArgumentParser(prog="sciqag")
-    register(parser.add_subparsers(dest="command", required=True), Endpoints)
-    return parser
-
-
 def _run(*argv) -> int:
-    args = _parser().parse_args([str(a) for a in argv])
-    return args.func(args)
+    return main([str(a) for a in argv])
 
 
 def test_committee_flags_pair_endpoints_with_models():
-    base = judge_endpoint(url="http://a/v1", model="m")
+    base = JudgeEndpointConfig(url="http://a/v1", model="m")
     assert base.temperature == 0.0
-    extra = [judge_endpoint(url="http://x/v1", model="x")]
+    extra = [JudgeEndpointConfig(url="http://x/v1", model="x")]
     assert committee(base, extra, None, None) == [base, *extra]
     assert [j.model for j in committee(base, [], None, ["n"])] == ["n"]
     two = committee(base, extra, ["http://b/v1", "http://c/v1"], ["mb", "mc"])  # flags replace the config's

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from sciqag_dataset.builders.format import render_output, to_instruction
-from sciqag_dataset.builders.parse import parse_qa
-from sciqag_dataset.builders.prompts import (
+from sciqag_dataset.qa.format import render_output, to_instruction
+from sciqag_dataset.qa.parse import parse_qa
+from sciqag_dataset.qa.prompts import (
     EXAMPLE_QUESTION,
     ALPACA_INSTRUCTION,
     ALPACA_TEMPLATE,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -17,11 +16,16 @@ from pathlib import Path
 import pytest
 from conftest import read_jsonl, write_jsonl
 
-from sciqag_dataset.builders.generate import in_shard, merge_shards, run_generate
-from sciqag_dataset.builders.postprocess import dedupe_questions, postprocess, refers_to_source
+from sciqag_dataset.builders import generate
 from sciqag_dataset.config import GenerateConfig
 from sciqag_dataset.llm import LLMClient, ResponseCache
-from sciqag_dataset.local_server import LocalServer, free_port
+from sciqag_dataset.llm.server import LocalServer, free_port
+from sciqag_dataset.qa.rules import dedupe_questions, postprocess, refers_to_source
+from sciqag_dataset.runner import in_shard, merge_shards, run_stage
+
+
+def run_generate(work, client, cfg):
+    return run_stage(generate.stage(client, cfg), work, shard=cfg.shard)
 
 CFG = GenerateConfig(context_tokens=2048, chars_per_token=1.0)  # the tiny tokenizer is ~1.5 chars/token
 
@@ -189,7 +193,7 @@ def test_shards_cover_the_corpus_once_and_merge(tiny_server, tmp_path):
         run_generate(work, client(tiny_server, tiny_server.model, work), GenerateConfig(
             context_tokens=2048, chars_per_token=1.0, shard=f"{i}/3"))
         assert all(in_shard(pid, i, 3) for pid in ids_in(work / f"generated.shard-{i}-of-3.jsonl"))
-    merge_shards(work)
+    merge_shards(work, "generated.jsonl")
     assert sorted(ids_in(work / "generated.jsonl")) == [f"p{i:03d}" for i in range(10)]
     with pytest.raises(ValueError, match="i/n"):
         run_generate(work, client(tiny_server, tiny_server.model, work), GenerateConfig(shard="3"))

@@ -462,16 +462,27 @@ def test_resume_skips_everything_and_ids_are_stable(tmp_path):
     assert [r["id"] for r in stored(other)] == [r["id"] for r in records]
 
 
-def test_changed_file_is_kept_as_stored_with_a_warning(tmp_path):
+def test_a_changed_file_is_stored_again_and_its_old_papers_drop_out(tmp_path):
+    """A rerun after an edit redoes that paper downstream: the new version replaces the stored one (same
+    DOI id), and a paper whose id changed with its text (no DOI) leaves a `removed` line behind."""
     src = tmp_path / "paper.md"
     src.write_text("# Versioned\n\nDOI: 10.5555/ver.1\n\nFirst wording.\n")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("No DOI Here\n\nA first version of a paper without a DOI.\n")
     work = tmp_path / "work"
-    run_ingest(src, work)
+    run_ingest([src, plain], work)
+    old_plain_id = next(r["id"] for r in stored(work) if r["title"] == "No DOI Here")
     src.write_text("# Versioned\n\nDOI: 10.5555/ver.1\n\nSecond wording.\n")
-    summary = run_ingest(src, work)
-    assert summary.counts["skipped"] == 1
-    assert "changed since it was stored" in report(work)["warnings"][0]["warning"]
-    assert [r["text"] for r in stored(work)] == ["First wording."]
+    plain.write_text("No DOI Here\n\nA second version of a paper without a DOI.\n")
+    summary = run_ingest([src, plain], work)
+    assert (summary.counts["updated"], summary.counts["ok"], summary.counts["removed"]) == (1, 1, 1)
+    assert "changed since it was stored; stored again" in report(work)["warnings"][0]["warning"]
+    latest = {r["id"]: r for r in stored(work)}  # the latest line per id wins
+    assert latest["doi-10.5555-ver.1"]["text"] == "Second wording."
+    assert latest[old_plain_id]["status"] == "removed"
+    assert sum(1 for r in latest.values() if r.get("text", "").startswith("A second version")) == 1
+    again = run_ingest([src, plain], work)  # and a rerun without edits changes nothing
+    assert again.counts["skipped"] == 2 and "updated" not in again.counts and "removed" not in again.counts
 
 
 def test_work_dir_inside_the_input_folder_is_not_ingested(tmp_path):

@@ -15,9 +15,14 @@ import pytest
 from conftest import RecordingProxy, read_jsonl, write_jsonl
 from tiny_model import REPLY
 
-from sciqag_dataset.builders.seed import run_seed
+from sciqag_dataset.builders import seed
 from sciqag_dataset.config import SeedConfig
 from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache
+from sciqag_dataset.runner import run_stage
+
+def run_seed(work, client, cfg):
+    return run_stage(seed.stage(client, cfg), work)
+
 
 CFG = SeedConfig(n_pairs=1, context_tokens=2048, chars_per_token=1.0)
 

@@ -8,9 +8,12 @@ import pytest
 from conftest import read_jsonl, write_jsonl
 
 from sciqag_dataset.config import EndpointConfig
-from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache, check_reachable, client_from_config, redact_url
-from sciqag_dataset.local_server import free_port
-from sciqag_dataset.runner import JsonlWriter, finished_ids, iter_latest, run_async, run_processes
+from sciqag_dataset.jsonl import JsonlWriter, iter_latest
+from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache, check_reachable, client_from_config
+from sciqag_dataset.llm.server import free_port
+from sciqag_dataset.redact import redact_url
+from sciqag_dataset.runner import finished_fingerprints, run_stage
+from sciqag_dataset.stage import Stage
 
 
 def test_chat_and_completion_cache_and_usage(says_server, tmp_path):
@@ -82,17 +85,22 @@ def _double(rec):
     return {"id": rec["id"], "value": rec["x"] * 2, "status": "ok"}
 
 
+def _records(recs):
+    return lambda work: iter(recs)
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_run_processes_records_failures_and_resumes(tmp_path, workers):
-    out = tmp_path / "out.jsonl"
     recs = [{"id": f"p{i}", "x": i} for i in range(6)] + [{"id": "bad", "x": 0}]
-    s = run_processes("double", recs, _double, out, workers=workers)
+    stage = Stage(name="double", inputs=_records(recs), process=_double, workers=workers)
+    s = run_stage(stage, tmp_path)
+    out = tmp_path / "double.jsonl"
     assert s.counts["ok"] == 6 and s.failed == 1
     got = {r["id"]: r for r in read_jsonl(out)}
     assert got["p3"]["value"] == 6 and "broken paper" in got["bad"]["error"]
-    s2 = run_processes("double", recs, _double, out, workers=workers)
+    s2 = run_stage(stage, tmp_path)
     assert s2.counts["skipped"] == 6 and s2.failed == 1  # only the failure is retried
-    assert finished_ids(out) == {f"p{i}" for i in range(6)}
+    assert set(finished_fingerprints(out)) == {f"p{i}" for i in range(6)}
 
 
 def test_torn_last_line_is_repaired(tmp_path):
@@ -110,7 +118,7 @@ def test_run_async_bounds_concurrency_and_streams(tmp_path):
     in_flight = peak = 0
     pulled = []
 
-    def source():
+    def source(work):
         for i in range(20):
             pulled.append(i)
             yield {"id": str(i)}
@@ -125,5 +133,5 @@ def test_run_async_bounds_concurrency_and_streams(tmp_path):
         in_flight -= 1
         return {"id": rec["id"], "status": "ok"}
 
-    s = asyncio.run(run_async("t", source(), work, tmp_path / "o.jsonl", concurrency=3))
+    s = run_stage(Stage(name="t", inputs=source, process=work, concurrency=3), tmp_path)
     assert s.counts["ok"] == 20 and peak == 3

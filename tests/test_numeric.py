@@ -6,6 +6,7 @@ import json
 import pytest
 
 from sciqag_dataset.evaluation import numeric as num
+from sciqag_dataset.runner import run_stage
 
 EXTRACT_CASES = [
     # decimals, separators, signs
@@ -88,10 +89,10 @@ def test_eq2_on_a_hand_case():
 def test_run_numeric_stage(tmp_path):
     (tmp_path / "papers.jsonl").write_text(json.dumps({"id": "zno", "title": "ZnO rods", "text": SOURCE}) + "\n")
     (tmp_path / "generated.jsonl").write_text(json.dumps({"id": "zno", "status": "ok", "qa": QA}) + "\n")
-    summary = num.run_numeric(tmp_path)  # generated.jsonl exists, so it is the default source
+    summary = run_stage(num.stage(), tmp_path)  # generated.jsonl exists, so it is the default source
     assert summary.counts == {"ok": 1}
     rec = json.loads((tmp_path / "numeric.jsonl").read_text())
     assert rec["id"] == "zno" and [p["numeric_ratio"] for p in rec["pair_metrics"]] == [1.0, 0.5, None, 0.75]
-    assert num.run_numeric(tmp_path).counts == {"skipped": 1}
+    assert run_stage(num.stage(), tmp_path).counts == {"skipped": 1}
     assert num.numeric_summary([]) == {"answers": 0, "answers_with_numbers": None, "numbers": 0,
                                        "supported_ratio": None}

@@ -71,9 +71,9 @@ def test_bad_config_files_are_refused_naming_the_option(tmp_path, yaml_text, wor
 
 
 def test_train_without_a_base_model_is_refused(tmp_path):
-    proc = sciqag("train", "--dataset", tmp_path / "ds", "-o", tmp_path / "model")
-    one_line_error(proc, "base_model")
-    proc = sciqag("train", "--base-model", "m", "--dataset", "d", "--learning-rate", "fast")
+    proc = sciqag("train", "--dataset", tmp_path / "ds", "--output_dir", tmp_path / "model")
+    one_line_error(proc, "model_name_or_path")
+    proc = sciqag("train", "--model_name_or_path", "m", "--dataset", "d", "--learning-rate", "fast")
     assert proc.returncode == 2 and "learning-rate" in proc.stderr  # argparse: the flag's own type
 
 
@@ -81,7 +81,8 @@ def test_train_refuses_an_output_folder_of_the_users(tmp_path):
     out = tmp_path / "my-folder"
     out.mkdir()
     (out / "thesis.tex").write_text("mine")
-    proc = sciqag("train", "--base-model", tmp_path / "none", "--dataset", tmp_path / "none", "-o", out)
+    proc = sciqag("train", "--model_name_or_path", tmp_path / "none", "--dataset", tmp_path / "none",
+                  "--output_dir", out)
     one_line_error(proc, "output_dir", "not empty")
     assert (out / "thesis.tex").read_text() == "mine"
 

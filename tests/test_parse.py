@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from sciqag_dataset.builders.parse import ParseResult, parse_qa
+from sciqag_dataset.qa.parse import ParseResult, parse_qa
 
 # Three pairs reused across shapes, so every shape must give exactly the same result.
 Q = [

@@ -1,10 +1,11 @@
-"""Quality plots: each writes a real, non-empty PNG; the similarity bin table is hand-checked."""
+"""Quality plots: each writes a real, non-empty PNG; the similarity bins are hand-checked."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from sciqag_dataset.evaluation import plots
+from sciqag_dataset.evaluation.diversity import similarity_bins
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -14,13 +15,13 @@ def _is_png(path) -> bool:
     return data.startswith(PNG_MAGIC) and len(data) > 2000
 
 
-def test_similarity_bins_table_hand_case():
+def test_similarity_bins_hand_case():
     # <0.3: 0.0, 0.1, 0.29 | 0.3-0.5: 0.3, 0.45 | 0.5-0.7: 0.5 | >0.7: 0.7, 0.9 (None skipped)
     values = [0.0, 0.1, 0.29, 0.3, 0.45, 0.5, 0.7, 0.9, None]
-    table = plots.similarity_bins_table(values)
+    table = similarity_bins(values)
     assert table == {"<0.3": 3 / 8, "0.3-0.5": 2 / 8, "0.5-0.7": 1 / 8, ">0.7": 2 / 8,
-                     "mean": pytest.approx(3.24 / 8), "count": 8}
-    assert plots.similarity_bins_table([])["mean"] is None
+                     "mean": pytest.approx(3.24 / 8)}
+    assert similarity_bins([])["mean"] is None
 
 
 def test_plots_write_pngs(tmp_path):

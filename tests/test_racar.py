@@ -17,9 +17,11 @@ import pytest
 from conftest import read_jsonl, write_jsonl
 
 from sciqag_dataset.evaluation.judge_prompts import build_racar_messages, racar_response_format
-from sciqag_dataset.evaluation.racar import (combine_scores, judge_agreement, parse_judgements, racar_summary,
-                                             run_racar, valid_score)
+from sciqag_dataset.evaluation import racar
+from sciqag_dataset.evaluation.judgements import combine_scores, judge_agreement, parse_judgements, valid_score
+from sciqag_dataset.evaluation.racar import racar_summary
 from sciqag_dataset.llm import LLMClient, ResponseCache
+from sciqag_dataset.runner import run_stage
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 
 PAIRS = [
@@ -29,6 +31,10 @@ PAIRS = [
 ]
 PAPER_TEXT = ("We prepared layered sodium cathodes with 5 % cobalt substitution.\n"
               "Cobalt suppressed cation mixing and the cells kept 91 % of their capacity after 300 cycles.")
+
+
+def run_racar(work, judges, **options):
+    return run_stage(racar.stage(judges, **options), work)
 
 
 def make_work(tmp_path, n_papers=2, pairs=PAIRS):
@@ -127,9 +133,10 @@ def test_tiny_server_five_calls_per_paper_and_missing_never_invented(tiny_server
                        for d in RACAR_DIMENSIONS)
         assert [m["refers_to_source"] for m in rec["pair_metrics"]] == [False, True]
         assert set(rec["problems"]) == {f"{judge.name}/{d}" for d in RACAR_DIMENSIONS}
-    # resume: finished papers are not judged again
-    again = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 8})
-    assert run_racar(work, [again]).counts["skipped"] == 2 and again.usage.requests == 0
+    # resume: finished papers are not judged again (same judge and settings: the same fingerprint)
+    again = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 8, "temperature": 0.0})
+    assert run_racar(work, [again], max_attempts=1, context_tokens=2048).counts["skipped"] == 2
+    assert again.usage.requests == 0
 
 
 def test_tiny_server_malformed_reply_is_retried_as_a_new_request(says_server, tmp_path):

@@ -13,12 +13,18 @@ import yaml
 from conftest import FakeHfApi, read_jsonl, write_jsonl
 
 from sciqag_dataset.builder import SciQAG, split_of
-from sciqag_dataset.builders.qagen import fit_to_context
-from sciqag_dataset.builders.seed import run_seed, seed_one
+from sciqag_dataset.builders import seed
+from sciqag_dataset.builders.seed import seed_one
 from sciqag_dataset.config import Config, SeedConfig
 from sciqag_dataset.llm import LLMClient, ResponseCache
-from sciqag_dataset.local_server import LocalServer
+from sciqag_dataset.llm.server import LocalServer
 from sciqag_dataset.publish import push_to_hub, write_folder
+from sciqag_dataset.qa.prompts import fit_to_context
+from sciqag_dataset.runner import run_stage
+
+
+def run_seed(work, client, cfg):
+    return run_stage(seed.stage(client, cfg), work)
 
 TOPICS = ["perovskite film", "sodium cathode", "zeolite membrane", "skutterudite", "titania photocatalyst",
           "garnet electrolyte", "graphene oxide", "spinel ferrite", "MOF sorbent", "silicon anode",
@@ -133,8 +139,9 @@ def test_server_dying_mid_run_loses_nothing(tiny_model_dir, tmp_path):
 
     killer = threading.Thread(target=kill_after_first_record)
     killer.start()
-    client = LLMClient(server.base_url, server.model, params={"max_tokens": 12}, concurrency=1,
-                       cache=ResponseCache(work / "cache.sqlite"), max_retries=1, backoff=0.05)
+    # the same request settings as the rerun's below: a finished paper is skipped only for the same settings
+    client = LLMClient(server.base_url, server.model, params={"max_tokens": 12, "temperature": 0.6, "top_p": 0.9},
+                       concurrency=1, cache=ResponseCache(work / "cache.sqlite"), max_retries=1, backoff=0.05)
     s = run_seed(work, client, SeedConfig(context_tokens=2048))
     killer.join()
     assert s.failed >= 1 and s.counts["unparsed"] >= 1
@@ -239,7 +246,9 @@ def test_example_config_documents_the_defaults():
 
 def test_evaluated_config_and_quality_section(tmp_path):
     """coverage + numeric need no endpoint; their columns are published one row per QA pair."""
-    from sciqag_dataset.evaluation.stage import EvaluateConfig, filter_pairs, run_evaluate
+    from sciqag_dataset.config import EvaluateConfig
+    from sciqag_dataset.evaluation.evaluate import run_evaluate
+    from sciqag_dataset.evaluation.filter import filter_pairs
 
     work = seeded_work(tmp_path)
     run_evaluate(work, EvaluateConfig(metrics=["coverage", "numeric"]))
@@ -271,7 +280,8 @@ def test_publish_without_any_usable_record_is_a_clear_error(tmp_path):
 
 def test_card_renders_when_metrics_have_no_value(tmp_path):
     """One paper with one pair: no question pairs for diversity, so several figures are None."""
-    from sciqag_dataset.evaluation.stage import EvaluateConfig, run_evaluate
+    from sciqag_dataset.config import EvaluateConfig
+    from sciqag_dataset.evaluation.evaluate import run_evaluate
 
     work = make_work(tmp_path, n=1)
     write_jsonl(work / "generated.jsonl", [{"id": "paper-00", "status": "short", "model": "gen",

@@ -3,7 +3,6 @@ the published `seed` folder read with `load_dataset`, the merged model served by
 and prompted by the generation stage."""
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -15,14 +14,14 @@ import pytest
 import yaml
 from conftest import FakeHfApi, read_jsonl, write_jsonl
 
-from sciqag_dataset.builders.prompts import build_messages, build_raw_prompt
+from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt
 from sciqag_dataset.config import Config
 from sciqag_dataset.publish import write_folder
+from sciqag_dataset.cli.train import main as train_main
+from sciqag_dataset.generator_info import GENERATOR_INFO_FILE, read_generator_info
 from sciqag_dataset.trainers.augment import generated_rows, select_papers
 from sciqag_dataset.trainers.card import push_model
-from sciqag_dataset.trainers.cli import main as train_main
-from sciqag_dataset.trainers.cli import register, resolve_train_config
-from sciqag_dataset.trainers.config import GENERATOR_INFO_FILE, TrainConfig, read_generator_info
+from sciqag_dataset.trainers.config import TrainConfig
 from sciqag_dataset.trainers.data import prepare_examples
 from sciqag_dataset.trainers.sft import (TrainingUnavailable, build_trainer, pick_attention, train)
 
@@ -66,10 +65,10 @@ def seed_folder(tmp_path_factory) -> Path:
 
 def quick(tiny_model_dir, seed_folder, out, **kw) -> TrainConfig:
     """Paper defaults, shrunk to seconds on a CPU."""
-    base = dict(base_model=str(tiny_model_dir), dataset=str(seed_folder), output_dir=str(out), method="lora",
-                max_steps=6, learning_rate=5e-3, warmup_steps=1, gradient_accumulation_steps=1,
+    base = dict(model_name_or_path=str(tiny_model_dir), dataset=str(seed_folder), output_dir=str(out),
+                method="lora", max_steps=6, learning_rate=5e-3, warmup_steps=1, gradient_accumulation_steps=1,
                 per_device_train_batch_size=2, max_length=2048, save_strategy="no", eval_split=None)
-    return TrainConfig(**{**base, **kw})
+    return TrainConfig.from_dict({**base, **kw})
 
 
 def tokenizer_of(path):
@@ -178,11 +177,12 @@ def trained(seed_folder, tiny_model_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("trained")
     cfg_path = root / "train.yaml"
     cfg_path.write_text(yaml.safe_dump({"train": {
-        "base_model": str(tiny_model_dir), "dataset": str(seed_folder), "method": "lora",
+        "model_name_or_path": str(tiny_model_dir), "dataset": str(seed_folder), "method": "lora",
         "learning_rate": 1e-4, "max_length": 2048, "save_strategy": "no", "warmup_steps": 2}}))
     out = root / "generator"
-    rc = train_main([str(cfg_path), "-o", str(out), "--max-steps", "30", "--lr", "5e-3", "--batch-size", "2",
-                     "--grad-accum", "1", "--eval-split", "validation"])
+    rc = train_main([str(cfg_path), "--output_dir", str(out), "--max_steps", "30", "--learning_rate", "5e-3",
+                     "--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "1",
+                     "--eval_split", "validation"])
     assert rc == 0
     return out
 
@@ -201,7 +201,7 @@ def test_lora_sft_loss_goes_down_and_the_folder_is_complete(trained):
     assert info["prompt_style"] == "paper" and info["endpoint"] == "chat" and info["n_pairs"] == 10
     assert info["max_length"] == 2048 and info["training"]["attn_implementation"] == "sdpa"
     resolved = TrainConfig.load(trained / "train_config.yaml")  # the resolved config reloads as is
-    assert resolved.learning_rate == 5e-3 and resolved.max_steps == 30 and resolved.method == "lora"
+    assert resolved.sft.learning_rate == 5e-3 and resolved.sft.max_steps == 30 and resolved.args.method == "lora"
     gen = json.loads((trained / "generation_config.json").read_text())
     assert gen["do_sample"] and gen["temperature"] == 0.6 and gen["top_p"] == 0.9
     assert json.loads((trained / "config.json").read_text())["use_cache"] is True
@@ -236,10 +236,11 @@ def test_merged_model_reloads_and_equals_base_plus_adapter(trained, tiny_model_d
 
 
 def test_served_merged_model_generates_through_the_generation_stage(trained, tmp_path):
-    from sciqag_dataset.builders.generate import run_generate
+    from sciqag_dataset.builders import generate
     from sciqag_dataset.config import GenerateConfig
+    from sciqag_dataset.runner import run_stage
     from sciqag_dataset.llm import LLMClient
-    from sciqag_dataset.local_server import LocalServer
+    from sciqag_dataset.llm.server import LocalServer
 
     work = tmp_path / "work"
     write_jsonl(work / "papers.jsonl", [_paper(20), _paper(21)])
@@ -247,7 +248,7 @@ def test_served_merged_model_generates_through_the_generation_stage(trained, tmp
     with LocalServer(trained, log_path=tmp_path / "serve.log") as server:
         client = LLMClient(server.base_url, server.model, params={"max_tokens": 16, "temperature": 0.6,
                                                                   "top_p": 0.9})
-        summary = run_generate(work, client, GenerateConfig(context_tokens=2048, chars_per_token=1.0))
+        summary = run_stage(generate.stage(client, GenerateConfig(context_tokens=2048, chars_per_token=1.0)), work)
     recs = read_jsonl(work / "generated.jsonl")
     assert sorted(r["id"] for r in recs) == ["paper-20", "paper-21"] and summary.failed == 0
     for r in recs:  # the tiny model writes gibberish: structure only
@@ -301,8 +302,8 @@ def test_full_fine_tuning_saves_all_weights(seed_folder, tiny_model_dir, tmp_pat
 def test_qlora_on_cpu_fails_clearly_before_loading_anything(seed_folder, tiny_model_dir, tmp_path, capsys):
     with pytest.raises(TrainingUnavailable, match="CUDA GPU.*bitsandbytes.*lora or longlora"):
         train(quick(tiny_model_dir, seed_folder, tmp_path / "q", method="qlora"))
-    rc = train_main(["--base-model", str(tiny_model_dir), "--dataset", str(seed_folder), "--method", "qlora",
-                     "-o", str(tmp_path / "q")])
+    rc = train_main(["--model_name_or_path", str(tiny_model_dir), "--dataset", str(seed_folder), "--method",
+                     "qlora", "--output_dir", str(tmp_path / "q")])
     assert rc == 2 and "qlora" in capsys.readouterr().err
     assert not (tmp_path / "q").exists()
 
@@ -319,38 +320,39 @@ def test_flash_attention_falls_back_to_sdpa_on_cpu_and_says_so(caplog):
 # --- config, CLI, generator info, Hub ----------------------------------------------------------------
 
 def test_paper_defaults_and_config_errors(tmp_path):
-    cfg = TrainConfig()
-    assert (cfg.num_train_epochs, cfg.learning_rate, cfg.weight_decay, cfg.warmup_steps) == (15, 2e-5, 0.0, 20)
-    assert (cfg.lr_scheduler_type, cfg.gradient_accumulation_steps, cfg.per_device_train_batch_size,
-            cfg.max_length, cfg.bf16) == ("constant_with_warmup", 8, 1, 12288, None)
+    cfg = TrainConfig.from_dict({})
+    sft = cfg.sft
+    assert (sft.num_train_epochs, sft.learning_rate, sft.weight_decay, sft.warmup_steps) == (15, 2e-5, 0.0, 20)
+    assert (sft.lr_scheduler_type, sft.gradient_accumulation_steps, sft.per_device_train_batch_size,
+            sft.max_length) == ("constant_with_warmup", 8, 1, 12288)
+    assert sft.bf16 is False and sft.use_cpu is True  # bf16 where the hardware has it: no GPU here
+    assert (cfg.model.lora_r, cfg.model.lora_alpha) == (8, 16) and cfg.args.method == "longlora"
+    assert cfg.model.lora_modules_to_save == ["embed_tokens", "norm"]  # LongLoRA trains them in full
     with pytest.raises(ValueError, match="method must be one of"):
-        TrainConfig(method="qlora4")
-    with pytest.raises(ValueError, match="missing required option.*base_model.*dataset"):
-        TrainConfig().validate()
+        TrainConfig.from_dict({"method": "qlora4"})
+    with pytest.raises(ValueError, match="missing required option.*model_name_or_path.*dataset"):
+        TrainConfig.from_dict({}).validate()
     bad = tmp_path / "bad.yaml"
     bad.write_text("learning_rat: 1e-4\n")
     with pytest.raises(ValueError, match="unknown option"):
         TrainConfig.load(bad)
     with pytest.raises(ValueError, match="save: adapter needs a PEFT method"):
-        TrainConfig(method="full", save="adapter")
+        TrainConfig.from_dict({"method": "full", "save": "adapter"})
 
 
-def test_cli_registers_train_with_yaml_and_flag_overrides(tmp_path):
-    parser = argparse.ArgumentParser(prog="sciqag")
-    sub = parser.add_subparsers(dest="command")
-    register(sub)
+def test_yaml_and_flags_are_trl_fields(tmp_path):
+    """TRL's own fields, parsed by TrlParser: the YAML (any SFTConfig field passes through), then flags."""
     cfg_path = tmp_path / "c.yaml"
-    cfg_path.write_text(yaml.safe_dump({"base_model": "org/base", "dataset": "me/sciqag", "packing": True,
-                                        "learning_rate": 1e-4, "extra_args": {"logging_first_step": True}}))
-    args = parser.parse_args(["train", str(cfg_path), "--lr", "3e-4", "--no-packing", "--deepspeed", "zero3",
-                              "--lora-target-modules", "all-linear", "--extra-args", "max_grad_norm=0.5",
-                              "--eval-split", "null", "-o", "gen"])
-    cfg = resolve_train_config(args)
-    assert args.func.__name__ == "cmd_train"
-    assert (cfg.learning_rate, cfg.packing, cfg.deepspeed, cfg.output_dir) == (3e-4, False, "zero3", "gen")
-    assert cfg.lora_target_modules == ["all-linear"] and cfg.eval_split is None
-    assert cfg.extra_args == {"logging_first_step": True, "max_grad_norm": 0.5}
-    assert cfg.num_train_epochs == 15  # untouched fields keep the paper's defaults
+    cfg_path.write_text(yaml.safe_dump({"model_name_or_path": "org/base", "dataset": "me/sciqag", "packing": True,
+                                        "learning_rate": 1e-4, "logging_first_step": True}))
+    cfg = TrainConfig.parse([str(cfg_path), "--learning_rate", "3e-4", "--packing", "false", "--deepspeed",
+                             "zero3", "--lora_target_modules", "all-linear", "--max_grad_norm", "0.5",
+                             "--eval_split", "null", "--output_dir", "gen"])
+    assert (cfg.sft.learning_rate, cfg.sft.packing, cfg.sft.output_dir) == (3e-4, False, "gen")
+    assert cfg.to_dict()["deepspeed"] == "zero3" and cfg.sft.deepspeed.endswith("zero3.json")
+    assert cfg.model.lora_target_modules == "all-linear" and cfg.args.eval_split is None  # TRL's own form
+    assert cfg.sft.logging_first_step is True and cfg.sft.max_grad_norm == 0.5
+    assert cfg.sft.num_train_epochs == 15  # untouched fields keep the paper's defaults
 
 
 def test_read_generator_info(tmp_path):
@@ -422,11 +424,11 @@ def test_augment_runs_both_rounds(seed_folder, tiny_model_dir, tmp_path):
     write_jsonl(src / "keywords.jsonl", [{"id": f"paper-{i:02d}", "keywords": ["band gap"], "status": "ok"}
                                          for i in range(40, 43)])
     out = tmp_path / "final"
-    rc = train_main(["--base-model", str(tiny_model_dir), "--dataset", str(seed_folder), "-o", str(out),
-                     "--method", "lora", "--max-steps", "4", "--lr", "5e-3", "--warmup-steps", "1",
-                     "--grad-accum", "1", "--max-length", "2048", "--save-strategy", "no", "--eval-split", "null",
-                     "--augment", "--augment-work", str(src), "--augment-papers", "2",
-                     "--augment-max-tokens", "16", "--augment-min-pairs", "0"])
+    rc = train_main(["--model_name_or_path", str(tiny_model_dir), "--dataset", str(seed_folder), "--output_dir",
+                     str(out), "--method", "lora", "--max_steps", "4", "--learning_rate", "5e-3", "--warmup_steps",
+                     "1", "--gradient_accumulation_steps", "1", "--max_length", "2048", "--save_strategy", "no",
+                     "--eval_split", "null", "--augment", "--augment_work", str(src), "--augment_papers", "2",
+                     "--augment_max_tokens", "16", "--augment_min_pairs", "0"])
     assert rc == 0
     generated = read_jsonl(out / "augment" / "work" / "generated.jsonl")
     assert len(generated) == 2 and "paper-00" not in {r["id"] for r in generated}
@@ -445,16 +447,16 @@ def test_augment_runs_both_rounds(seed_folder, tiny_model_dir, tmp_path):
 
 @pytest.mark.e2e
 def test_deepspeed_zero3_trains_as_one_cpu_process(seed_folder, tiny_model_dir, tmp_path):
-    from sciqag_dataset.local_server import free_port
+    from sciqag_dataset.llm.server import free_port
 
     out = tmp_path / "ds"
     env = {**os.environ, "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
            "MASTER_PORT": str(free_port()), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "sciqag_dataset.trainers", "--base-model", str(tiny_model_dir), "--dataset",
-         str(seed_folder), "-o", str(out), "--deepspeed", "zero3", "--method", "lora", "--max-steps", "3",
-         "--lr", "5e-3", "--warmup-steps", "1", "--grad-accum", "2", "--max-length", "2048",
-         "--save-strategy", "no", "--eval-split", "null"],
+        [sys.executable, "-m", "sciqag_dataset.cli.train", "--model_name_or_path", str(tiny_model_dir), "--dataset",
+         str(seed_folder), "--output_dir", str(out), "--deepspeed", "zero3", "--method", "lora", "--max_steps", "3",
+         "--learning_rate", "5e-3", "--warmup_steps", "1", "--gradient_accumulation_steps", "2", "--max_length",
+         "2048", "--save_strategy", "no", "--eval_split", "null"],
         env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Generator saved to" in proc.stdout
@@ -469,15 +471,16 @@ def test_deepspeed_zero3_trains_as_one_cpu_process(seed_folder, tiny_model_dir, 
 @pytest.mark.e2e
 def test_torchrun_two_processes_train_one_model(seed_folder, tiny_model_dir, tmp_path):
     """The multi-GPU launch path, on CPU: two real DDP ranks (gloo), one output written by rank 0."""
-    from sciqag_dataset.local_server import free_port
+    from sciqag_dataset.llm.server import free_port
 
     out = tmp_path / "ddp"
     torchrun = Path(sys.executable).parent / "torchrun"
     proc = subprocess.run(
-        [str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), "-m", "sciqag_dataset.trainers",
-         "--base-model", str(tiny_model_dir), "--dataset", str(seed_folder), "-o", str(out), "--method", "lora",
-         "--max-steps", "3", "--lr", "5e-3", "--warmup-steps", "1", "--grad-accum", "1", "--max-length", "2048",
-         "--save-strategy", "no", "--eval-split", "null"],
+        [str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), "-m",
+         "sciqag_dataset.cli.train", "--model_name_or_path", str(tiny_model_dir), "--dataset", str(seed_folder),
+         "--output_dir", str(out), "--method", "lora", "--max_steps", "3", "--learning_rate", "5e-3",
+         "--warmup_steps", "1", "--gradient_accumulation_steps", "1", "--max_length", "2048",
+         "--save_strategy", "no", "--eval_split", "null"],
         env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("Generator saved to") == 1  # rank 1 trained too, but only rank 0 writes

@@ -17,41 +17,33 @@ generation in between runs on the main process only.
 """
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import hashlib
 import json
 import logging
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
-from sciqag_dataset.builders.format import render_output
-from sciqag_dataset.errors import MissingInput, Unavailable, UserError
+from sciqag_dataset import records
+from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.folders import MODEL_SIGNS, claim
+from sciqag_dataset.generator_info import GENERATOR_INFO_FILE, write_generator_info
+from sciqag_dataset.jsonl import JsonlWriter, iter_latest
 from sciqag_dataset.llm import resolve_api_key
-from sciqag_dataset.runner import JsonlWriter, iter_latest
+from sciqag_dataset.qa.format import render_output
 
-from .config import GENERATOR_INFO_FILE, TrainConfig, write_generator_info
+from .card import write_model_card
+from .config import TrainConfig
 from .data import load_splits
+from .sft import train
 
 log = logging.getLogger(__name__)
 
-USABLE = ("ok", "short")
-
-
-class AugmentUnavailable(Unavailable):
-    """A stage the augmentation round needs is not installed."""
-
-
-def _generation_stage():
-    try:
-        from sciqag_dataset.builders.generate import run_generate
-    except ImportError as exc:
-        raise AugmentUnavailable(
-            "--augment needs the generation stage (sciqag_dataset.builders.generate.run_generate), which this "
-            f"installation lacks ({exc}). Train without --augment, or update sciqag-hf.") from None
-    return run_generate
+#: ``generate(work, model_dir, cfg)``: serve the intermediate model and write ``work/generated.jsonl``;
+#: ``judge(work, cfg)``: write ``work/racar.jsonl``. The caller supplies them (the pipeline's generation and
+#: RACAR stages), so this module needs no other stage.
+Round = Callable[..., object]
 
 
 def select_papers(src_work: str | Path, n: int, exclude: set[str], dest: Path, seed: int = 42) -> list[str]:
@@ -90,19 +82,14 @@ def generated_rows(work: str | Path, threshold: float | None = None) -> tuple[li
     """Generated pairs as rows in the seed-config shape, filtered by RACAR when ``threshold`` is set.
 
     Returns the rows and counts of what happened (papers by status, pairs kept / below threshold /
-    unjudged), for the card and the log.
+    unjudged), for the card and the log. Papers stream through the one join (``records``).
     """
     work = Path(work)
-    papers = {p["id"]: p for p in iter_latest(work / "papers.jsonl")}
-    keywords = {k["id"]: k.get("keywords") or [] for k in iter_latest(work / "keywords.jsonl")
-                if k.get("status") != "failed"} if (work / "keywords.jsonl").exists() else {}
     means = _racar_means(work) if threshold is not None else {}
     rows, counts = [], Counter()
-    for rec in iter_latest(work / "generated.jsonl"):
-        status = rec.get("status") or "ok"
-        counts[f"papers_{status}"] += 1
-        paper = papers.get(rec["id"])
-        if status not in USABLE or paper is None or not rec.get("qa"):
+    for rec in records.stage_records(work, "generated.jsonl"):
+        counts[f"papers_{rec.get('status') or 'ok'}"] += 1
+        if not records.usable(rec):
             continue
         qa = rec["qa"]
         if threshold is not None:
@@ -119,32 +106,10 @@ def generated_rows(work: str | Path, threshold: float | None = None) -> tuple[li
             qa = keep
         if not qa:
             continue
-        kws = keywords.get(rec["id"]) or paper.get("keywords") or []
         counts["pairs_kept"] += len(qa)
-        rows.append({"id": rec["id"], "title": paper.get("title"), "keywords": kws, "qa": qa,
-                     "input": paper.get("text") or "", "output": render_output(qa, kws)})
+        rows.append({"id": rec["id"], "title": rec.get("title"), "keywords": rec["keywords"], "qa": qa,
+                     "input": rec.get("text") or "", "output": render_output(qa, rec["keywords"])})
     return rows, counts
-
-
-def _judge_clients(cfg: TrainConfig, stack, log_dir: Path):
-    from sciqag_dataset.llm import LLMClient
-
-    if cfg.augment_judge_url:
-        if not cfg.augment_judge_model:
-            raise UserError("augment_judge_url needs augment_judge_model")
-        key = resolve_api_key(cfg.augment_judge_url, cfg.augment_judge_api_key_env, "augment_judge_api_key_env")
-        return [LLMClient(cfg.augment_judge_url, cfg.augment_judge_model, api_key=key, params={"temperature": 0.0})]
-    from sciqag_dataset.local_server import DEFAULT_MODEL_ID, embedded_default
-
-    log.warning("augmentation: no judge endpoint configured, judging with the embedded %s", DEFAULT_MODEL_ID)
-    server = stack.enter_context(embedded_default(log_path=log_dir / "judge_server.log"))
-    return [LLMClient(server.base_url, server.model, label=DEFAULT_MODEL_ID, params={"temperature": 0.0})]
-
-
-def _main_process() -> bool:
-    from accelerate import PartialState
-
-    return PartialState().is_main_process
 
 
 def _fresh(path: Path, since: float) -> bool:
@@ -159,24 +124,23 @@ def _wait_for(path: Path, failed: Path, since: float, poll: float = 10.0) -> Non
         time.sleep(poll)
 
 
-def run_augment(cfg: TrainConfig):
+def run_augment(cfg: TrainConfig, generate: Round, judge: Round):
     """Run both rounds; return the final model's `TrainResult` (None on non-main ranks).
 
-    Under a distributed launcher every rank trains both models; the generation round in between
-    runs on the main process while the other ranks wait for its rows file.
+    Under a distributed launcher every rank trains both models; the generation round in between runs on
+    the main process while the other ranks wait for its rows file. ``generate`` and ``judge``: see Round.
     """
-    from .card import write_model_card
-    from .sft import train
-
-    run_generate = _generation_stage()  # fail before hours of training, not after
-    if not cfg.augment_work:
-        raise UserError("--augment needs --augment-work: a work directory with the extra papers "
-                         "(`sciqag ingest` + `sciqag keywords`)")
+    a = cfg.args
+    if not a.augment_work:
+        raise UserError("--augment needs --augment_work: a work directory with the extra papers "
+                        "(`sciqag ingest` + `sciqag keywords`)")
     cfg.validate()
-    if cfg.augment_judge_url:  # an unset key variable fails now, not after the first round of training
-        resolve_api_key(cfg.augment_judge_url, cfg.augment_judge_api_key_env, "augment_judge_api_key_env")
+    if a.augment_judge_url:  # an unset key variable fails now, not after the first round of training
+        if not a.augment_judge_model:
+            raise UserError("augment_judge_url needs augment_judge_model")
+        resolve_api_key(a.augment_judge_url, a.augment_judge_api_key_env, "augment_judge_api_key_env")
     claim(cfg.output_dir, "model", option="output_dir", adopt=MODEL_SIGNS | {"augment"})
-    root = Path(cfg.output_dir) / "augment"
+    root = cfg.output_dir / "augment"
     work, inter_dir = root / "work", root / "intermediate"
     rows_path, failed_path = root / "rows.json", root / "FAILED"
     root.mkdir(parents=True, exist_ok=True)
@@ -186,12 +150,15 @@ def run_augment(cfg: TrainConfig):
     if (inter_dir / GENERATOR_INFO_FILE).exists():
         log.info("augmentation: reusing the intermediate generator in %s", inter_dir)
     else:
-        train(dataclasses.replace(cfg, output_dir=str(inter_dir), augment=False, push_to_hub=None, save="merged"))
+        train(cfg.replace(args={"augment": False, "save": "merged"},
+                          sft={"output_dir": str(inter_dir), "push_to_hub": False, "hub_model_id": None}))
 
     # Round 2: generation (and the RACAR filter) on the main process.
-    if _main_process():
+    from accelerate import PartialState  # heavy (loads torch); training has loaded it already
+
+    if PartialState().is_main_process:
         try:
-            rows, counts = _generate_rows(cfg, run_generate, work, inter_dir, root)
+            rows, counts = _generate_rows(cfg, generate, judge, work, inter_dir)
         except BaseException as exc:
             failed_path.write_text(f"{type(exc).__name__}: {exc}")
             raise
@@ -204,7 +171,7 @@ def run_augment(cfg: TrainConfig):
     rows, counts = shared["rows"], shared["counts"]
 
     # Round 3: the final generator on seed + generated rows.
-    result = train(dataclasses.replace(cfg, augment=False), extra_rows=rows, write_card=False)
+    result = train(cfg.replace(args={"augment": False}), extra_rows=rows, write_card=False)
     if result is None:
         return None
     result.data["augment"] = {**counts, "intermediate": str(inter_dir), "work": str(work)}
@@ -215,39 +182,23 @@ def run_augment(cfg: TrainConfig):
     return result
 
 
-def _generate_rows(cfg: TrainConfig, run_generate, work: Path, inter_dir: Path, root: Path):
-    from sciqag_dataset.config import GenerateConfig
-    from sciqag_dataset.llm import LLMClient, ResponseCache
-    from sciqag_dataset.local_server import LocalServer
-
-    dsd = load_splits(cfg.dataset, cfg.dataset_config)
+def _generate_rows(cfg: TrainConfig, generate: Round, judge: Round, work: Path, inter_dir: Path):
+    a = cfg.args
+    dsd = load_splits(a.dataset, a.dataset_config)
     known = {i for split in dsd.values() if "id" in split.column_names for i in split["id"]}
-    chosen = select_papers(cfg.augment_work, cfg.augment_papers, known, work, seed=cfg.seed)
+    chosen = select_papers(a.augment_work, a.augment_papers, known, work, seed=cfg.sft.seed)
     if not chosen:
-        raise UserError(f"augmentation: no extra papers in {cfg.augment_work} outside the dataset")
-
-    gen_cfg = GenerateConfig(prompt_style=None, n_pairs=cfg.n_pairs, context_tokens=cfg.max_length)
-    with LocalServer(inter_dir, log_path=root / "generator_server.log") as server:
-        client = LLMClient(server.base_url, server.model, cache=ResponseCache(work / "cache.sqlite"),
-                           params={"temperature": 0.6, "top_p": 0.9, "max_tokens": cfg.augment_max_tokens})
-        log.info("augmentation: %s", run_generate(work, client, gen_cfg).line())
-
-    if cfg.augment_racar_threshold is not None:
-        from sciqag_dataset.evaluation.racar import run_racar
-
-        with contextlib.ExitStack() as stack:
-            judges = _judge_clients(cfg, stack, root)
-            for judge in judges:
-                judge.cache = ResponseCache(work / "cache.sqlite")
-            log.info("augmentation: %s", run_racar(work, judges, source="generated").line())
-
-    rows, counts = generated_rows(work, cfg.augment_racar_threshold)
+        raise UserError(f"augmentation: no extra papers in {a.augment_work} outside the dataset")
+    log.info("augmentation: %s", generate(work, inter_dir, cfg))
+    if a.augment_racar_threshold is not None:
+        log.info("augmentation: %s", judge(work, cfg))
+    rows, counts = generated_rows(work, a.augment_racar_threshold)
     counts["papers_selected"] = len(chosen)
     log.warning("augmentation: %d generated pairs from %d papers join the seed data (%s)", counts["pairs_kept"],
                 len(rows), ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    if counts["pairs_kept"] < cfg.augment_min_pairs:
+    if counts["pairs_kept"] < a.augment_min_pairs:
         raise UserError(f"augmentation: the intermediate generator left {counts['pairs_kept']} usable pairs "
-                           f"(need augment_min_pairs={cfg.augment_min_pairs}) for {len(chosen)} papers "
-                           f"({dict(counts)}); see {work / 'generated.jsonl'}. The intermediate model is in "
-                           f"{inter_dir}.")
+                        f"(need augment_min_pairs={a.augment_min_pairs}) for {len(chosen)} papers "
+                        f"({dict(counts)}); see {work / 'generated.jsonl'}. The intermediate model is in "
+                        f"{inter_dir}.")
     return rows, counts

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from huggingface_hub import ModelCard, ModelCardData
 
+from sciqag_dataset import __version__
 from sciqag_dataset.builder import CITATION
+from sciqag_dataset.publish import push_to_hub
 
-from .config import TrainConfig
+from .config import TrainConfig, preset_name
 
 log = logging.getLogger(__name__)
 
@@ -19,11 +21,10 @@ HUB_IGNORE = ["checkpoints/*", "*.tmp"]
 
 def plot_loss(log_history: list[dict], path: str | Path) -> Path:
     """Training (and evaluation) loss against the optimizer step, as a PNG."""
-    import matplotlib
+    import matplotlib  # heavy: loaded only when a card is written
 
-    matplotlib.use("Agg")  # no display on training machines
+    matplotlib.use("Agg")  # no display on training machines; set before pyplot is imported
     import matplotlib.pyplot as plt
-
     train = [(h["step"], h["loss"]) for h in log_history if "loss" in h and "step" in h]
     evals = [(h["step"], h["eval_loss"]) for h in log_history if "eval_loss" in h and "step" in h]
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
@@ -48,51 +49,53 @@ def _is_hub_id(name: str | None) -> bool:
 
 
 def hyperparameters(cfg: TrainConfig) -> list[tuple[str, object]]:
-    rows = [("method", cfg.method), ("epochs", cfg.num_train_epochs)]
-    if cfg.max_steps > 0:
-        rows.append(("max steps", cfg.max_steps))
-    rows += [("learning rate", cfg.learning_rate), ("scheduler", cfg.lr_scheduler_type),
-             ("warm-up steps", cfg.warmup_steps), ("weight decay", cfg.weight_decay),
-             ("per-device batch", cfg.per_device_train_batch_size),
-             ("gradient accumulation", cfg.gradient_accumulation_steps), ("max length", cfg.max_length),
-             ("packing", cfg.packing), ("gradient checkpointing", cfg.gradient_checkpointing)]
-    if cfg.method != "full":
-        rows += [("LoRA r / alpha / dropout", f"{cfg.lora_r} / {cfg.lora_alpha} / {cfg.lora_dropout}"),
-                 ("LoRA targets", ", ".join(cfg.lora_target_modules))]
-    if cfg.method == "longlora":
-        rows.append(("trained in full", ", ".join(cfg.trainable_modules)))
-    if cfg.deepspeed:
-        rows.append(("DeepSpeed", cfg.deepspeed))
+    a, sft, model = cfg.args, cfg.sft, cfg.model
+    schedule = getattr(sft.lr_scheduler_type, "value", sft.lr_scheduler_type)
+    rows = [("method", a.method), ("epochs", sft.num_train_epochs)]
+    if sft.max_steps > 0:
+        rows.append(("max steps", sft.max_steps))
+    rows += [("learning rate", sft.learning_rate), ("scheduler", schedule),
+             ("warm-up steps", sft.warmup_steps), ("weight decay", sft.weight_decay),
+             ("per-device batch", sft.per_device_train_batch_size),
+             ("gradient accumulation", sft.gradient_accumulation_steps), ("max length", sft.max_length),
+             ("packing", sft.packing), ("gradient checkpointing", sft.activation_checkpointing)]
+    if a.method != "full":
+        rows += [("LoRA r / alpha / dropout", f"{model.lora_r} / {model.lora_alpha} / {model.lora_dropout}"),
+                 ("LoRA targets", model.lora_target_modules if isinstance(model.lora_target_modules, str)
+                  else ", ".join(model.lora_target_modules or []))]
+    if model.lora_modules_to_save:
+        rows.append(("trained in full", ", ".join(model.lora_modules_to_save)))
+    if sft.deepspeed:
+        rows.append(("DeepSpeed", preset_name(sft.deepspeed)))
     return rows
 
 
 def render_model_card(cfg: TrainConfig, result) -> ModelCard:
+    a, sft, base = cfg.args, cfg.sft, cfg.model.model_name_or_path
     losses = [h["loss"] for h in result.log_history if "loss" in h]
     evals = [h["eval_loss"] for h in result.log_history if "eval_loss" in h]
     weights = result.info.get("weights", "full")
     data = ModelCardData(
-        base_model=cfg.base_model if _is_hub_id(cfg.base_model) else None,
-        datasets=[cfg.dataset] if _is_hub_id(cfg.dataset) else None,
+        base_model=base if _is_hub_id(base) else None,
+        datasets=[a.dataset] if _is_hub_id(a.dataset) else None,
         library_name="peft" if weights == "adapter" else "transformers",
-        license=cfg.license, language=["en"], pipeline_tag="text-generation",
-        tags=["sciqag", "question-generation", "science", "trl", "sft"] + (["lora"] if cfg.method != "full" else []),
+        license=a.license, language=["en"], pipeline_tag="text-generation",
+        tags=["sciqag", "question-generation", "science", "trl", "sft"] + (["lora"] if a.method != "full" else []),
     )
-    repo_id = cfg.push_to_hub or str(cfg.output_dir)
+    hub = sft.hub_model_id if sft.push_to_hub else None
     template = resources.files("sciqag_dataset.cards").joinpath("model_card.md")
     with resources.as_file(template) as path:
         return ModelCard.from_template(
             data, template_path=str(path),
-            model_name=(cfg.push_to_hub or Path(cfg.output_dir).name), repo_id=repo_id,
-            base_model=cfg.base_model,
-            base_model_link=f"https://huggingface.co/{cfg.base_model}" if _is_hub_id(cfg.base_model)
-            else cfg.base_model,
-            dataset=cfg.dataset, dataset_link=f"https://huggingface.co/datasets/{cfg.dataset}"
-            if _is_hub_id(cfg.dataset) else None,
-            dataset_config=cfg.dataset_config, train_split=cfg.train_split, eval_split=cfg.eval_split,
-            prompt_style=cfg.prompt_style, n_pairs=cfg.n_pairs, method=cfg.method, weights=weights,
-            deepspeed=cfg.deepspeed, max_length=cfg.max_length, seed=cfg.seed,
-            completion_only_loss=cfg.completion_only_loss or cfg.assistant_only_loss,
-            racar_threshold=cfg.augment_racar_threshold,
+            model_name=hub or cfg.output_dir.name, repo_id=hub or str(cfg.output_dir),
+            base_model=base, base_model_link=f"https://huggingface.co/{base}" if _is_hub_id(base) else base,
+            dataset=a.dataset, dataset_link=f"https://huggingface.co/datasets/{a.dataset}"
+            if _is_hub_id(a.dataset) else None,
+            dataset_config=a.dataset_config, train_split=a.train_split, eval_split=a.eval_split,
+            prompt_style=a.prompt_style, n_pairs=a.n_pairs, method=a.method, weights=weights,
+            deepspeed=preset_name(sft.deepspeed), max_length=sft.max_length, seed=sft.seed,
+            completion_only_loss=sft.completion_only_loss or sft.assistant_only_loss,
+            racar_threshold=a.augment_racar_threshold,
             hyperparameters=hyperparameters(cfg), data=result.data, runtime=result.runtime,
             loss_curve=LOSS_CURVE, final_loss=losses[-1] if losses else None,
             eval_loss=evals[-1] if evals else None, citation=CITATION.strip(),
@@ -108,8 +111,5 @@ def write_model_card(cfg: TrainConfig, result) -> Path:
 
 def push_model(folder: str | Path, repo_id: str, *, private: bool = False, api=None) -> str:
     """Upload the model folder as it is, checkpoints left out."""
-    from sciqag_dataset import __version__
-    from sciqag_dataset.publish import push_to_hub
-
     return push_to_hub(folder, repo_id, private=private, api=api, repo_type="model", ignore_patterns=HUB_IGNORE,
                        message=f"Upload SciQAG generator (sciqag-hf {__version__})")

@@ -26,8 +26,8 @@ import datasets
 
 from sciqag_dataset.errors import MissingInput, UserError
 
-from sciqag_dataset.builders.format import render_output
-from sciqag_dataset.builders.prompts import build_messages, build_raw_prompt
+from sciqag_dataset.qa.format import render_output
+from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt
 
 log = logging.getLogger(__name__)
 

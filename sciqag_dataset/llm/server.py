@@ -20,9 +20,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .errors import Unavailable
-from .folders import build_once
-from .processes import preexec_die_with_parent
+from ..errors import Unavailable
+from ..folders import build_once
+from ..processes import preexec_die_with_parent
 
 log = logging.getLogger(__name__)
 

@@ -21,24 +21,19 @@ What it guarantees:
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-import os
 import random
-import sqlite3
-import threading
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import openai
+from huggingface_hub import AsyncInferenceClient, constants
 
-from .errors import UserError
-from .redact import redact, redact_url, remember_secret, url_secrets
-from .text_repair import repair
+from ..errors import UserError
+from ..redact import redact, redact_url, remember_secret, url_secrets
+from ..text_repair import repair
+from .cache import ResponseCache, complete_reply
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +41,6 @@ RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 #: Sent when no key is configured. Never None: both client libraries would then look for a key of their
 #: own (OPENAI_API_KEY, the Hugging Face token) and send it to whatever host they were given.
 NO_KEY = "no-key"
-#: Hosts that OPENAI_API_KEY is sent to when an endpoint names no key variable of its own.
-OPENAI_HOSTS = ("api.openai.com",)
-
-__all__ = ["LLMClient", "LLMError", "LLMResponse", "ResponseCache", "Usage", "check_reachable",
-           "client_from_config", "redact_url", "resolve_api_key"]
 
 
 class LLMError(RuntimeError):
@@ -59,37 +49,6 @@ class LLMError(RuntimeError):
 
 class EmptyReply(Exception):
     """The server answered with no text: retried like a 5xx, never cached."""
-
-
-class EndpointUnreachable(UserError, LLMError):
-    """No configured endpoint answers at all (checked before a stage starts)."""
-
-
-def resolve_api_key(url: str | list[str] | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
-    """The key for the endpoint(s) at ``url``, read from the environment, or None.
-
-    A named variable must be set (else UserError naming it, never a value). With none named, only
-    OpenAI's own API gets ``OPENAI_API_KEY``: a key is never sent to a host it was not configured for.
-    The embedded server (``url`` None) never gets a key. Keys and URL passwords are remembered so that
-    every log line and error message masks them.
-    """
-    urls = [] if url is None else [url] if isinstance(url, str) else list(url)
-    for u in urls:
-        for secret in url_secrets(u):
-            remember_secret(secret)
-    if not urls:
-        return None
-    if api_key_env:
-        value = os.environ.get(api_key_env)
-        if not value:
-            raise UserError(f"{option}: the environment variable {api_key_env} is not set (it should hold the "
-                            f"API key for {', '.join(map(redact_url, urls))})")
-        remember_secret(value)
-        return value
-    if all(urlsplit(u).hostname in OPENAI_HOSTS for u in urls) and os.environ.get("OPENAI_API_KEY"):
-        remember_secret(os.environ["OPENAI_API_KEY"])
-        return os.environ["OPENAI_API_KEY"]
-    return None
 
 
 @dataclass
@@ -114,91 +73,6 @@ class Usage:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def complete_reply(value: dict) -> bool:
-    """A reply worth caching and replaying: some text, and not cut at ``max_tokens``."""
-    return bool(value.get("text")) and value.get("finish_reason") != "length"
-
-
-class ResponseCache:
-    """SQLite cache of complete responses, safe to share between processes (WAL).
-
-    The cache only saves money: a file that is not a database any more (a crash of the disk, a
-    truncated copy) is moved aside as ``cache.sqlite.corrupt-<time>`` and started afresh, and a read
-    or write that fails is logged and treated as a miss, so the reply in hand is never lost.
-    """
-
-    def __init__(self, path: str | Path, timeout: float = 30.0):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._timeout = timeout
-        try:
-            self._db = self._open()
-        except sqlite3.DatabaseError as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
-            log.warning("response cache %s is unreadable (%s); moved aside to %s and rebuilt", self.path, exc,
-                        aside.name)
-            for suffix in ("", "-wal", "-shm"):
-                part = Path(f"{self.path}{suffix}")
-                if part.exists():
-                    os.replace(part, f"{aside}{suffix}")
-            self._db = self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, timeout=self._timeout)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
-                       " created REAL NOT NULL)")
-            db.commit()
-            db.execute("SELECT key, value FROM responses ORDER BY rowid DESC LIMIT 1").fetchall()
-            wal = Path(f"{self.path}-wal")
-            pages = db.execute("PRAGMA page_count").fetchone()[0] * db.execute("PRAGMA page_size").fetchone()[0]
-            if not (wal.exists() and wal.stat().st_size) and self.path.stat().st_size < pages:
-                raise sqlite3.DatabaseError(f"truncated: {self.path.stat().st_size} of {pages} bytes")
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
-
-    @staticmethod
-    def key(request: dict) -> str:
-        # surrogatepass: a key must never fail to compute (bodies are repaired first anyway)
-        blob = json.dumps(request, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        return hashlib.sha256(blob).hexdigest()
-
-    def get(self, key: str) -> dict | None:
-        try:
-            with self._lock:
-                row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
-            value = json.loads(row[0]) if row else None
-        except (sqlite3.Error, ValueError) as exc:
-            log.warning("response cache read failed (%s: %s); asking the model", type(exc).__name__, exc)
-            return None
-        return value if value is not None and complete_reply(value) else None  # older versions cached cut replies
-
-    def put(self, key: str, value: dict) -> bool:
-        """Store a complete reply; False (logged) when the write failed."""
-        try:
-            with self._lock:
-                self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
-                                 (key, json.dumps(value, ensure_ascii=False), time.time()))
-                self._db.commit()
-            return True
-        except (sqlite3.Error, ValueError) as exc:
-            log.warning("response cache write failed (%s: %s); the reply is kept in the stage output but "
-                        "will be asked again if that is lost", type(exc).__name__, exc)
-            return False
-
-    def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 @dataclass
@@ -248,8 +122,6 @@ class LLMClient:
         if self.backend not in ("openai", "hf"):
             raise ValueError(f"backend must be 'openai' or 'hf', not {self.backend!r}")
         if self.backend == "hf":
-            from huggingface_hub import constants
-
             if constants.is_offline_mode():  # InferenceClient refuses every URL then, loopback included
                 raise UserError("backend hf: HF_HUB_OFFLINE is set, and huggingface_hub's InferenceClient then "
                                 f"refuses every URL ({', '.join(map(redact_url, urls))}); unset HF_HUB_OFFLINE "
@@ -346,8 +218,6 @@ class LLMClient:
     def _hf_client(self, url: str, key: str):
         if self.backend != "hf":
             return None
-        from huggingface_hub import AsyncInferenceClient
-
         # InferenceClient appends /v1/chat/completions itself: give it the server root
         root = url.rstrip("/").removesuffix("/v1")
         return AsyncInferenceClient(base_url=root, api_key=key, timeout=self.timeout)
@@ -417,39 +287,3 @@ def _short(exc: BaseException | None, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def client_from_config(cfg, cache_path: str | Path | None = None, *, url=None, model: str | None = None,
-                       label: str | None = None) -> LLMClient:
-    """Build the client for an `EndpointConfig`; ``url``/``model``/``label`` fill in a started local server."""
-    url = url or cfg.url
-    model = model or cfg.model
-    if not url or not model:
-        raise ValueError("an endpoint needs both `url` and `model` (or leave `url` empty for the local server)")
-    return LLMClient(
-        base_url=url, model=model,
-        api_key=None if label else cfg.api_key(),  # `label`: the embedded server, which never gets a key
-        params={"temperature": cfg.temperature, "top_p": cfg.top_p,
-                "max_tokens": cfg.max_tokens or (512 if label else 2048)},
-        concurrency=cfg.concurrency, max_retries=cfg.max_retries, timeout=cfg.timeout,
-        cache=ResponseCache(cache_path) if cache_path else None,
-        price_prompt_per_m=cfg.price_prompt_per_m, price_completion_per_m=cfg.price_completion_per_m,
-        label=label, backend=cfg.backend,
-    )
-
-
-def check_reachable(urls: str | list[str], timeout: float = 10.0) -> None:
-    """Fail fast with a clear message when no endpoint answers at all (any HTTP reply counts)."""
-    import urllib.error
-    import urllib.request
-
-    urls = [urls] if isinstance(urls, str) else urls
-    errors = []
-    for url in urls:
-        try:
-            # a probe needs no credentials: none are sent (urllib cannot take user:password@ anyway)
-            urllib.request.urlopen(redact_url(url).rstrip("/") + "/models", timeout=timeout).close()
-            return
-        except urllib.error.HTTPError:
-            return  # the server answered, even if not with a model list
-        except Exception as exc:
-            errors.append(f"{redact_url(url)}: {getattr(exc, 'reason', exc)}")
-    raise EndpointUnreachable(redact("no endpoint is reachable: " + "; ".join(errors)))

@@ -18,6 +18,7 @@ template asks the model to invent its keywords; here TopicRank supplies them).
 """
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 PROMPT_STYLES = ("paper", "alpaca")
@@ -170,3 +171,19 @@ def build_raw_prompt(text: str, keywords: list[str], n: int = 10, title: str | N
     keywords = normalise_keywords(keywords)
     paper_input = ALPACA_INPUT.format(paper=_paper(text, title), task=_alpaca_task(keywords, n))
     return ALPACA_TEMPLATE.format(instruction=ALPACA_INSTRUCTION, input=paper_input)
+
+
+def fit_to_context(text: str, budget: int, mode: str) -> tuple[list[str], list[str]]:
+    """Split or cut ``text`` to fit ``budget`` characters; return the pieces and warnings."""
+    if len(text) <= budget:
+        return [text], []
+    if mode == "chunk":
+        n = math.ceil(len(text) / budget)
+        size = math.ceil(len(text) / n)
+        pieces = [text[i:i + size] for i in range(0, len(text), size)]
+        return pieces, [f"paper of {len(text)} chars split into {len(pieces)} chunks to fit the context"]
+    if mode != "truncate":
+        raise ValueError(f"long_paper must be 'truncate' or 'chunk', not {mode!r}")
+    cut = text.rfind("\n", 0, budget)
+    cut = cut if cut > budget // 2 else budget  # prefer a paragraph boundary
+    return [text[:cut]], [f"paper truncated from {len(text)} to {cut} chars to fit the context"]

@@ -1,0 +1,242 @@
+"""Ingest stage: papers on disk -> one ``papers``-config record per paper, one reader module per format.
+
+=========== =============== ===========================================================================
+txt         ``txt.py``      first non-empty short line is the title; ``Key: value`` header lines
+                            (Authors, Journal, DOI, License, Year, Keywords, URL) become metadata;
+                            a lone short line such as ``Introduction`` starts a section
+md          ``markdown.py`` ``# Title``, ``##``/``###`` sections, optional YAML front matter, header lines
+json        ``json_papers`` a paper dict (title, text | abstract + body | sections, doi, ...), a list of
+                            them (streamed), or JSON Lines (also when the file is called ``.json``)
+sciqag-json ``json_papers`` the SciQAG authors' release: dicts with ``doi``, ``txt``, ``journal``,
+                            ``keywords``, ``Q&A``; their pairs go to ``existing_qa`` (origin "released")
+jats        ``jats.py``     JATS/NLM ``<article>`` XML
+elsevier    ``elsevier.py`` Elsevier full-text XML (``ce:``/``dc:``/``prism:`` elements)
+html        ``html.py``     citation_* meta tags, h1-h3 as section headings; script/style/nav dropped
+pdf         ``pdf.py``      pypdf text per page; title from the metadata or the first line
+=========== =============== ===========================================================================
+
+Formats are told by extension, checked against the content (``detect.py``); files with no or an unknown
+extension are recognised by content alone. Ids are stable: ``doi-<slug>`` from the DOI, else ``sha-`` +
+16 hex of the SHA-256 of the normalised text. ``run_ingest`` appends to ``WORK/papers.jsonl`` and
+rewrites ``WORK/ingest_report.json`` on every run: ``{"counts", "failures": [{path, error}], "duplicates":
+[{id, kept, duplicate, reason}], "warnings": [{path, warning}]}``.
+
+A rerun resumes: a paper stored from the same source with the same content is skipped; one whose source
+changed is stored again (``updated``), so every later stage redoes just that paper; a paper its source no
+longer yields (its text, and so its ``sha-`` id, changed) gets a ``{"status": "removed"}`` line and drops
+out of every join.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from sciqag_dataset import runner
+from sciqag_dataset.errors import UserError
+from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
+from sciqag_dataset.records import REMOVED
+from sciqag_dataset.text_repair import repair, repair_text
+
+from .detect import detect_format
+from .files import iter_inputs, iter_papers, path_key, read_file
+from .json_papers import MAX_LEADING_FAILURES
+from .text import IngestError, content_hash, normalize_doi, normalize_text, paper_id
+
+__all__ = ["MAX_LEADING_FAILURES", "IngestError", "content_hash", "detect_format", "iter_papers", "normalize_doi",
+           "normalize_text", "paper_id", "read_file", "run_ingest"]
+
+log = logging.getLogger(__name__)
+
+ON_DUPLICATE = ("skip", "keep", "error")
+PAPERS_FILE = "papers.jsonl"
+REPORT_FILE = "ingest_report.json"
+_DUP_SUFFIX = re.compile(r"-dup\d+$")
+
+
+class _Seen:
+    """Ids and hashes already stored or met in this run, and what earlier runs stored per source."""
+
+    def __init__(self, out: Path):
+        self.ids: dict[str, str] = {}
+        self.hashes: dict[str, str] = {}
+        # source -> base id -> (content hash, stored id) of earlier runs; a resumed paper consumes one, so a
+        # file holding the same id twice resumes both, and what is left unconsumed its source no longer yields
+        self.stored: dict[str, dict[str, list[tuple[str, str]]]] = {}
+        latest: dict[str, dict] = {}
+        for rec in read_jsonl(out):
+            if "id" in rec:
+                latest[rec["id"]] = rec
+        for rec in latest.values():
+            if rec.get("status") in (runner.FAILED, REMOVED):
+                continue
+            self.ids.setdefault(rec["id"], rec.get("source_path") or "")
+            if rec.get("content_hash"):
+                self.hashes.setdefault(rec["content_hash"], rec.get("source_path") or "")
+            by_id = self.stored.setdefault(path_key(rec.get("source_path") or ""), {})
+            by_id.setdefault(_DUP_SUFFIX.sub("", rec["id"]), []).append((rec.get("content_hash") or "", rec["id"]))
+
+    def resumed(self, rec: dict) -> str | None:
+        """"same" when an earlier run stored this paper from this source, "changed" when it stored another
+        version of it, None when it is new."""
+        stored = self.stored.get(path_key(rec["source_path"]), {}).get(rec["id"])
+        if not stored:
+            return None
+        same = next((entry for entry in stored if entry[0] == rec["content_hash"]), None)
+        stored.remove(same or stored[0])
+        return "same" if same else "changed"
+
+    def gone(self, source: str) -> list[str]:
+        """Ids stored from ``source`` that this run did not meet in it."""
+        return [stored_id for entries in self.stored.pop(path_key(source), {}).values() for _, stored_id in entries]
+
+    def duplicate_of(self, rec: dict) -> tuple[str, str] | None:
+        """(kept source_path, reason) when the id or the text was seen before."""
+        if rec["content_hash"] in self.hashes:
+            return self.hashes[rec["content_hash"]], "same content"
+        if rec["id"] in self.ids:
+            return self.ids[rec["id"]], "same id"
+        return None
+
+    def add(self, rec: dict) -> None:
+        self.ids.setdefault(rec["id"], rec["source_path"])
+        self.hashes.setdefault(rec["content_hash"], rec["source_path"])
+
+    def free_id(self, base: str) -> str:
+        n = 2
+        while f"{base}-dup{n}" in self.ids:
+            n += 1
+        return f"{base}-dup{n}"
+
+
+class _Report:
+    """What ``ingest_report.json`` says: counts, failures, duplicates, warnings."""
+
+    def __init__(self, on_duplicate: str):
+        self.summary = runner.Summary("ingest")
+        for key in ("ok", "failed", "skipped", "duplicate"):
+            self.summary.counts[key] = 0
+        self.on_duplicate = on_duplicate
+        self.failures: list[dict] = []
+        self.duplicates: list[dict] = []
+        self.warnings: list[dict] = []
+
+    def note(self, path: str, message: str) -> None:
+        self.warnings.append({"path": path, "warning": message})
+        log.warning("%s: %s", path, message)
+
+    def fail(self, item: dict) -> None:
+        self.failures.append(item)
+        self.summary.counts[runner.FAILED] += 1
+        log.warning("%s: %s", item["path"], item["error"])
+
+    def write(self, path: Path, papers: Path, complete: bool) -> None:
+        report = {"counts": dict(self.summary.counts), "complete": complete, "on_duplicate": self.on_duplicate,
+                  "papers": str(papers), "failures": self.failures, "duplicates": self.duplicates,
+                  "warnings": self.warnings}
+        report, _ = repair(report)  # paths that are not UTF-8 must not cost the report
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip",
+               follow_symlinks: bool = False) -> runner.Summary:
+    """Read ``paths`` into ``WORK/papers.jsonl``; write ``WORK/ingest_report.json``.
+
+    ``on_duplicate``: "skip" keeps the first, "keep" stores the copy as ``<id>-dupN``, "error" stores the
+    others and then raises UserError listing the duplicates. Whatever goes wrong with one input (finding,
+    naming, opening, decoding, parsing or storing it) is recorded as a failure with its path (and line)
+    and the other inputs are read.
+    """
+    if on_duplicate not in ON_DUPLICATE:
+        raise UserError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}, not {on_duplicate!r}")
+    work = Path(work_dir)
+    out, report_path = work / PAPERS_FILE, work / REPORT_FILE
+    report = _Report(on_duplicate)
+    seen = _Seen(out)
+    exclude = frozenset({path_key(str(out)), path_key(str(report_path))})  # a work dir inside an input dir
+    complete = False
+    try:
+        with JsonlWriter(out) as writer, tqdm(desc="ingest", unit="paper") as bar:
+            for path, items in iter_inputs(paths, exclude, follow_symlinks):
+                if _read_source(items, writer, seen, report, bar):
+                    _mark_removed(repair_text(path)[0], writer, seen, report)
+        complete = True
+    finally:
+        report.write(report_path, out, complete)
+    if on_duplicate == "error" and report.duplicates:
+        listing = "\n".join(f"  {d['id']} ({d['reason']}): {d['duplicate']} duplicates {d['kept']}"
+                            for d in report.duplicates)
+        raise UserError(f"{len(report.duplicates)} duplicate paper(s) found and not stored (on_duplicate='error'); "
+                        f"details in {report_path}:\n{listing}")
+    return report.summary
+
+
+def _read_source(items, writer: JsonlWriter, seen: _Seen, report: _Report, bar) -> bool:
+    """Store one input's papers; True when it was read without any failure."""
+    clean = True
+    for item in items:
+        if "warning" in item:
+            report.note(item["path"], item["warning"])
+            continue
+        bar.update(1)
+        if "error" in item:
+            report.fail(item)
+            clean = False
+            continue
+        try:
+            _store(item, writer, seen, report)
+        except Exception as exc:  # storing one paper must not stop the others either
+            log.exception("could not store %s", item.get("id"))
+            report.fail({"path": item.get("source_path"), "error": f"could not store the paper "
+                                                                   f"({type(exc).__name__}: {exc})"})
+            clean = False
+    return clean
+
+
+def _mark_removed(source: str, writer: JsonlWriter, seen: _Seen, report: _Report) -> None:
+    """Papers a source yielded before and does not any more (its text, so its id, changed) drop out."""
+    for pid in seen.gone(source):
+        writer.write({"id": pid, "status": REMOVED, "source_path": source,
+                      "reason": "its source no longer yields this paper"})
+        report.summary.counts["removed"] += 1
+        report.note(source, f"{pid} is no longer in this file; marked removed")
+
+
+def _store(item: dict, writer: JsonlWriter, seen: _Seen, report: _Report) -> None:
+    """Append one paper unless it resumes an earlier run or duplicates another (then report it)."""
+    counts = report.summary.counts
+    resumed = seen.resumed(item)
+    if resumed == "same":
+        counts["skipped"] += 1
+        return
+    if resumed == "changed":
+        writer.write(item)  # the newer line wins: later stages see new input and redo this paper
+        counts["updated"] += 1
+        report.note(item["source_path"], f"{item['id']} changed since it was stored; stored again")
+        return
+    dup = seen.duplicate_of(item)
+    if dup is None:
+        seen.add(item)
+        writer.write(item)
+        counts["ok"] += 1
+        return
+    kept, reason = dup
+    entry = {"id": item["id"], "kept": kept, "duplicate": item["source_path"], "reason": reason}
+    counts["duplicate"] += 1
+    if report.on_duplicate == "keep":
+        if item["id"] in seen.ids:
+            item = {**item, "id": seen.free_id(item["id"])}
+        entry["stored_as"] = item["id"]
+        seen.add(item)
+        writer.write(item)
+    log.warning("duplicate %s (%s): %s, first seen in %s%s", entry["id"], reason, entry["duplicate"],
+                kept, f"; stored as {item['id']}" if report.on_duplicate == "keep" else "; skipped")
+    report.duplicates.append(entry)
+

@@ -1,0 +1,183 @@
+"""Finding input files and reading each with the reader for its format; whatever goes wrong with one file
+becomes a failure record with its path, and the others are read."""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .detect import decode, detect_format
+from .html import read_html
+from .json_papers import read_json_papers
+from .markdown import read_md
+from .pdf import read_pdf
+from .record import to_record
+from .text import IngestError
+from .txt import read_txt
+from .xml_reader import read_xml
+
+log = logging.getLogger(__name__)
+
+
+def iter_file(path: str) -> Iterator[dict]:
+    """Papers, ``{"path", "error"}`` failures and ``{"path", "warning"}`` notes for one file."""
+    notes: list[str] = []
+    warn = notes.append
+
+    def flush() -> Iterator[dict]:
+        for note in notes:
+            yield {"path": path, "warning": note}
+        notes.clear()
+
+    try:
+        fmt = detect_format(path)
+        if fmt == "txt" and Path(path).suffix.lower() not in (".txt", ".text"):
+            warn("no known extension; read as plain text")
+        if fmt == "json":
+            yield from read_json_papers(path, warn, flush)
+            return
+        if fmt == "pdf":
+            raws: Iterable[dict] = read_pdf(path, warn)
+        else:
+            data = Path(path).read_bytes()
+            if fmt in ("xml", "jats", "elsevier"):
+                raws = read_xml(path, data, warn)
+            else:
+                text = decode(data, warn)
+                reader = {"txt": read_txt, "md": read_md, "html": read_html}[fmt]
+                raws = reader(text, warn)
+        for raw in raws:
+            yield to_record(raw, path, fmt, warn)
+            yield from flush()
+    except IngestError as exc:
+        yield {"path": path, "error": str(exc)}
+    except OSError as exc:
+        yield {"path": path, "error": f"cannot read: {exc.strerror or exc}"}
+    except Exception as exc:  # a parser bug on one odd file must not stop the batch
+        log.exception("unexpected error reading %s", path)
+        yield {"path": path, "error": f"unexpected {type(exc).__name__}: {exc}"}
+    yield from flush()
+
+
+#: Folder documentation, not papers: skipped (with a note) when walking a directory, read if named.
+_NOT_PAPERS = re.compile(r"^(?:readme|license|licence|changelog|citation)(?:\.[a-z]+)?$", re.I)
+
+
+_SKIP, _FAIL = "warning", "error"
+
+
+def _inside(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def expand(paths, exclude: frozenset[str] = frozenset(),
+            follow_symlinks: bool = False) -> Iterator[tuple[str, tuple[str, str] | None]]:
+    """(path, None) for each file to read, or (path, (kind, reason)) for one skipped ("warning") or failed
+    ("error") while finding it. Stable order: folders walked sorted, hidden entries left out, each real
+    file once. Folders that cannot be listed are reported, never skipped silently; links that lead out
+    of the input folders are skipped (with a warning) unless ``follow_symlinks``."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = list(map(os.fspath, paths))
+    roots = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
+    seen: set[str] = set()
+    for p in paths:
+        if not os.path.isdir(p):
+            if path_key(os.path.realpath(p)) not in seen:
+                seen.add(path_key(os.path.realpath(p)))
+                yield p, None  # named by the user: read even if it is a link
+            continue
+        walked: set[str] = set()
+        errors: list[OSError] = []
+        for root, dirs, files in os.walk(p, followlinks=True, onerror=errors.append):
+            while errors:
+                err = errors.pop(0)
+                yield err.filename or root, (_FAIL, f"cannot read folder: {err.strerror or err}")
+            real_root = os.path.realpath(root)
+            if real_root in walked:  # a link loop, or a folder reached twice through links
+                dirs[:] = []
+                continue
+            walked.add(real_root)
+            keep = []
+            for d in sorted(d for d in dirs if not d.startswith(".")):
+                full = os.path.join(root, d)
+                if os.path.islink(full) and not follow_symlinks and not _inside(os.path.realpath(full), roots):
+                    yield full, (_SKIP, "a link that leads out of the input folders; not followed "
+                                        "(use --follow-symlinks)")
+                else:
+                    keep.append(d)
+            dirs[:] = keep
+            for name in sorted(files):
+                full = os.path.join(root, name)
+                if name.startswith(".") or path_key(full) in exclude:
+                    continue
+                real = os.path.realpath(full)
+                if path_key(real) in seen or path_key(real) in exclude:
+                    continue
+                seen.add(path_key(real))
+                if os.path.islink(full):
+                    if not os.path.exists(full):
+                        yield full, (_FAIL, "a broken symbolic link")
+                        continue
+                    if not follow_symlinks and not _inside(real, roots):
+                        yield full, (_SKIP, "a link that leads out of the input folders; not followed "
+                                            "(use --follow-symlinks)")
+                        continue
+                yield full, ((_SKIP, "not a paper (folder documentation); name the file to ingest it")
+                             if _NOT_PAPERS.match(name) else None)
+        for err in errors:  # a folder that failed after the last one listed
+            yield err.filename or p, (_FAIL, f"cannot read folder: {err.strerror or err}")
+
+
+def path_key(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def _not_regular(path: str) -> tuple[str, str] | None:
+    """("error"|"warning", why) when ``path`` must not be opened (a FIFO would block forever, a device
+    never end), else None. Special files are not papers: skipped with a warning, not failed."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return _FAIL, ("no such file or directory" if isinstance(exc, FileNotFoundError)
+                       else f"cannot read: {exc.strerror or exc}")
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return _SKIP, f"{kind}, not a paper file; skipped"
+
+
+def iter_inputs(paths, exclude: frozenset[str] = frozenset(),
+                follow_symlinks: bool = False) -> Iterator[tuple[str, Iterator[dict]]]:
+    """(path, its items) per input: papers, ``{"path", "error"}`` failures, ``{"path", "warning"}`` notes."""
+    for path, verdict in expand(paths, exclude, follow_symlinks):
+        verdict = verdict or _not_regular(path)
+        yield path, iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else iter_file(path)
+
+
+def iter_items(paths, exclude: frozenset[str] = frozenset(), follow_symlinks: bool = False) -> Iterator[dict]:
+    for _, items in iter_inputs(paths, exclude, follow_symlinks):
+        yield from items
+
+
+def iter_papers(paths, follow_symlinks: bool = False) -> Iterator[dict]:
+    """Stream paper records and ``{"path", "error"}`` failures (a record has ``id``, a failure not).
+
+    ``paths``: a file, a directory (walked recursively), or a list of them. Warnings are logged.
+    """
+    for item in iter_items(paths, follow_symlinks=follow_symlinks):
+        if "warning" in item:
+            log.warning("%s: %s", item["path"], item["warning"])
+        else:
+            yield item
+
+
+def read_file(path: str | os.PathLike) -> list[dict]:
+    """The records of one file, as :func:`iter_papers` yields them (papers and failures)."""
+    return list(iter_papers([path]))
+
+

@@ -1,0 +1,65 @@
+"""A reader's raw parse -> a schema-conformed paper record."""
+from __future__ import annotations
+
+from sciqag_dataset import schema
+from sciqag_dataset.text_repair import repair, repair_text
+
+from .text import (DOI_IN_TEXT, PAPER_FEATURES, IngestError, content_hash, inline, normalize_doi, normalize_text,
+                   paper_id, parse_authors, parse_keywords, parse_year)
+
+
+def to_record(raw: dict, path: str, fmt: str, warn) -> dict:
+    """A raw parse -> a schema-conformed paper record; IngestError when there is no text.
+
+    Text that cannot be written as UTF-8 (lone surrogates, from JSON escapes or a file name that is not
+    UTF-8) is repaired to U+FFFD with a warning: one bad character never costs a paper.
+    """
+    raw, bad = repair(raw)
+    path, bad_name = repair_text(path)
+    if bad:
+        warn(f"{bad} unencodable character(s) (lone surrogates) in the text replaced with U+FFFD")
+    if bad_name:
+        warn("the file name is not valid UTF-8; stored with U+FFFD in source_path")
+    sections = []
+    for heading, body in raw.get("sections") or []:
+        body = normalize_text(body)
+        if body:
+            sections.append({"heading": inline(heading), "text": body})
+    text = normalize_text(raw["text"]) if raw.get("text") else "\n\n".join(s["text"] for s in sections)
+    if not text:
+        hint = raw.get("no_text_hint")
+        raise IngestError(f"no text ({hint})" if hint else "no text")
+    if all(not s["heading"] for s in sections):
+        sections = []  # untitled blocks are not structure worth keeping
+    meta = dict(raw.get("metadata") or {})
+    raw_doi = meta.get("doi")
+    doi = normalize_doi(raw_doi) if raw_doi else None
+    if raw_doi and not doi:
+        warn(f"ignored a value that is not a DOI: {str(raw_doi)[:80]!r}")
+    if not doi and raw.get("doi_in_text"):  # PDFs print their own DOI on the first page
+        m = DOI_IN_TEXT.search(raw["doi_in_text"])
+        doi = normalize_doi(m[1]) if m else None
+    digest = content_hash(text)
+    record = {
+        "id": paper_id(doi, digest),
+        "title": inline(raw.get("title")),
+        "text": text,
+        "sections": sections,
+        "source_format": raw.get("format") or fmt,
+        "source_path": path,
+        "content_hash": digest,
+        "metadata": {
+            "doi": doi,
+            "journal": inline(meta.get("journal")) or None,
+            "category": inline(meta.get("category")) or None,
+            "license": inline(meta.get("license")) or None,
+            "authors": parse_authors(meta.get("authors")),
+            "year": parse_year(meta.get("year") or meta.get("date")),
+            "url": inline(meta.get("url")) or None,
+        },
+        "existing_qa": raw.get("existing_qa") or [],
+        "keywords": raw.get("keywords") or parse_keywords(meta.get("keywords")),
+    }
+    return schema.conform(record, PAPER_FEATURES)
+
+

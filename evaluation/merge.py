@@ -1,0 +1,181 @@
+"""The metrics of a QA source joined into one row per QA pair: ``WORK/evaluated.jsonl``, the summary, plots.
+
+Metric records are joined to QA pairs by paper id and pair index. A record is used only if it was
+computed on the paper's current input (its ``input_hash``, written by the runner, equals the hash of the
+paper as ``records.qa_papers`` gives it now); a record without one (written by hand or by an older
+version) must fit the current pairs by count, ``qa_hash`` and QA source. Otherwise it is left out with a
+warning, never misaligned, and the next ``run_evaluate`` recomputes it (its fingerprint no longer matches).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from sciqag_dataset import records
+from sciqag_dataset.config import METRICS, EvaluateConfig
+from sciqag_dataset.jsonl import JsonlIndex, JsonlWriter
+from sciqag_dataset.qa.rules import refers_to_source
+from sciqag_dataset.runner import FAILED
+from sciqag_dataset.schema import EVALUATED_PAIR, PAIR_METRICS, PAPER_METRICS, RACAR_DIMENSIONS, conform
+from sciqag_dataset.stage import digest
+
+from .report import SUMMARY, summarize, write_plots
+
+log = logging.getLogger(__name__)
+
+EVALUATED = "evaluated.jsonl"
+DIMENSIONS = RACAR_DIMENSIONS
+
+
+def stale_reason(record: dict, qa: list[dict], source: str) -> str | None:
+    """Why a metric record does not fit the paper's current QA pairs, or None if it does."""
+    pm = record.get("pair_metrics")
+    if not isinstance(pm, list):
+        return "it has no pair metrics"
+    if len(pm) != len(qa):
+        return f"{len(pm)} pair metrics for {len(qa)} QA pairs"
+    if record.get("qa_hash") and record["qa_hash"] != records.qa_hash(qa):
+        return "it was computed on different QA pairs"
+    if record.get("qa_source") and record["qa_source"] != source:
+        return f"it was computed on the {record['qa_source']} QA pairs, not {source}"
+    return None
+
+
+def fits(record: dict, paper: dict) -> str | None:
+    """Why a metric record does not fit ``paper`` (a ``records.qa_papers`` item) as it is now, or None."""
+    if "input_hash" in record:
+        return None if record["input_hash"] == digest(paper) else "it was computed on a different input"
+    return stale_reason(record, paper["qa"], paper["source"])
+
+
+@dataclass
+class _Collected:
+    """What the summary and the plots need, gathered in the one pass over the papers."""
+
+    papers: int = 0
+    pairs: int = 0
+    counts: dict = field(default_factory=lambda: {m: Counter() for m in METRICS})
+    stale: dict = field(default_factory=lambda: {m: [] for m in METRICS})
+    racar_scores: dict = field(default_factory=lambda: {d: [] for d in DIMENSIONS})
+    coverage: list = field(default_factory=list)
+    chunk_rates: list = field(default_factory=list)
+    similarity_samples: list = field(default_factory=list)  # (paper id, matrix, questions)
+    coverage_sample: dict | None = None  # {"paper": ..., "info": ...}
+
+
+def _float_fields() -> set[str]:
+    return {n for n, f in EVALUATED_PAIR.items() if getattr(f, "dtype", None) in ("float32", "float64")}
+
+
+def _rows(paper: dict, doi: str | None, recs: dict[str, dict], definition: str | None,
+          float_fields: set[str]) -> Iterator[dict]:
+    paper_metrics: dict[str, Any] = {}
+    for rec in recs.values():
+        paper_metrics.update({k: v for k, v in (rec.get("paper_metrics") or {}).items() if k in PAPER_METRICS})
+    info = (recs.get("coverage") or {}).get("info") or {}
+    if definition and f"coverage_{definition}" in info:  # switching definitions needs no recomputation
+        paper_metrics["coverage"] = info[f"coverage_{definition}"]
+    for k, pair in enumerate(paper["qa"]):
+        row: dict[str, Any] = {"paper_id": paper["id"], "title": paper.get("title"), "doi": doi,
+                               "keywords": paper.get("keywords") or [], **pair}
+        for rec in recs.values():
+            row.update({n: v for n, v in rec["pair_metrics"][k].items() if n in PAIR_METRICS})
+        row.update(paper_metrics)
+        if row.get("refers_to_source") is None:  # a regex, so known without the judge
+            row["refers_to_source"] = refers_to_source(pair.get("question") or "")
+        row = conform(row, EVALUATED_PAIR)
+        for n in float_fields:  # 3 and 3.0 in one column: keep JSON readers on one type
+            if row[n] is not None:
+                row[n] = float(row[n])
+        yield row
+
+
+def _merge(work: Path, src: str, cfg: EvaluateConfig, aligned: Path, out) -> _Collected:
+    """Write evaluated rows to ``out``; copy the metric records that fit into ``aligned``/<metric>.jsonl."""
+    # a metric never run has an empty index: its papers all count as absent
+    indexes = {m: JsonlIndex(work / f"{m}.jsonl") for m in METRICS}
+    papers = JsonlIndex(work / "papers.jsonl")
+    float_fields = _float_fields()
+    c = _Collected()
+    copies = {m: JsonlWriter(aligned / f"{m}.jsonl") for m in METRICS}
+    try:
+        for paper in records.qa_papers(work, src):
+            c.papers += 1
+            c.pairs += len(paper["qa"])
+            recs = {}
+            for m, index in indexes.items():
+                rec = index.get(paper["id"])
+                if rec is None:
+                    c.counts[m]["absent"] += 1
+                    continue
+                if rec.get("status") == FAILED:
+                    c.counts[m]["failed"] += 1
+                    continue
+                reason = fits(rec, paper)
+                if reason:
+                    c.counts[m]["stale"] += 1
+                    if len(c.stale[m]) < 3:  # examples for the warning; the count is in counts
+                        c.stale[m].append(f"{paper['id']} ({reason})")
+                    continue
+                c.counts[m]["merged"] += 1
+                recs[m] = rec
+                copies[m].write(rec)
+            meta = (papers.get(paper["id"]) or {}).get("metadata") or {}
+            rows = list(_rows(paper, meta.get("doi"), recs, cfg.coverage_definition, float_fields))
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            _collect(c, paper, recs, rows, cfg)
+    finally:
+        for w in copies.values():
+            w.close()
+    for m, items in c.stale.items():
+        if items:
+            n = c.counts[m]["stale"]
+            log.warning("%s: %d record(s) do not fit their paper's current QA pairs and are left out (rerun "
+                        "`sciqag evaluate` to recompute them): %s%s", m, n, "; ".join(items), " ..." if n > 3 else "")
+    return c
+
+
+def _collect(c: _Collected, paper: dict, recs: dict, rows: list[dict], cfg: EvaluateConfig) -> None:
+    if "racar" in recs:
+        for row in rows:
+            for d in DIMENSIONS:
+                c.racar_scores[d].append(row[d])
+    if "coverage" in recs:
+        if rows and rows[0]["coverage"] is not None:
+            c.coverage.append(rows[0]["coverage"])
+        c.chunk_rates += [r["chunk_rate"] for r in rows if r["chunk_rate"] is not None]
+        if c.coverage_sample is None:
+            c.coverage_sample = {"paper": paper, "info": recs["coverage"].get("info") or {}}
+    matrix = (recs.get("diversity") or {}).get("similarity_matrix") or []
+    if len(c.similarity_samples) < cfg.sample_papers and len(matrix) >= 2 and any(
+            matrix[i][j] is not None for i in range(len(matrix)) for j in range(i)):
+        c.similarity_samples.append((paper["id"], matrix, [p["question"] for p in paper["qa"]]))
+
+
+def merge_evaluation(work: str | Path, source: str | None = None, cfg: EvaluateConfig | None = None, *,
+                     plots: bool | None = None) -> Path:
+    """Write ``WORK/evaluated.jsonl`` (one row per QA pair), ``evaluation_summary.json`` and the plots.
+
+    Reads whatever metric files exist, whichever run wrote them; only records that fit the current QA
+    pairs are used, and the summary covers exactly those. Returns the path of evaluated.jsonl.
+    """
+    cfg = cfg or EvaluateConfig()
+    work = Path(work)
+    src = records.qa_source(work, source if source is not None else cfg.source)
+    path = work / EVALUATED
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tempfile.TemporaryDirectory(prefix="sciqag-eval-") as aligned:
+        with tmp.open("w", encoding="utf-8") as out:
+            collected = _merge(work, src, cfg, Path(aligned), out)
+        os.replace(tmp, path)  # readers never see a half-written file
+        summary = summarize(Path(aligned), src, collected, cfg)
+    summary["plots"] = write_plots(work, collected, cfg) if (cfg.plots if plots is None else plots) else {}
+    (work / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

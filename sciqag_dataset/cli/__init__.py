@@ -1,0 +1,212 @@
+"""`sciqag`: one subcommand per stage over a work directory, and `sciqag run` for all of them.
+
+The CLI parses, calls the pipeline (``sciqag_dataset.pipeline``) and reports. Options come from, in rising
+order: defaults, the YAML config (``--config``, or ``WORK/config.yaml`` written by an earlier run), then
+flags, and every option, key variable and output folder is checked before any work starts.
+
+Exit status: 0 all done; 1 some papers failed (a rerun retries them) or a bug (shown with its
+traceback); 2 a user error, on one line; 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from .. import __version__, pipeline
+from ..config import (STAGES, EvaluateConfig, FilterConfig, GenerateConfig, IngestConfig, KeywordsConfig,
+                      PublishConfig, SeedConfig)
+from ..console import run_command, setup_logging
+from ..folders import WORK_LAYOUT, check_publish_target, claim
+from ..llm.endpoint import EndpointConfig, JudgeEndpointConfig
+from . import report
+from .flags import _csv, add_section, add_work, resolve_config
+from .train import main as train_main
+
+
+def check_keys(cfg, stages) -> None:
+    """Resolve the key of every endpoint the given stages will call (UserError for an unset variable)."""
+    if "seed" in stages:
+        cfg.teacher.api_key("teacher.api_key_env")
+    if "generate" in stages:
+        cfg.generator.api_key("generator.api_key_env")
+    if "evaluate" in stages:
+        for i, judge in enumerate(pipeline.judges(cfg)):
+            judge.api_key("judge.api_key_env" if i == 0 else f"evaluate.judges[{i - 1}].api_key_env")
+
+
+def prepare_work(cfg, stages=()) -> Path:
+    """Checks before any work: keys of the endpoints these stages call, then the work directory (ours,
+    or new, or empty: never someone else's folder), where the resolved config is saved."""
+    check_keys(cfg, stages)
+    work = claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
+    cfg.save(work / "config.yaml")  # holds api_key_env names only, never keys; URLs without credentials
+    return work
+
+
+# ---------------------------------------------------------------- commands
+
+def cmd_ingest(args) -> int:
+    cfg = resolve_config(args)
+    prepare_work(cfg, ["ingest"])
+    return report.summary_line(pipeline.ingest(cfg))
+
+
+def cmd_keywords(args) -> int:
+    cfg = resolve_config(args)
+    claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
+    return report.summary_line(pipeline.keywords(cfg))
+
+
+def cmd_seed(args) -> int:
+    cfg = resolve_config(args)
+    prepare_work(cfg, ["seed"])
+    with pipeline.Endpoints(cfg) as endpoints:
+        return report.summary_line(pipeline.seed(cfg, endpoints))
+
+
+def cmd_generate(args) -> int:
+    cfg = resolve_config(args)
+    if args.merge:
+        claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
+        return report.summary_line(pipeline.merge_generated(cfg))
+    prepare_work(cfg, ["generate"])
+    with pipeline.Endpoints(cfg) as endpoints:
+        return report.summary_line(pipeline.generate(cfg, endpoints))
+
+
+def cmd_evaluate(args) -> int:
+    cfg = pipeline.with_committee(resolve_config(args), getattr(args, "judge.url"), getattr(args, "judge.model"))
+    cfg.validate()
+    ev = cfg.evaluate
+    if ev.metrics is None and not cfg.judge.url:
+        print("No judge endpoint configured: running diversity, coverage and numeric; add --judge-endpoint "
+              "(or --metrics racar for the embedded model) for RACAR.", file=sys.stderr)
+    ev.resolve_metrics(bool(cfg.judge.url))
+    ev.validate()
+    prepare_work(cfg, ["evaluate"] if ev.needs_judge() else [])
+    with pipeline.Endpoints(cfg) as endpoints:
+        summaries = pipeline.evaluate(cfg, endpoints)
+    return report.evaluation(Path(cfg.work_dir), summaries)
+
+
+def cmd_filter(args) -> int:
+    cfg = resolve_config(args)
+    claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
+    return report.filtered(Path(cfg.work_dir), pipeline.filter_evaluated(cfg))
+
+
+def cmd_publish(args) -> int:
+    return report.published(*pipeline.publish(resolve_config(args)))
+
+
+def cmd_run(args) -> int:
+    cfg = resolve_config(args)
+    if "publish" in cfg.stages:
+        check_publish_target(cfg.output_dir, Path(cfg.work_dir))  # refused now, not after an hour of work
+    prepare_work(cfg, cfg.stages)
+    print(f"Work directory: {Path(cfg.work_dir).resolve()}")
+
+    def show(stage: str, result) -> int:
+        if stage == "evaluate":
+            return report.evaluation(Path(cfg.work_dir), result)
+        if stage == "publish":
+            return report.published(*result)
+        return report.summary_line(result)
+
+    return pipeline.run_all(cfg, show)
+
+
+# ---------------------------------------------------------------- the parser
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sciqag", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"sciqag-hf {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("ingest", help="read papers (txt, md, json/jsonl, SciQAG JSON, JATS/Elsevier XML, "
+                                      "HTML, PDF) into WORK/papers.jsonl")
+    p.add_argument("root.inputs", nargs="+", metavar="INPUT", help="files or folders")
+    p.add_argument("-o", "--work", required=True, help="work directory")
+    p.add_argument("--config", help="YAML config")
+    add_section(p, "ingest", IngestConfig)
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("keywords", help="TopicRank keyphrases per paper -> WORK/keywords.jsonl")
+    add_work(p)
+    add_section(p, "keywords", KeywordsConfig)
+    p.set_defaults(func=cmd_keywords)
+
+    p = sub.add_parser("seed", help="teacher QA pairs per paper -> WORK/seed.jsonl")
+    add_work(p)
+    add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
+    add_section(p, "seed", SeedConfig)
+    p.set_defaults(func=cmd_seed)
+
+    p = sub.add_parser("generate", help="generator QA pairs for every paper -> WORK/generated.jsonl "
+                                        "(TGI, vLLM, SGLang, OpenAI, transformers serve; resumable)")
+    add_work(p)
+    add_section(p, "generator", EndpointConfig, title="generator endpoint (any OpenAI-compatible server)")
+    add_section(p, "generate", GenerateConfig)
+    p.add_argument("--merge", action="store_true", help="fold generated.shard-*.jsonl into generated.jsonl")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("evaluate", help="RACAR judge, question diversity, coverage with evidence, numeric "
+                                        "validation -> WORK/evaluated.jsonl (one row per QA pair), summary, plots")
+    add_work(p)
+    add_section(p, "evaluate", EvaluateConfig)
+    add_section(p, "judge", JudgeEndpointConfig, prefix="judge-", repeat=("model",),
+                title="judge endpoint (each --judge-endpoint is a judge of its own: several make a committee; "
+                      "--judge-model pairs with them in order, or one applies to all)")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("filter", help="keep the evaluated QA pairs that pass thresholds -> WORK/filtered.jsonl")
+    add_work(p)
+    add_section(p, "filter", FilterConfig, title="rules (all must pass; a pair missing a needed score is not kept)")
+    p.set_defaults(func=cmd_filter)
+
+    p = sub.add_parser("publish", help="parquet configs + dataset card -> a folder `load_dataset` reads")
+    add_work(p)
+    add_section(p, "publish", PublishConfig)
+    p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser("run", help="ingest -> keywords -> seed -> generate -> evaluate -> publish, from one config")
+    p.add_argument("config", nargs="?", help="YAML config (default: built-in defaults, sample papers, "
+                                             "embedded local model)")
+    p.add_argument("--work", dest="root.work_dir", metavar="WORK", help="work directory (default sciqag_work)")
+    p.add_argument("--inputs", nargs="+", dest="root.inputs", metavar="INPUT",
+                   help="papers to ingest instead of the samples")
+    p.add_argument("--stages", type=_csv, dest="root.stages", metavar="LIST",
+                   help="comma-separated subset of " + ",".join(STAGES))
+    add_section(p, "keywords", KeywordsConfig)
+    add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
+    add_section(p, "seed", SeedConfig)
+    add_section(p, "generator", EndpointConfig, prefix="generator-", title="generator endpoint")
+    add_section(p, "publish", PublishConfig)
+    p.set_defaults(func=cmd_run)
+
+    sub.add_parser("train", add_help=False, help="fine-tune the generator on the seed config (TRL SFT + PEFT / "
+                                                 "DeepSpeed) -> model folder; `sciqag train --help` for its options")
+    return parser
+
+
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt  # run the same cleanup as Ctrl-C: stop the local server, close files
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _sigterm)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    at = next((i for i, a in enumerate(argv[:2]) if a == "train"), None)
+    if at is not None and all(a in ("-v", "-vv", "--verbose") for a in argv[:at]):
+        return train_main(argv[:at] + argv[at + 1:])  # TRL's own parser: its flags, its --help
+    args = build_parser().parse_args(argv)
+    setup_logging(args.verbose)
+    return run_command(args.func, args, f"sciqag {args.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

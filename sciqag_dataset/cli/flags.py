@@ -1,0 +1,88 @@
+"""Flags from the config's dataclasses: one style for every subcommand.
+
+Each config field declares its help, its flag name (``flag``, ``short``) and its constraints in its
+metadata (``config.py``), so a YAML key, a flag and a default are the same option: ``--concurrency`` of
+`sciqag seed` sets ``teacher.concurrency``. Options resolve in rising order: defaults, the YAML config
+(``--config``, or ``WORK/config.yaml`` written by an earlier run), then flags; the result is checked
+before any work starts.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from pathlib import Path
+
+from ..config import Config
+
+def _csv(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _base(hint):
+    """``X | None`` -> X; ``str | list[str]`` (a URL or replicas) -> list[str]."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        lists = [a for a in args if typing.get_origin(a) is list]
+        return lists[0] if lists else args[0]
+    return hint
+
+
+def add_section(parser: argparse.ArgumentParser, section: str, cls, *, prefix: str = "", title: str | None = None,
+                skip: tuple[str, ...] = (), repeat: tuple[str, ...] = ()) -> None:
+    """A flag per field of ``cls`` with ``dest="section.field"``; ``prefix`` names them apart
+    (``--judge-concurrency``); ``repeat`` makes more fields repeatable. Absent flags stay None and leave the
+    YAML value alone."""
+    group = parser.add_argument_group(title or f"{section} options")
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        meta = f.metadata
+        if f.name in skip or meta.get("cli") is False:
+            continue
+        names = ["--" + prefix + meta.get("flag", f.name.replace("_", "-"))]
+        if "short" in meta and not prefix:
+            names.insert(0, meta["short"])
+        kind = _base(hints[f.name])
+        kw: dict = {"dest": f"{section}.{f.name}", "default": None,
+                    "help": (meta.get("help") or "").replace("%%", "%").replace("%", "%%")}
+        if kind is bool:
+            kw["action"] = argparse.BooleanOptionalAction
+        elif f.name in repeat:
+            kw.update(action="append", metavar=meta.get("metavar", f.name.upper()))
+        elif typing.get_origin(kind) is list and meta.get("repeat"):
+            kw.update(action="append", metavar=meta.get("metavar", f.name.upper()))
+        elif typing.get_origin(kind) is list:
+            kw.update(type=_csv, metavar="LIST")
+        else:
+            kw.update(type=kind, metavar=meta.get("metavar") or ("{" + ",".join(meta["choices"]) + "}"
+                                                                  if "choices" in meta else f.name.upper()))
+        if f.default is not dataclasses.MISSING and f.default is not None and kind is not bool:
+            kw["help"] += f" (default {f.default})"
+        group.add_argument(*names, **kw)
+
+
+def add_work(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("work", help="work directory")
+    parser.add_argument("--config", help="YAML config (default: WORK/config.yaml if present)")
+
+
+def resolve_config(args: argparse.Namespace) -> Config:
+    """Defaults < YAML < flags, then every value checked (UserError naming the option)."""
+    path = getattr(args, "config", None)
+    work = getattr(args, "work", None)
+    if path is None and work and (Path(work) / "config.yaml").exists():
+        path = Path(work) / "config.yaml"
+    cfg = Config.load(path)
+    if work:
+        cfg.work_dir = str(work)
+    for dest, value in vars(args).items():  # flags are named "section.field" after the config
+        if "." not in dest or value is None:
+            continue
+        section, name = dest.split(".", 1)
+        if section == "judge" and name in ("url", "model"):
+            continue  # a committee, not replicas: see pipeline.with_committee
+        if name == "url" and isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        setattr(cfg if section == "root" else getattr(cfg, section), name, value)
+    return cfg.validate()

@@ -1,0 +1,96 @@
+"""What the CLI prints after each stage: one line of counts, and the evaluation's short table."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from ..runner import Summary
+from ..schema import RACAR_DIMENSIONS as DIMENSIONS
+
+EXIT_OK, EXIT_FAILED_RECORDS = 0, 1
+
+
+def summary_line(summary: Summary) -> int:
+    """Print a stage's counts; exit status 1 when papers failed (a rerun retries them)."""
+    print(summary.line())
+    if summary.failed:
+        print(f"  {summary.failed} paper(s) failed; rerun the same command to retry them "
+              "(finished papers are not redone).", file=sys.stderr)
+        return EXIT_FAILED_RECORDS
+    return EXIT_OK
+
+
+def _fmt(value, pct: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1%}" if pct else f"{value:.3g}"
+
+
+def print_evaluation(work: Path, summaries: dict, out=None) -> None:
+    """The short table at the end of `sciqag evaluate`."""
+    out = out or sys.stdout
+    for s in summaries.values():
+        print(s.line(), file=out)
+    summary = json.loads((work / "evaluation_summary.json").read_text(encoding="utf-8"))
+    print(f"\nEvaluated {summary['pairs']} QA pairs of {summary['papers']} papers ({summary['source']}) "
+          f"-> {work / 'evaluated.jsonl'}", file=out)
+    r = summary.get("racar")
+    if r:
+        print(f"  RACAR ({', '.join(r['judges'])}; {r['judge_calls_per_paper']} calls/paper)", file=out)
+        for d in DIMENSIONS:
+            dim = r["dimensions"][d]
+            print(f"    {d:<16} mean {_fmt(dim['mean']):>5}   missing {dim['missing']}", file=out)
+        if r.get("agreement"):
+            agree = [a["all_agree"] for a in r["agreement"].values() if a["all_agree"] is not None]
+            if agree:
+                print(f"    judges agree on {sum(agree) / len(agree):.0%} of pairs (mean over dimensions)", file=out)
+    d = summary.get("diversity")
+    if d:
+        bins = d["bins"]
+        print(f"  diversity ({', '.join(d['methods'])}): mean similarity {_fmt(bins['mean'])}; "
+              + ", ".join(f"{b} {_fmt(bins[b], True)}" for b in ("<0.3", "0.3-0.5", "0.5-0.7", ">0.7")), file=out)
+    c = summary.get("coverage")
+    if c:
+        print(f"  coverage ({c['definition']}): {_fmt(c['coverage'], True)} "
+              f"(released {_fmt(c['coverage_released'], True)}, eq1 {_fmt(c['coverage_eq1'], True)}); "
+              f"chunk rate per answer {_fmt(c['chunk_rate'], True)}", file=out)
+    n = summary.get("numeric")
+    if n:
+        print(f"  numeric: {_fmt(n['answers_with_numbers'], True)} of answers have numbers; "
+              f"{_fmt(n['supported_ratio'], True)} of their {n['numbers']} numbers occur in the paper", file=out)
+    stale = {m: v["stale"] for m, v in summary["metrics"].items() if v["stale"]}
+    if stale:
+        print(f"  left out (QA changed since): {stale}", file=out)
+    plots = [p for k, p in summary.get("plots", {}).items() if k != "errors"]
+    if plots:
+        print(f"  plots: {work / 'plots'}", file=out)
+
+
+def evaluation(work: Path, summaries: dict) -> int:
+    print_evaluation(work, summaries)
+    failed = sum(s.failed for s in summaries.values())
+    if failed:
+        print(f"  {failed} paper evaluation(s) failed; rerun the same command to retry them.", file=sys.stderr)
+        return EXIT_FAILED_RECORDS
+    return EXIT_OK
+
+
+def published(out: Path, hub_url: str | None) -> int:
+    front = (out / "README.md").read_text(encoding="utf-8").split("---")[1]
+    names = [c["config_name"] for c in yaml.safe_load(front)["configs"]]
+    print(f"Published {out} (configs: {', '.join(names)})  ->  datasets.load_dataset({str(out)!r}, {names[0]!r})")
+    if hub_url:
+        print(f"Uploaded to the Hub: {hub_url}")
+    return EXIT_OK
+
+
+def filtered(work: Path, result: dict) -> int:
+    print(f"filter: {result['pairs']} pairs -> {result['kept']} kept, {result['dropped']} dropped, "
+          f"{result['missing']} missing a required score -> {work / 'filtered.jsonl'}")
+    for label, by in (("failed", result["failed_by_rule"]), ("missing", result["missing_by_rule"])):
+        if by:
+            print(f"  {label}: " + ", ".join(f"{k} {n}" for k, n in by.items()))
+    return EXIT_OK

@@ -1,0 +1,185 @@
+"""The pipeline: stages built from the config and run in order. The layer between the CLI and the stages.
+
+The CLI parses and reports; the stages (``builders``, ``evaluation``, ``trainers``) know nothing of each
+other or of the config file; here a ``Config`` becomes stages (``*_stage``) and commands (``ingest``,
+``seed``, ... ``run_all``). ``Endpoints`` turns endpoint sections into LLM clients and starts the embedded
+model, lazily, the first time a stage has a request to send.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+from .builders import generate as generate_stage_module
+from .builders import keywords as keywords_stage_module
+from .builders import seed as seed_stage_module
+from .builders.ingest import run_ingest
+from .config import Config, EndpointConfig, GenerateConfig
+from .errors import UserError
+from .evaluation import racar
+from .evaluation.evaluate import run_evaluate
+from .evaluation.filter import filter_pairs
+from .llm import LLMClient, ResponseCache, check_reachable, client_from_config, resolve_api_key
+from .llm.server import DEFAULT_MODEL_ID, LocalServer, embedded_default
+from .publish import push_to_hub, write_folder
+from .runner import Summary, merge_shards, run_stage
+
+log = logging.getLogger(__name__)
+
+
+def sample_papers() -> list[str]:
+    """The original sample papers shipped inside the package."""
+    return [str(resources.files("sciqag_dataset.examples").joinpath("papers"))]
+
+
+class Endpoints:
+    """Resolves endpoint configs to clients; starts the embedded server once, on first need, for all stages."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self._stack = contextlib.ExitStack()
+        self._server = None
+
+    def resolve(self, endpoint: EndpointConfig) -> tuple:
+        if endpoint.url:
+            return endpoint.url, endpoint.model, None
+        if self._server is None:
+            print(f"No endpoint configured: starting the embedded {DEFAULT_MODEL_ID} server", file=sys.stderr)
+            self._server = self._stack.enter_context(
+                embedded_default(log_path=Path(self.cfg.work_dir) / "local_server.log"))
+        return self._server.base_url, self._server.model, DEFAULT_MODEL_ID
+
+    def client(self, endpoint: EndpointConfig) -> LLMClient:
+        url, model, label = self.resolve(endpoint)
+        check_reachable(url)
+        return client_from_config(endpoint, Path(self.cfg.work_dir) / "cache.sqlite", url=url, model=model,
+                                  label=label)
+
+    def __enter__(self) -> "Endpoints":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+
+# ---------------------------------------------------------------- one command per stage
+
+def ingest(cfg: Config) -> Summary:
+    return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate,
+                      follow_symlinks=cfg.ingest.follow_symlinks)
+
+
+def keywords(cfg: Config) -> Summary:
+    k = cfg.keywords
+    stage = keywords_stage_module.stage(n=k.n, workers=k.workers, reuse_existing=k.reuse_existing)
+    return run_stage(stage, cfg.work_dir)
+
+
+def seed(cfg: Config, endpoints: Endpoints) -> Summary:
+    return run_stage(seed_stage_module.stage(endpoints.client(cfg.teacher), cfg.seed), cfg.work_dir)
+
+
+def generate(cfg: Config, endpoints: Endpoints) -> Summary:
+    stage = generate_stage_module.stage(endpoints.client(cfg.generator), cfg.generate)
+    return run_stage(stage, cfg.work_dir, shard=cfg.generate.shard)
+
+
+def merge_generated(cfg: Config) -> Summary:
+    return merge_shards(cfg.work_dir, generate_stage_module.OUTPUT)
+
+
+def judges(cfg: Config) -> list[EndpointConfig]:
+    """The judge committee: `judge:` and the further members in `evaluate.judges`."""
+    return [cfg.judge, *cfg.evaluate.judges]
+
+
+def evaluate(cfg: Config, endpoints: Endpoints) -> dict[str, Summary]:
+    ev = cfg.evaluate
+    ev.resolve_metrics(bool(cfg.judge.url))
+    ev.validate()
+    clients = [endpoints.client(j) for j in judges(cfg)] if ev.needs_judge() else None
+    return run_evaluate(cfg.work_dir, ev, clients)
+
+
+def filter_evaluated(cfg: Config) -> dict:
+    return filter_pairs(cfg.work_dir, **cfg.filter.rules())
+
+
+def publish(cfg: Config) -> tuple[Path, str | None]:
+    """The publish folder, and the Hub URL when pushed."""
+    out = write_folder(cfg.work_dir, cfg.output_dir, cfg)
+    url = push_to_hub(out, cfg.publish.push_to_hub, private=cfg.publish.private) if cfg.publish.push_to_hub else None
+    return out, url
+
+
+def run_all(cfg: Config, report: Callable[[str, object], int]) -> int:
+    """The configured stages in order; ``report(stage, result)`` prints each result and returns its exit
+    status. Returns the worst status."""
+    worst = 0
+    if "ingest" in cfg.stages:
+        worst = max(worst, report("ingest", ingest(cfg)))
+    if "keywords" in cfg.stages:
+        worst = max(worst, report("keywords", keywords(cfg)))
+    with Endpoints(cfg) as endpoints:
+        if "seed" in cfg.stages:
+            worst = max(worst, report("seed", seed(cfg, endpoints)))
+        if "generate" in cfg.stages:
+            worst = max(worst, report("generate", generate(cfg, endpoints)))
+        if "evaluate" in cfg.stages:
+            worst = max(worst, report("evaluate", evaluate(cfg, endpoints)))
+    if "publish" in cfg.stages:
+        worst = max(worst, report("publish", publish(cfg)))
+    return worst
+
+
+def with_committee(cfg: Config, urls: list[str] | None, models: list[str] | None) -> Config:
+    """``cfg`` with the judge committee named by ``--judge-endpoint``/``--judge-model`` flags, if any.
+
+    Unlike ``--endpoint`` (replicas of one model), each ``--judge-endpoint`` is a judge of its own; models
+    pair with them in order, or one model applies to all. Without urls, one model renames the judge.
+    """
+    members = committee(cfg.judge, list(cfg.evaluate.judges), urls, models)
+    return replace(cfg, judge=members[0], evaluate=replace(cfg.evaluate, judges=members[1:]))
+
+
+def committee(judge, extra: list, urls: list[str] | None, models: list[str] | None) -> list:
+    if not urls:
+        if models and len(models) > 1:
+            raise UserError("several --judge-model values need as many --judge-endpoint values")
+        return [replace(judge, model=models[0]) if models else judge, *extra]
+    if models and len(models) not in (1, len(urls)):
+        raise UserError(f"{len(models)} --judge-model values for {len(urls)} --judge-endpoint values: "
+                        "give one model for all, or one per endpoint")
+    names = models * len(urls) if models and len(models) == 1 else models or [judge.model] * len(urls)
+    return [replace(judge, url=u, model=m) for u, m in zip(urls, names)]
+
+
+# ---------------------------------------------------------------- the augmentation rounds of `sciqag train`
+
+def augment_generate(work: Path, model_dir: Path, train_cfg) -> Summary:
+    """Serve the intermediate generator on loopback and run the generation stage over ``work``."""
+    gen_cfg = GenerateConfig(prompt_style=None, n_pairs=train_cfg.args.n_pairs, context_tokens=train_cfg.sft.max_length)
+    with LocalServer(model_dir, log_path=work.parent / "generator_server.log") as server:
+        client = LLMClient(server.base_url, server.model, cache=ResponseCache(work / "cache.sqlite"),
+                           params={"temperature": 0.6, "top_p": 0.9, "max_tokens": train_cfg.args.augment_max_tokens})
+        return run_stage(generate_stage_module.stage(client, gen_cfg), work)
+
+
+def augment_judge(work: Path, train_cfg) -> Summary:
+    """RACAR on the generated pairs: the configured judge, else the embedded model."""
+    a = train_cfg.args
+    with contextlib.ExitStack() as stack:
+        if a.augment_judge_url:
+            key = resolve_api_key(a.augment_judge_url, a.augment_judge_api_key_env, "augment_judge_api_key_env")
+            judge = LLMClient(a.augment_judge_url, a.augment_judge_model, api_key=key, params={"temperature": 0.0})
+        else:
+            log.warning("augmentation: no judge endpoint configured, judging with the embedded %s", DEFAULT_MODEL_ID)
+            server = stack.enter_context(embedded_default(log_path=work.parent / "judge_server.log"))
+            judge = LLMClient(server.base_url, server.model, label=DEFAULT_MODEL_ID, params={"temperature": 0.0})
+        judge.cache = ResponseCache(work / "cache.sqlite")
+        return run_stage(racar.stage([judge], source="generated"), work)

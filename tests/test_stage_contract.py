@@ -1,0 +1,102 @@
+"""The stage contract, for every per-paper stage: two shards and a merge equal one unsharded run, and a
+changed input redoes just that record. Real parts throughout: spaCy + pke, the packaged MiniLM, a real
+`transformers serve` (``says_server``: complete, deterministic replies) as teacher, generator and judge."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import write_jsonl
+
+from sciqag_dataset.builders import generate, keywords, seed
+from sciqag_dataset.config import GenerateConfig, SeedConfig
+from sciqag_dataset.evaluation import coverage, diversity, filter as filtering, numeric, racar
+from sciqag_dataset.evaluation.merge import merge_evaluation
+from sciqag_dataset.jsonl import iter_latest
+from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.runner import merge_shards, run_stage, shard_files
+
+TOPICS = ["sodium layered oxide cathode", "halide perovskite film", "nickel iron hydroxide catalyst",
+          "garnet solid electrolyte", "zeolite membrane", "bismuth telluride thermoelectric"]
+
+
+def paper(i: int) -> dict:
+    t = TOPICS[i]
+    text = (f"The {t} was prepared at {400 + 25 * i} C for {i + 2} hours. Its performance improved by {10 + i} % "
+            f"after annealing. Grain growth at 450 C raised the density of the {t}. We measured a band gap of "
+            f"{1.1 + i / 10:.1f} eV and a conductivity of {i + 3}.5 S/cm. The {t} kept 90 % of its capacity.")
+    return {"id": f"paper-{i}", "title": f"A study of the {t}", "text": text}  # ids in both of 2 shards
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory, says_server) -> Path:
+    """A work directory that has been through every per-paper stage once (its inputs for the next)."""
+    work = tmp_path_factory.mktemp("contract") / "work"
+    write_jsonl(work / "papers.jsonl", [paper(i) for i in range(len(TOPICS))])
+    for stage in stages(says_server):
+        run_stage(stage, work, progress=False)
+        if stage.name == "racar":
+            merge_evaluation(work, plots=False)
+    return work
+
+
+def client(server) -> LLMClient:
+    return LLMClient(server.base_url, server.model, params={"max_tokens": 40, "temperature": 0.0})
+
+
+def stages(server) -> list:
+    qa_cfg = {"n_pairs": 1, "context_tokens": 2048, "chars_per_token": 1.0}
+    return [keywords.stage(n=5, workers=1),
+            seed.stage(client(server), SeedConfig(**qa_cfg)),
+            generate.stage(client(server), GenerateConfig(prompt_style="paper", **qa_cfg)),
+            numeric.stage(), coverage.stage(), diversity.stage(),
+            racar.stage([client(server)], max_attempts=1, context_tokens=2048, chars_per_token=1.0),
+            filtering.stage(drop_source_references=True, min_numeric_ratio=0.5)]
+
+
+def outputs(path: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in iter_latest(path)}
+
+
+@pytest.mark.parametrize("name", ["keywords", "seed", "generate", "numeric", "coverage", "diversity", "racar",
+                                  "filter"])
+def test_two_shards_and_a_merge_equal_one_run(base, says_server, tmp_path, name):
+    stage = next(s for s in stages(says_server) if s.name == name)
+    whole, sharded = tmp_path / "whole", tmp_path / "sharded"
+    for work in (whole, sharded):
+        shutil.copytree(base, work)
+        (work / stage.output_file).unlink()
+    run_stage(stage, whole, progress=False)
+    for i in range(2):
+        run_stage(next(s for s in stages(says_server) if s.name == name), sharded, shard=(i, 2), progress=False)
+    shards = shard_files(sharded, stage.output_file)
+    assert len(shards) == 2 and all(outputs(p) for p in shards)  # both slices hold papers
+    merge_shards(sharded, stage.output_file)
+    assert outputs(sharded / stage.output_file) == outputs(whole / stage.output_file)
+    assert len(outputs(whole / stage.output_file)) == len(TOPICS)
+
+
+def test_a_changed_paper_is_redone_in_every_stage_and_nothing_else(base, says_server, tmp_path):
+    work = tmp_path / "work"
+    shutil.copytree(base, work)
+    edited = paper(2)
+    edited["text"] += " A new sentence: the film was 2 um thick."
+    with (work / "papers.jsonl").open("a") as f:
+        f.write(json.dumps(edited) + "\n")  # what ingest writes for a changed source (the newer line wins)
+    model_calls = {}
+    for stage in stages(says_server):
+        before = outputs(work / stage.output_file)
+        if stage.name == "filter":
+            merge_evaluation(work, plots=False)  # the filter reads the merged rows
+        summary = run_stage(stage, work, progress=False)
+        assert summary.counts["skipped"] == len(TOPICS) - 1, (stage.name, summary.counts)
+        after = outputs(work / stage.output_file)
+        assert [pid for pid in after if after[pid]["fingerprint"] != before[pid]["fingerprint"]] == ["paper-2"], stage.name
+        if stage.describe:  # the LLM stages: their clients count what they asked
+            described = stage.describe()
+            usages = [j["usage"] for j in described["judges"]] if "judges" in described else [described["usage"]]
+            model_calls[stage.name] = sum(u["requests"] + u["cached"] for u in usages)
+    # one paper: one teacher call, one generator call, five judge calls (one per RACAR dimension)
+    assert model_calls == {"seed": 1, "generate": 1, "racar": 5}
