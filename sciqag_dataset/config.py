@@ -20,7 +20,8 @@ import yaml
 
 from .errors import UserError
 from .llm.endpoint import EndpointConfig, JudgeEndpointConfig
-from .options import check_fields, opt as _opt
+from .options import check_fields, read_yaml
+from .options import opt as _opt
 from .redact import redact_url
 from .schema import RACAR_DIMENSIONS
 
@@ -194,17 +195,7 @@ class Config:
 
     @classmethod
     def load(cls, path: str | Path | None) -> "Config":
-        if path is None:
-            return cls()
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except OSError as exc:
-            raise UserError(f"cannot read the config {path}: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            raise UserError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
-        if not isinstance(data, dict):
-            raise UserError(f"{path}: the config must be a YAML mapping")
-        return _build(cls, data, str(path))
+        return cls() if path is None else _build(cls, read_yaml(path), str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

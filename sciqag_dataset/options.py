@@ -10,9 +10,25 @@ import dataclasses
 import types
 import typing
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from .errors import UserError
+
+
+def read_yaml(path: str | Path) -> dict:
+    """A YAML config file as a mapping; UserError when it cannot be read or is not a mapping."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise UserError(f"cannot read the config {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: the config must be a YAML mapping")
+    return data
 
 
 def opt(default, **meta):

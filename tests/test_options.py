@@ -61,6 +61,8 @@ def test_unknown_stage_names_are_refused(tmp_path):
     ("evaluate:\n  judges:\n    - {url: http://j/v1, modle: x}\n", ["unknown option", "modle"]),
     ("stages: [ingest, publish\n", ["not valid YAML"]),
     ("- a list\n- not a mapping\n", ["must be a YAML mapping"]),
+    ("train:\n  learning_rat: 0.001\n", ["train", "unknown option", "learning_rat"]),
+    ("train:\n  method: qlora4\n", ["method must be one of"]),
 ])
 def test_bad_config_files_are_refused_naming_the_option(tmp_path, yaml_text, words):
     cfg = tmp_path / "cfg.yaml"

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from pathlib import Path

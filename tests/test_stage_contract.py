@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import write_jsonl
 
 from sciqag_dataset.builders import generate, keywords, seed
@@ -100,3 +103,44 @@ def test_a_changed_paper_is_redone_in_every_stage_and_nothing_else(base, says_se
             model_calls[stage.name] = sum(u["requests"] + u["cached"] for u in usages)
     # one paper: one teacher call, one generator call, five judge calls (one per RACAR dimension)
     assert model_calls == {"seed": 1, "generate": 1, "racar": 5}
+
+
+@pytest.mark.e2e
+def test_an_edited_paper_is_redone_by_sciqag_run_and_nothing_else(says_server, tmp_path):
+    """The whole pipeline through the CLI: edit one source file, rerun, and count what was asked again."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for i in range(3):
+        p = paper(i)
+        (papers / f"{p['id']}.txt").write_text(f"{p['title']}\n\nDOI: 10.5555/contract.{i}\n\n{p['text']}\n")
+    endpoint = {"url": says_server.base_url, "model": says_server.model, "max_tokens": 40}
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({
+        "work_dir": str(tmp_path / "work"), "inputs": [str(papers)], "keywords": {"n": 5, "workers": 1},
+        "teacher": endpoint, "generator": endpoint, "judge": endpoint,
+        "seed": {"n_pairs": 1, "context_tokens": 2048, "chars_per_token": 1.0},
+        "generate": {"n_pairs": 1, "context_tokens": 2048, "chars_per_token": 1.0, "prompt_style": "paper"},
+        "evaluate": {"max_attempts": 1, "context_tokens": 2048, "chars_per_token": 1.0, "plots": False}}))
+    work = tmp_path / "work"
+
+    def run() -> dict:
+        proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", str(config)],
+                              capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        manifests = [json.loads(m.read_text()) for m in work.glob("*_manifest.json")]
+        return {m["stage"]: m for m in manifests}
+
+    first = run()
+    assert first["seed"]["usage"]["requests"] == 3 and first["racar"]["counts"] == {"unjudged": 3}
+    edited = papers / "paper-1.txt"
+    edited.write_text(edited.read_text().replace("band gap", "optical band gap"))
+    second = run()
+    ingest = json.loads((work / "ingest_report.json").read_text())["counts"]
+    assert (ingest["updated"], ingest["skipped"]) == (1, 2)
+    for stage in ("keywords", "seed", "generate", "numeric", "coverage", "diversity", "racar"):
+        counts = second[stage]["counts"]
+        assert counts.get("skipped") == 2 and sum(counts.values()) == 3, (stage, counts)
+    assert second["seed"]["usage"]["requests"] == 1 and second["generate"]["usage"]["requests"] == 1
+    # One paper, five dimensions: the prompts that do not show the paper's text are answered from the cache.
+    usage = second["racar"]["judges"][0]["usage"]
+    assert usage["requests"] + usage["cached"] == 5 and usage["requests"] >= 1

@@ -25,6 +25,7 @@ import yaml
 
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.generator_info import ENDPOINT_FOR_STYLE, PROMPT_STYLES
+from sciqag_dataset.options import read_yaml
 
 if TYPE_CHECKING:  # annotations only: TRL loads torch, which only training needs
     from trl import ModelConfig, SFTConfig, TrlParser
@@ -269,17 +270,10 @@ def _plain(value: Any) -> bool:
 
 
 def load_yaml(path: str | Path) -> dict:
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise UserError(f"cannot read the config {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
-    if isinstance(data, dict) and isinstance(data.get("train"), dict):
-        data = data["train"]  # one file can configure every stage
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: the train config must be a mapping")
-    return data
+    """The training fields of a YAML file: its ``train:`` section if it has one (one file for every stage),
+    else its top level."""
+    data = read_yaml(path)
+    return data["train"] if isinstance(data.get("train"), dict) else data
 
 
 def _checked_section(values: dict, p: TrlParser, where: str = "config") -> dict:

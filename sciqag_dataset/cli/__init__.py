@@ -20,6 +20,7 @@ from ..config import (STAGES, EvaluateConfig, FilterConfig, GenerateConfig, Inge
 from ..console import run_command, setup_logging
 from ..folders import WORK_LAYOUT, check_publish_target, claim
 from ..llm.endpoint import EndpointConfig, JudgeEndpointConfig
+from ..trainers.config import TrainConfig
 from . import report
 from .flags import _csv, add_section, add_work, resolve_config
 from .train import main as train_main
@@ -103,6 +104,8 @@ def cmd_publish(args) -> int:
 
 def cmd_run(args) -> int:
     cfg = resolve_config(args)
+    if cfg.train:  # one file for every stage: its `train:` section is checked now, as `sciqag train` reads it
+        TrainConfig.from_dict(cfg.train, where="train")
     if "publish" in cfg.stages:
         check_publish_target(cfg.output_dir, Path(cfg.work_dir))  # refused now, not after an hour of work
     prepare_work(cfg, cfg.stages)
