@@ -15,6 +15,7 @@ from typing import Awaitable, Callable
 from sciqag_dataset import records
 from sciqag_dataset.config import QAGenConfig
 from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt, fit_to_context
 from sciqag_dataset.stage import Stage
@@ -30,14 +31,19 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     """One paper -> one record with the parsed pairs (pure apart from the model call)."""
     raw = cfg.prompt_style == "alpaca" and cfg.raw_completion
     max_tokens = client.params.get("max_tokens", 2048)
-    pieces, warnings = fit_to_context(paper.get("text") or "", paper_char_budget(cfg, max_tokens), cfg.long_paper)
+    text = paper.get("text") or ""
+    if cfg.chunk_words:
+        pieces, warnings = small_model.chunks(text, cfg.chunk_words, cfg.max_chunks)
+    else:
+        pieces, warnings = fit_to_context(text, paper_char_budget(cfg, max_tokens), cfg.long_paper)
     per_piece = math.ceil(cfg.n_pairs / len(pieces))
 
     def ask(piece: str):
         if raw:
             return client.complete(build_raw_prompt(piece, paper["keywords"], n=per_piece, title=paper.get("title")))
+        extra = small_model.request_params(per_piece, max_tokens) if cfg.prompt_style == "small" else {}
         return client.chat(build_messages(piece, paper["keywords"], n=per_piece, style=cfg.prompt_style,
-                                          title=paper.get("title")))
+                                          title=paper.get("title")), **extra)
 
     replies = await asyncio.gather(*(ask(p) for p in pieces))
     pairs, model_keywords, reasons = [], [], []

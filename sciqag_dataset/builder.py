@@ -18,6 +18,7 @@ from . import __version__
 from .errors import MissingInput, UserError
 from .jsonl import read_jsonl
 from .qa.format import to_instruction
+from .qa.prompts import PROMPT_STYLES
 from .records import stage_records, usable
 from .schema import EVALUATED_PAIR, conform, features_for
 
@@ -94,7 +95,9 @@ class SciQAG(datasets.GeneratorBasedBuilder):
             if not usable(rec):
                 continue
             if name == "seed":
-                rec.update(to_instruction(rec, style=rec.get("prompt_style") or "paper", n=len(rec["qa"])))
+                # the style it was asked in, if a generator can be trained on it (not the embedded profile's)
+                style = rec.get("prompt_style") if rec.get("prompt_style") in PROMPT_STYLES else "paper"
+                rec.update(to_instruction(rec, style=style, n=len(rec["qa"])))
             yield rec
 
     def _generate_examples(self, work: Path, split: str):

@@ -50,14 +50,18 @@ class QAGenConfig:
     """How a model is asked for a paper's QA pairs (shared by seed and generate)."""
 
     n_pairs: int = _opt(10, min=1, help="QA pairs asked for per paper")
-    prompt_style: str | None = _opt("paper", choices=("paper", "alpaca"),
+    prompt_style: str | None = _opt("paper", choices=("paper", "alpaca", "small"),
                                     help="paper: the paper's prompt (Appendix D) as chat; alpaca: the released "
-                                         "generator's raw template")
+                                         "generator's raw template; small: the embedded profile's")
     context_tokens: int = _opt(8192, min=256, help="the model's context window; longer papers are fitted to it")
     long_paper: str = _opt("truncate", choices=("truncate", "chunk"),
                            help="a paper over the context: truncate it, or ask per chunk and merge")
     chars_per_token: float = _opt(3.5, min=0.1, help="how paper length is measured against the context")
     raw_completion: bool = _opt(True, help="send the alpaca style to /v1/completions as one raw prompt")
+    chunk_words: int | None = _opt(None, min=20, help="ask about chunks of about this many words, one request each "
+                                                     "(the embedded profile: 450); null: the whole paper")
+    max_chunks: int | None = _opt(None, min=1, help="with chunk_words, ask about at most this many chunks spread "
+                                                   "over the paper; the rest is left out with a warning")
 
 
 @dataclass
@@ -67,7 +71,7 @@ class SeedConfig(QAGenConfig):
 
 @dataclass
 class GenerateConfig(QAGenConfig):
-    prompt_style: str | None = _opt(None, choices=("paper", "alpaca"),
+    prompt_style: str | None = _opt(None, choices=("paper", "alpaca", "small"),
                                     help="null: read sciqag_generator.json in the model folder, else paper")
     context_tokens: int = _opt(12288, min=256, help="the generator's context (the paper's: 12,288 tokens)")
     complete_sets_of: int | None = _opt(None, min=1, flag="complete-sets",
@@ -171,6 +175,22 @@ class FilterConfig:
                 "authors_test_set": self.authors_test_set}
 
 
+@dataclass
+class EmbeddedConfig:
+    """`embedded:` the local model started when an endpoint section has no url (SmolLM2-135M-Instruct)."""
+
+    backend: str = _opt("auto", choices=("auto", "llama.cpp", "transformers"), flag="embedded-backend",
+                        help="auto: llama.cpp when llama-cpp-python[server] is installed, else transformers serve")
+    dtype: str = _opt("auto", choices=("auto", "float32", "bfloat16", "float16"),
+                      help="transformers backend's dtype (auto: float32; in bfloat16 this model's replies collapse)")
+    threads: int | None = _opt(None, min=1, flag="embedded-threads",
+                               help="CPU threads of the server (default: all cores; it answers one request at a time)")
+    profile: bool = _opt(True, flag="embedded-profile",
+                         help="ask the embedded model as a 135M model can answer: chunks of ~450 words, 5 pairs each "
+                              "in a plain Q1:/A1: form after a worked example (seed.* and generate.* options "
+                              "that differ from their defaults win); off: the paper's prompt")
+
+
 STAGES = ("ingest", "keywords", "seed", "generate", "evaluate", "publish")
 
 
@@ -189,6 +209,7 @@ class Config:
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     filter: FilterConfig = field(default_factory=FilterConfig)
     publish: PublishConfig = field(default_factory=PublishConfig)
+    embedded: EmbeddedConfig = field(default_factory=EmbeddedConfig)
     # `sciqag train`'s options (its TrainArgs, TRL's SFTConfig and ModelConfig fields), so that one file
     # configures every stage; `sciqag train` and `sciqag run` check them (see trainers/config.py)
     train: dict[str, Any] = field(default_factory=dict)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from dataclasses import replace
+import time
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Callable
@@ -25,7 +26,8 @@ from .evaluation import racar
 from .evaluation.evaluate import run_evaluate
 from .evaluation.filter import filter_pairs
 from .llm import LLMClient, ResponseCache, check_reachable, client_from_config, resolve_api_key
-from .llm.server import DEFAULT_MODEL_ID, LocalServer, embedded_default
+from .llm import embedded
+from .llm.server import LocalServer
 from .publish import push_to_hub, write_folder
 from .runner import Summary, merge_shards, run_stage
 
@@ -38,27 +40,36 @@ def sample_papers() -> list[str]:
 
 
 class Endpoints:
-    """Resolves endpoint configs to clients; starts the embedded server once, on first need, for all stages."""
+    """Resolves endpoint sections to clients. The embedded server (a section with no url) is started once for
+    all stages, and only when a request first misses the cache: a work dir that needs no call starts none."""
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
         self._stack = contextlib.ExitStack()
         self._server = None
+        e = cfg.embedded
+        self.choice = embedded.choose_here(e.backend, e.dtype, e.threads)  # a bad choice is refused now
 
-    def resolve(self, endpoint: EndpointConfig) -> tuple:
-        if endpoint.url:
-            return endpoint.url, endpoint.model, None
+    def _start_embedded(self) -> tuple[list[str], str]:
         if self._server is None:
-            print(f"No endpoint configured: starting the embedded {DEFAULT_MODEL_ID} server", file=sys.stderr)
-            self._server = self._stack.enter_context(
-                embedded_default(log_path=Path(self.cfg.work_dir) / "local_server.log"))
-        return self._server.base_url, self._server.model, DEFAULT_MODEL_ID
+            print(f"Starting the embedded {embedded.DEFAULT_MODEL_ID} server: {self.choice.describe()}",
+                  file=sys.stderr)
+            server = embedded.start(self.choice, log_path=Path(self.cfg.work_dir) / "local_server.log")
+            self._stack.callback(server.stop)
+            self._server = server
+        return [self._server.base_url], self._server.model
+
+    @property
+    def started(self) -> bool:
+        return self._server is not None
 
     def client(self, endpoint: EndpointConfig) -> LLMClient:
-        url, model, label = self.resolve(endpoint)
-        check_reachable(url)
-        return client_from_config(endpoint, Path(self.cfg.work_dir) / "cache.sqlite", url=url, model=model,
-                                  label=label)
+        cache = Path(self.cfg.work_dir) / "cache.sqlite"
+        if endpoint.url:
+            check_reachable(endpoint.url)
+            return client_from_config(endpoint, cache)
+        return client_from_config(endpoint, cache, model=self.choice.identity, label=embedded.DEFAULT_MODEL_ID,
+                                  connect=self._start_embedded)
 
     def __enter__(self) -> "Endpoints":
         return self
@@ -80,13 +91,24 @@ def keywords(cfg: Config) -> Summary:
     return run_stage(stage, cfg.work_dir)
 
 
+def profiled(cfg: Config, endpoint: EndpointConfig, section):
+    """``section`` (seed or generate options) as the embedded profile asks, for the embedded model; options
+    set to something other than their default keep the user's value."""
+    if endpoint.url or not cfg.embedded.profile:
+        return section
+    defaults = type(section)()
+    return replace(section, **{k: v for k, v in embedded.PROFILE.items()
+                               if getattr(section, k) == getattr(defaults, k)})
+
+
 def seed(cfg: Config, endpoints: Endpoints) -> Summary:
-    return run_stage(seed_stage_module.stage(endpoints.client(cfg.teacher), cfg.seed), cfg.work_dir)
+    stage = seed_stage_module.stage(endpoints.client(cfg.teacher), profiled(cfg, cfg.teacher, cfg.seed))
+    return run_stage(stage, cfg.work_dir)
 
 
 def generate(cfg: Config, endpoints: Endpoints) -> Summary:
-    stage = generate_stage_module.stage(endpoints.client(cfg.generator), cfg.generate)
-    return run_stage(stage, cfg.work_dir, shard=cfg.generate.shard)
+    gen = profiled(cfg, cfg.generator, cfg.generate)
+    return run_stage(generate_stage_module.stage(endpoints.client(cfg.generator), gen), cfg.work_dir, shard=gen.shard)
 
 
 def merge_generated(cfg: Config) -> Summary:
@@ -117,23 +139,36 @@ def publish(cfg: Config) -> tuple[Path, str | None]:
     return out, url
 
 
-def run_all(cfg: Config, report: Callable[[str, object], int]) -> int:
+@dataclass
+class RunReport:
+    """What `sciqag run` did, for the summary at its end."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    embedded: str | None = None  # the embedded server's backend, when one was started
+
+
+def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport | None = None) -> int:
     """The configured stages in order; ``report(stage, result)`` prints each result and returns its exit
-    status. Returns the worst status."""
+    status; ``done`` collects each stage's wall time. Returns the worst status."""
+    done = done if done is not None else RunReport()
     worst = 0
-    if "ingest" in cfg.stages:
-        worst = max(worst, report("ingest", ingest(cfg)))
-    if "keywords" in cfg.stages:
-        worst = max(worst, report("keywords", keywords(cfg)))
+
+    def step(name: str, work: Callable[[], object]) -> None:
+        nonlocal worst
+        if name in cfg.stages:
+            started = time.monotonic()
+            result = work()
+            done.seconds[name] = time.monotonic() - started
+            worst = max(worst, report(name, result))
+
+    step("ingest", lambda: ingest(cfg))
+    step("keywords", lambda: keywords(cfg))
     with Endpoints(cfg) as endpoints:
-        if "seed" in cfg.stages:
-            worst = max(worst, report("seed", seed(cfg, endpoints)))
-        if "generate" in cfg.stages:
-            worst = max(worst, report("generate", generate(cfg, endpoints)))
-        if "evaluate" in cfg.stages:
-            worst = max(worst, report("evaluate", evaluate(cfg, endpoints)))
-    if "publish" in cfg.stages:
-        worst = max(worst, report("publish", publish(cfg)))
+        step("seed", lambda: seed(cfg, endpoints))
+        step("generate", lambda: generate(cfg, endpoints))
+        step("evaluate", lambda: evaluate(cfg, endpoints))
+        done.embedded = endpoints.choice.describe() if endpoints.started else None
+    step("publish", lambda: publish(cfg))
     return worst
 
 
@@ -178,8 +213,10 @@ def augment_judge(work: Path, train_cfg) -> Summary:
             key = resolve_api_key(a.augment_judge_url, a.augment_judge_api_key_env, "augment_judge_api_key_env")
             judge = LLMClient(a.augment_judge_url, a.augment_judge_model, api_key=key, params={"temperature": 0.0})
         else:
-            log.warning("augmentation: no judge endpoint configured, judging with the embedded %s", DEFAULT_MODEL_ID)
-            server = stack.enter_context(embedded_default(log_path=work.parent / "judge_server.log"))
-            judge = LLMClient(server.base_url, server.model, label=DEFAULT_MODEL_ID, params={"temperature": 0.0})
+            log.warning("augmentation: no judge endpoint configured, judging with the embedded %s",
+                        embedded.DEFAULT_MODEL_ID)
+            server = embedded.start(embedded.choose_here(), log_path=work.parent / "judge_server.log")
+            stack.callback(server.stop)
+            judge = LLMClient(server.base_url, server.model, label=embedded.DEFAULT_MODEL_ID, params={"temperature": 0.0})
         judge.cache = ResponseCache(work / "cache.sqlite")
         return run_stage(racar.stage([judge], source="generated"), work)

@@ -69,7 +69,7 @@ def test_kill_9_of_the_cli_leaves_no_worker_behind(tmp_path):
 def test_two_processes_preparing_the_embedded_model_both_succeed(tmp_path):
     """The real one-time conversion of the packaged GGUF, started twice at once on an empty cache."""
     env = {**os.environ, "SCIQAG_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    code = "from sciqag_dataset.llm.server import default_model_dir; print(default_model_dir())"
+    code = "from sciqag_dataset.llm.embedded import default_model_dir; print(default_model_dir())"
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [p.communicate(timeout=900) for p in procs]

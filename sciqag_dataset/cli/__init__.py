@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .. import __version__, pipeline
-from ..config import (STAGES, EvaluateConfig, FilterConfig, GenerateConfig, IngestConfig, KeywordsConfig,
+from ..config import (STAGES, EmbeddedConfig, EvaluateConfig, FilterConfig, GenerateConfig, IngestConfig, KeywordsConfig,
                       PublishConfig, SeedConfig)
 from ..console import run_command, setup_logging
 from ..folders import WORK_LAYOUT, check_publish_target, claim
@@ -118,7 +118,11 @@ def cmd_run(args) -> int:
             return report.published(*result)
         return report.summary_line(result)
 
-    return pipeline.run_all(cfg, show)
+    done = pipeline.RunReport()
+    status = pipeline.run_all(cfg, show, done)
+    report.run_summary(Path(cfg.work_dir), done.seconds, done.embedded,
+                       cfg.output_dir if "publish" in cfg.stages else None)
+    return status
 
 
 # ---------------------------------------------------------------- the parser
@@ -147,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_work(p)
     add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
     add_section(p, "seed", SeedConfig)
+    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
     p.set_defaults(func=cmd_seed)
 
     p = sub.add_parser("generate", help="generator QA pairs for every paper -> WORK/generated.jsonl "
@@ -155,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "generator", EndpointConfig, title="generator endpoint (any OpenAI-compatible server)")
     add_section(p, "generate", GenerateConfig)
     p.add_argument("--merge", action="store_true", help="fold generated.shard-*.jsonl into generated.jsonl")
+    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("evaluate", help="RACAR judge, question diversity, coverage with evidence, numeric "
@@ -164,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "judge", JudgeEndpointConfig, prefix="judge-", repeat=("model",),
                 title="judge endpoint (each --judge-endpoint is a judge of its own: several make a committee; "
                       "--judge-model pairs with them in order, or one applies to all)")
+    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("filter", help="keep the evaluated QA pairs that pass thresholds -> WORK/filtered.jsonl")
@@ -189,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "seed", SeedConfig)
     add_section(p, "generator", EndpointConfig, prefix="generator-", title="generator endpoint")
     add_section(p, "publish", PublishConfig)
+    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
     p.set_defaults(func=cmd_run)
 
     sub.add_parser("train", add_help=False, help="fine-tune the generator on the seed config (TRL SFT + PEFT / "

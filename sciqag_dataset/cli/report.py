@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import yaml
 
+from ..records import stage_records
 from ..runner import Summary
 from ..schema import RACAR_DIMENSIONS as DIMENSIONS
 
@@ -94,3 +96,28 @@ def filtered(work: Path, result: dict) -> int:
         if by:
             print(f"  {label}: " + ", ".join(f"{k} {n}" for k, n in by.items()))
     return EXIT_OK
+
+
+def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, output: Path | None,
+                out=None) -> None:
+    """The block at the end of `sciqag run`: what each QA stage gave, how long each stage took, which
+    embedded backend answered, and where the results are."""
+    out = out or sys.stdout
+    print("\nSummary", file=out)
+    for stage, name in (("seed", "seed.jsonl"), ("generate", "generated.jsonl")):
+        if not (work / name).exists():
+            continue
+        recs = list(stage_records(work, name))
+        statuses = Counter(r.get("status") or "ok" for r in recs)
+        pairs = sum(len(r.get("qa") or []) for r in recs)
+        many = sum(len(r.get("qa") or []) >= 5 for r in recs)
+        print(f"  {stage:<9} {len(recs)} papers: " + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items()))
+              + f"; {pairs} QA pairs, {many} papers with 5 or more", file=out)
+    if seconds:
+        print("  time      " + ", ".join(f"{k} {v:.0f}s" for k, v in seconds.items())
+              + f" (total {sum(seconds.values()):.0f}s)", file=out)
+    if embedded:
+        print(f"  model     embedded SmolLM2-135M-Instruct on {embedded}", file=out)
+    print(f"  work dir  {work.resolve()}", file=out)
+    if output is not None and output.exists():
+        print(f"  dataset   {output.resolve()}  (datasets.load_dataset(\"{output}\", \"seed\"))", file=out)

@@ -4,7 +4,8 @@
   (OpenAI, TGI's Messages API, vLLM, SGLang, ``transformers serve``), replicas, retries, usage;
 - ``cache``: the persistent response cache;
 - ``endpoint``: an endpoint's config, its key (sent to that endpoint only) and the client built for it;
-- ``server``: the embedded local server used when no endpoint is configured.
+- ``server``: local OpenAI-compatible servers (``transformers serve``, llama.cpp) on loopback;
+- ``embedded``: the embedded default, its backend choice and its model files.
 """
 from .cache import ResponseCache
 from .client import LLMClient, LLMError, LLMResponse, Usage

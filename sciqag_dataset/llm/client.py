@@ -25,7 +25,7 @@ import logging
 import random
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import openai
 from huggingface_hub import AsyncInferenceClient, constants
@@ -112,13 +112,18 @@ class LLMClient:
     # Part of the cache key: the same model asked the same thing by two stages (teacher and generator
     # in the embedded default) gets two samples, not one reply twice.
     cache_namespace: str = ""
+    # A server started on first need (the embedded model): called once, before the first request the cache
+    # cannot answer, and returns the URLs to use and the model name to send. Until then ``base_url`` may be
+    # empty and ``model`` only names the replies in the cache; a run the cache answers starts nothing.
+    connect: Callable[[], tuple[list[str], str]] | None = None
     usage: Usage = field(default_factory=Usage)
 
     def __post_init__(self) -> None:
         urls = [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
-        if not urls:
+        if not urls and self.connect is None:
             raise ValueError("LLMClient needs at least one endpoint URL")
         self.urls = urls
+        self.served_model = self.model  # what requests name; ``connect`` may say otherwise
         if self.backend not in ("openai", "hf"):
             raise ValueError(f"backend must be 'openai' or 'hf', not {self.backend!r}")
         if self.backend == "hf":
@@ -130,6 +135,7 @@ class LLMClient:
             for secret in url_secrets(u):
                 remember_secret(secret)
         remember_secret(self.api_key)
+        self._connect_error: LLMError | None = None
         self._endpoints: list[_Endpoint] | None = None  # built lazily inside the running event loop
         self._loop = None
         self._turn = 0
@@ -171,6 +177,8 @@ class LLMClient:
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             self.usage.cached += 1
             return LLMResponse(**{**hit, "cached": True})
+        if self.connect is not None:
+            self._connect_once()
         last: BaseException | None = None
         for attempt in range(self.max_retries + 1):
             endpoint = self._pick()
@@ -207,6 +215,25 @@ class LLMClient:
         self.usage.failures += 1
         raise LLMError(redact(f"gave up after {self.max_retries + 1} attempts: {type(last).__name__}: {_short(last)}"))
 
+    def _connect_once(self) -> None:
+        """Start the server behind this client; a start that failed fails every request alike, once."""
+        if self._connect_error is None:
+            try:
+                # synchronous on purpose: every request waits for the server anyway, and a server started
+                # from the main thread is tied to this process's death (see LocalServer)
+                self.urls, self.served_model = self.connect()
+            except Exception as exc:
+                self._connect_error = LLMError(redact(f"the server could not be started: {type(exc).__name__}: "
+                                                      f"{_short(exc)}"))
+            else:
+                self.connect = None
+                for u in self.urls:
+                    for secret in url_secrets(u):
+                        remember_secret(secret)
+                return
+        self.usage.failures += 1
+        raise self._connect_error
+
     def _pick(self) -> _Endpoint:
         """The least busy replica that is not resting; round-robin among equals."""
         pool = self._pool()
@@ -224,15 +251,15 @@ class LLMClient:
 
     async def _send(self, endpoint: _Endpoint, kind: str, body: dict, params: dict) -> LLMResponse:
         if kind == "chat" and endpoint.hf is not None:
-            r = await endpoint.hf.chat_completion(body["messages"], model=self.model, **params)
+            r = await endpoint.hf.chat_completion(body["messages"], model=self.served_model, **params)
             choice = r.choices[0]
             text, finish = choice.message.content or "", choice.finish_reason
         elif kind == "chat":
-            r = await endpoint.client.chat.completions.create(model=self.model, **body, **params)
+            r = await endpoint.client.chat.completions.create(model=self.served_model, **body, **params)
             choice = r.choices[0]
             text, finish = choice.message.content or "", choice.finish_reason
         else:
-            r = await endpoint.client.completions.create(model=self.model, **body, **params)
+            r = await endpoint.client.completions.create(model=self.served_model, **body, **params)
             choice = r.choices[0]
             text, finish = choice.text or "", choice.finish_reason
         usage = r.usage

@@ -21,7 +21,10 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-PROMPT_STYLES = ("paper", "alpaca")
+from . import small_model
+
+PROMPT_STYLES = ("paper", "alpaca")  # the styles a generator is trained on
+ASK_STYLES = PROMPT_STYLES + ("small",)  # and the embedded profile's (small_model.py), for asking only
 
 # --- style "paper": SciQAG Appendix D, verbatim (authors' Inference.ipynb) ---------------------
 PAPER_INTRO = "Attached is a detailed scientific paper."
@@ -79,9 +82,9 @@ ALPACA_DEFAULT_KEYWORDS = 15  # the released template's count when no keywords a
 ALPACA_KEYWORD_HINT = " Consider these candidate keywords extracted from the paper: {keywords}."  # ours
 
 
-def _check(n: int, style: str) -> None:
-    if style not in PROMPT_STYLES:
-        raise ValueError(f"unknown prompt style {style!r}; choose one of {PROMPT_STYLES}")
+def _check(n: int, style: str, styles: tuple[str, ...] = PROMPT_STYLES) -> None:
+    if style not in styles:
+        raise ValueError(f"unknown prompt style {style!r}; choose one of {styles}")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"n (the number of QA pairs to ask for) must be a positive integer, not {n!r}")
 
@@ -154,9 +157,11 @@ def instruction_text(keywords: list[str], n: int = 10, style: str = "paper", *,
 def build_messages(text: str, keywords: list[str], n: int = 10, style: str = "paper",
                    title: str | None = None, *, format_hint: bool = True) -> list[dict]:
     """Chat messages asking for ``n`` QA pairs on ``text`` (one user turn)."""
-    _check(n, style)
+    _check(n, style, ASK_STYLES)
     keywords = normalise_keywords(keywords)
     paper = _paper(text, title)
+    if style == "small":
+        return small_model.messages(paper, keywords, n)
     if style == "paper":
         content = PAPER_PROMPT.format(paper=paper, n=n, keywords=_keyword_list(keywords))
         content += _paper_hint(keywords, n, format_hint)

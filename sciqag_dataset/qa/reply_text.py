@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from .prompts import EXAMPLE_QUESTION
+from .small_model import EXAMPLE_QUESTIONS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -43,8 +44,9 @@ JSON_PAIR = re.compile(
     re.I | re.S,
 )
 def is_example(question: str) -> bool:
-    """The format example shown in the paper-style prompt, copied by a model."""
-    return " ".join(question.lower().split()) == EXAMPLE_QUESTION.lower()
+    """A format or worked example shown in a prompt, copied by a model."""
+    q = " ".join(question.lower().split())
+    return q == EXAMPLE_QUESTION.lower() or q in EXAMPLE_QUESTIONS
 
 
 PLACEHOLDER = re.compile(r"^\W*(?i:question|answer|keyword)\s*\d{0,3}\W*$")

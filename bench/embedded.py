@@ -1,0 +1,133 @@
+"""Benchmark the embedded default: its backends side by side, then README's `sciqag run` on the samples.
+
+    python bench/embedded.py                                  # every backend, then the whole run
+    python bench/embedded.py --backends llama.cpp,transformers-float32 --no-run
+    python bench/embedded.py --prompt paper                   # the paper's prompt instead of the profile
+
+Part 1, one run, same machine: the shipped sample papers are ingested and keyworded once; then each
+backend (llama.cpp on the Q4_1 GGUF; `transformers serve` in float32 and in bfloat16) is started with all
+cores, warmed up with one request, and asked for every sample paper's pairs the way the seed stage asks
+the embedded model (the profile: two ~450-word chunks, 5 pairs each, temperature 0.6 / top_p 0.9, no
+cache). Printed per backend: seconds per paper, decode tokens/s (completion tokens over request time),
+parsed pairs per paper, papers with >= 5 parsed pairs. The CPU's bf16 flags are printed with them: on CPUs
+without avx512_bf16/amx_bf16, bfloat16 is slow, and on this 135M model it also degrades the text.
+
+Part 2: `sciqag run` (README command 1's job, the embedded default, no config) in a fresh work dir and a
+child process, after the model is prepared once (reported apart): wall time per stage from its summary,
+the backend it chose, and seed papers with >= 5 pairs. Targets on an idle 2-core machine: the whole run
+<= 180 s, >= 4 of the sample papers with >= 5 parsed pairs in the seed config.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would interleave with the table
+
+from sciqag_dataset import pipeline  # noqa: E402
+from sciqag_dataset.builders.qagen import request_qa  # noqa: E402
+from sciqag_dataset.config import Config  # noqa: E402
+from sciqag_dataset.llm import LLMClient  # noqa: E402
+from sciqag_dataset.llm import embedded  # noqa: E402
+from sciqag_dataset.records import with_keywords  # noqa: E402
+
+BACKENDS = {"llama.cpp": ("llama.cpp", "auto"), "transformers-float32": ("transformers", "float32"),
+            "transformers-bfloat16": ("transformers", "bfloat16")}
+
+
+def prepare_papers(work: Path) -> list[dict]:
+    cfg = replace(Config(), work_dir=str(work))
+    pipeline.ingest(cfg)
+    pipeline.keywords(cfg)
+    return [p for p in with_keywords(work) if not p.get("existing_qa")]  # released pairs need no model
+
+
+async def ask_all(client: LLMClient, papers: list[dict], seed_cfg) -> list[dict]:
+    out = []
+    for paper in papers:  # one at a time, as the embedded server answers
+        started = time.monotonic()
+        rec = await request_qa(paper, client, seed_cfg, origin="teacher")
+        out.append({"seconds": time.monotonic() - started, "pairs": len(rec["qa"]),
+                    "tokens": rec["completion_tokens"]})
+    return out
+
+
+def bench_backend(name: str, papers: list[dict], seed_cfg, log_dir: Path) -> dict:
+    backend, dtype = BACKENDS[name]
+    choice = embedded.choose_here(backend, dtype)
+    server = embedded.start(choice, log_path=log_dir / f"{name}.log")
+    try:
+        client = LLMClient(server.base_url, server.model, params={"temperature": 0.6, "top_p": 0.9, "max_tokens": 512})
+        asyncio.run(client.chat([{"role": "user", "content": "Say hello."}], max_tokens=8))  # warm-up
+        rows = asyncio.run(ask_all(client, papers, seed_cfg))
+    finally:
+        server.stop()
+    seconds = sum(r["seconds"] for r in rows)
+    return {"backend": choice.describe(), "s/paper": seconds / len(rows),
+            "tok/s": sum(r["tokens"] for r in rows) / seconds, "pairs/paper": sum(r["pairs"] for r in rows) / len(rows),
+            ">=5 pairs": f"{sum(r['pairs'] >= 5 for r in rows)}/{len(rows)}"}
+
+
+def bench_run(tmp: Path) -> dict:
+    started = time.monotonic()
+    if embedded.choose_here().backend == "transformers":
+        embedded.default_model_dir()  # converted from the GGUF once and cached; llama.cpp reads the GGUF as is
+    prepare = time.monotonic() - started
+    work = tmp / "run"
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work)],
+                          capture_output=True, text=True)
+    wall = time.monotonic() - started
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"sciqag run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    times = re.search(r"^  time +(.*)$", proc.stdout, re.M)
+    seed = [json.loads(line) for line in (work / "seed.jsonl").read_text().splitlines()]
+    latest = {r["id"]: r for r in seed}
+    return {"model preparation (once)": f"{prepare:.0f}s", "sciqag run wall": f"{wall:.0f}s",
+            "stages": times.group(1) if times else "?",
+            "backend": (re.search(r"^  model +(.*)$", proc.stdout, re.M) or [None, "none started"])[1],
+            "seed papers >= 5 pairs": f"{sum(len(r.get('qa') or []) >= 5 for r in latest.values())}/{len(latest)}",
+            "exit": proc.returncode}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated: " + ", ".join(BACKENDS))
+    ap.add_argument("--prompt", choices=("profile", "paper"), default="profile")
+    ap.add_argument("--no-run", action="store_true", help="skip part 2 (the whole `sciqag run`)")
+    args = ap.parse_args()
+    flags = embedded.cpu_flags()
+    print(f"CPU: {len(os.sched_getaffinity(0))} cores; bf16 flags: "
+          f"{', '.join(sorted(flags & embedded.BF16_FLAGS)) or 'none (AVX2-class: bfloat16 is emulated, slow)'}")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        papers = prepare_papers(tmp / "papers")
+        cfg = Config()
+        seed_cfg = pipeline.profiled(cfg, cfg.teacher, cfg.seed) if args.prompt == "profile" else cfg.seed
+        print(f"{len(papers)} sample papers to ask; prompt: {args.prompt} "
+              f"({seed_cfg.prompt_style}, chunk_words={seed_cfg.chunk_words}, max_chunks={seed_cfg.max_chunks})\n")
+        print(f"{'backend':<34}{'s/paper':>9}{'tok/s':>8}{'pairs/paper':>13}{'>=5 pairs':>11}")
+        for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
+            if name == "llama.cpp" and not embedded.llama_cpp_installed():
+                print(f"{name:<34}  not installed (pip install 'sciqag-hf[embedded]')")
+                continue
+            r = bench_backend(name, papers, seed_cfg, tmp)
+            print(f"{r['backend']:<34}{r['s/paper']:>9.1f}{r['tok/s']:>8.1f}{r['pairs/paper']:>13.1f}{r['>=5 pairs']:>11}",
+                  flush=True)
+        if not args.no_run:
+            print("\nsciqag run (embedded default, no config):")
+            for k, v in bench_run(tmp).items():
+                print(f"  {k:<26}{v}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""The embedded profile: how a 135M-parameter model is asked for QA pairs.
+
+The paper's prompt (Appendix D) asks for ten pairs on a whole paper; SmolLM2-135M answered it with 0-3
+parseable pairs. Asked about one ~450-word chunk at a time, for five pairs in a plain ``Q1:``/``A1:`` form,
+after one worked example given as a prior chat turn, it gave 4-7 pairs per paper (DESIGN.md section 2).
+This is a profile of the same stages, used only for the embedded model; real teachers keep the paper's
+prompt. The worked example is our own text, from another field than the sample papers.
+"""
+from __future__ import annotations
+
+import re
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+INSTRUCTION = ("Read the passage and write {n} question-answer pairs about its facts. Each question must make "
+               "sense without the passage. Answer each question in one or two sentences. Use exactly this "
+               "format:\n"
+               "Q1: ...\nA1: ...\nQ2: ...\nA2: ...{focus}\n\nPassage:\n{passage}")
+FOCUS = "\nFocus on: {keywords}."
+EXAMPLE_PASSAGE = (
+    "Carbon steel coupons were immersed in aerated seawater at 25 C for 90 days. The mean corrosion rate "
+    "fell from 0.21 mm per year in the first month to 0.09 mm per year by the third, as a layer of iron "
+    "oxyhydroxides built up on the surface. Adding 50 ppm of sodium molybdate cut the rate to 0.04 mm per "
+    "year, because molybdate adsorbs on anodic sites and helps a passive film form."
+)
+EXAMPLE_PAIRS = [
+    ("How did the corrosion rate of carbon steel in aerated seawater change over 90 days?",
+     "It fell from 0.21 mm per year in the first month to 0.09 mm per year by the third month."),
+    ("Why did the corrosion rate of the steel slow down with time?",
+     "A layer of iron oxyhydroxides built up on the surface and slowed further attack."),
+    ("What effect did 50 ppm of sodium molybdate have on the corrosion of steel in seawater?",
+     "It cut the corrosion rate to 0.04 mm per year."),
+    ("How does molybdate protect carbon steel from corrosion?",
+     "Molybdate adsorbs on anodic sites and helps a passive film form on the steel."),
+    ("At what temperature were the steel coupons exposed to seawater?",
+     "The coupons were kept in aerated seawater at 25 C."),
+]
+EXAMPLE_QUESTIONS = {q.lower() for q, _ in EXAMPLE_PAIRS}
+
+
+TOKENS_PER_PAIR = 70  # a pair of this model, answered in a sentence or two, runs 40-60 tokens
+
+
+def request_params(n: int, max_tokens: int) -> dict:
+    """Stop at the pair after the last one asked for, and allow about as many tokens as ``n`` pairs take:
+    a reply that loses its way in repetition stops early instead of running to the budget."""
+    return {"stop": [f"Q{n + 1}:"], "max_tokens": min(max_tokens, TOKENS_PER_PAIR * n)}
+
+
+def _instruction(passage: str, n: int, keywords: list[str]) -> str:
+    focus = FOCUS.format(keywords=", ".join(keywords[:5])) if keywords else ""
+    return INSTRUCTION.format(n=n, focus=focus, passage=passage)
+
+
+def messages(passage: str, keywords: list[str], n: int) -> list[dict]:
+    """A worked example (its pairs as the assistant's turn), then the same request for ``passage``."""
+    shown = EXAMPLE_PAIRS[:n] if n <= len(EXAMPLE_PAIRS) else EXAMPLE_PAIRS
+    example = "\n".join(f"Q{i}: {q}\nA{i}: {a}" for i, (q, a) in enumerate(shown, 1))
+    return [{"role": "user", "content": _instruction(EXAMPLE_PASSAGE, len(shown), [])},
+            {"role": "assistant", "content": example},
+            {"role": "user", "content": _instruction(passage, n, keywords)}]
+
+
+def chunks(text: str, words: int, max_chunks: int | None = None) -> tuple[list[str], list[str]]:
+    """``text`` cut at sentence ends into pieces of about ``words`` words; with ``max_chunks``, that many
+    spread evenly over the paper, and a warning saying how much was left out."""
+    pieces, current, count = [], [], 0
+    for sentence in SENTENCE_END.split(" ".join(text.split())):
+        n = len(sentence.split())
+        if current and count + n > words:
+            pieces.append(" ".join(current))
+            current, count = [], 0
+        current.append(sentence)
+        count += n
+    if current:
+        pieces.append(" ".join(current))
+    pieces = pieces or [""]
+    if max_chunks is None or len(pieces) <= max_chunks:
+        return pieces, []
+    # spread from the start (abstract, introduction) and away from the end (references, acknowledgements)
+    kept = [pieces[i * len(pieces) // max_chunks] for i in range(max_chunks)]
+    left = sum(len(p.split()) for p in pieces) - sum(len(p.split()) for p in kept)
+    return kept, [f"embedded profile: asked about {max_chunks} of {len(pieces)} chunks of ~{words} words; "
+                  f"{left} words of the paper were left out"]

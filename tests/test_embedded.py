@@ -1,0 +1,145 @@
+"""The embedded default: which backend and dtype are chosen, and that its server starts only when needed."""
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+from dataclasses import replace
+
+import pytest
+
+from sciqag_dataset.config import Config
+from sciqag_dataset.errors import UserError
+from sciqag_dataset.llm import LLMClient, LLMError
+from sciqag_dataset.llm.embedded import DEFAULT_MODEL_ID, choose, gguf_path, llama_cpp_installed
+from sciqag_dataset.llm.server import LlamaCppServer
+from sciqag_dataset.pipeline import profiled
+from sciqag_dataset.qa.parse import parse_qa
+from sciqag_dataset.qa.prompts import build_messages
+from sciqag_dataset.qa.small_model import chunks
+
+AVX2 = {"avx", "avx2", "fma"}
+
+
+@pytest.mark.parametrize("backend,dtype,llama_cpp,flags,want", [
+    ("auto", "auto", True, AVX2, ("llama.cpp", "Q4_1")),
+    ("auto", "auto", False, AVX2, ("transformers", "float32")),
+    ("transformers", "auto", True, AVX2, ("transformers", "float32")),
+    ("transformers", "float16", True, AVX2, ("transformers", "float16")),
+    ("llama.cpp", "auto", True, AVX2, ("llama.cpp", "Q4_1")),
+    ("transformers", "bfloat16", False, AVX2 | {"avx512_bf16"}, ("transformers", "bfloat16")),
+])
+def test_backend_and_dtype_choice(backend, dtype, llama_cpp, flags, want):
+    choice = choose(backend, dtype, llama_cpp=llama_cpp, flags=flags, cores=2)
+    assert (choice.backend, choice.dtype) == want
+    assert choice.threads == 2  # a sequential server gets every core
+    assert want[0] in choice.identity and want[1] in choice.identity  # other text, other cache entries
+
+
+def test_a_missing_llama_cpp_is_named_and_the_fallback_says_so():
+    assert any("llama-cpp-python" in n for n in choose(llama_cpp=False, flags=AVX2, cores=2).notes)
+    assert not choose(llama_cpp=True, flags=AVX2, cores=2).notes
+    with pytest.raises(UserError, match=r"embedded\].*source build"):
+        choose("llama.cpp", llama_cpp=False, flags=AVX2, cores=2)
+
+
+def test_bfloat16_warns_of_quality_and_of_speed_where_the_cpu_lacks_it():
+    slow = choose("transformers", "bfloat16", llama_cpp=True, flags=AVX2, cores=2).notes
+    fast = choose("transformers", "bfloat16", llama_cpp=True, flags=AVX2 | {"amx_bf16"}, cores=2).notes
+    assert any("repetition" in n for n in slow) and any("slower" in n for n in slow)
+    assert any("repetition" in n for n in fast) and not any("slower" in n for n in fast)
+
+
+def test_a_dtype_llama_cpp_cannot_serve_is_refused_and_threads_are_kept():
+    with pytest.raises(UserError, match="Q4_1"):
+        choose("llama.cpp", "bfloat16", llama_cpp=True, flags=AVX2, cores=2)
+    assert choose(threads=1, llama_cpp=True, flags=AVX2, cores=16).threads == 1
+
+
+def test_a_server_that_cannot_start_fails_each_request_once_tried():
+    calls = []
+
+    def connect():
+        calls.append(1)
+        raise RuntimeError("no model here")
+
+    client = LLMClient([], "m", connect=connect, max_retries=0)
+
+    async def ask_three():
+        return await asyncio.gather(*(client.chat([{"role": "user", "content": str(i)}]) for i in range(3)),
+                                    return_exceptions=True)
+
+    errors = asyncio.run(ask_three())
+    assert all(isinstance(e, LLMError) and "could not be started" in str(e) for e in errors)
+    assert len(calls) == 1 and client.usage.failures == 3
+
+
+def _released_papers(path):
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(2):
+            text = (f"Perovskite film {i} was annealed at {150 + i} C for ten minutes. The grain size grew from "
+                    f"200 nm to {450 + i} nm and the carrier lifetime doubled. ") * 20
+            qa = [{"question": f"What did annealing change in film {i}-{k}?", "answer": "The grain size grew."}
+                  for k in range(10)]
+            f.write(json.dumps({"id": f"p{i}", "title": f"Film {i}", "text": text, "existing_qa": qa}) + "\n")
+
+
+@pytest.mark.e2e
+def test_a_run_that_needs_no_call_starts_no_server(tmp_path):
+    """Every paper carries its pairs: seed asks nothing, so the embedded model is neither prepared nor started."""
+    _released_papers(tmp_path / "papers.jsonl")
+    work = tmp_path / "work"
+    proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work),
+                           "--inputs", str(tmp_path / "papers.jsonl"), "--stages", "ingest,keywords,seed", "-n", "3"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Starting the embedded" not in proc.stderr
+    assert not (work / "local_server.log").exists()
+    rows = [json.loads(line) for line in (work / "seed.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["ok", "ok"] and all(r["model"] == "released" for r in rows)
+
+
+@pytest.mark.e2e
+def test_llama_cpp_serves_the_packaged_model_to_the_one_client(tmp_path):
+    if not llama_cpp_installed():
+        pytest.fail("llama-cpp-python[server] is missing: install the dev extra (pip install -e '.[dev]')")
+    with LlamaCppServer(gguf_path(), DEFAULT_MODEL_ID, threads=2, log_path=tmp_path / "llama.log") as server:
+        client = LLMClient(server.base_url, server.model, params={"temperature": 0.0, "max_tokens": 24})
+        reply = asyncio.run(client.chat([{"role": "user", "content": "Name one noble gas."}]))
+    assert reply.text.strip() and reply.finish_reason in ("stop", "length")
+    assert reply.completion_tokens > 0 and reply.prompt_tokens > 0
+
+
+# --- the embedded profile ----------------------------------------------------------------------------
+def test_the_small_style_shows_a_worked_example_then_asks_about_the_chunk():
+    messages = build_messages("The lattice constant grew by 0.3 %.", ["lattice constant"], n=5, style="small")
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert "Q5: " in messages[1]["content"] and "Q6:" not in messages[1]["content"]
+    assert "The lattice constant grew by 0.3 %." in messages[2]["content"]
+    assert "Focus on: lattice constant." in messages[2]["content"] and "write 5 question" in messages[2]["content"]
+    copied = parse_qa(messages[1]["content"] + "\nQ6: Why did the lattice grow?\nA6: Strain.", expected=1)
+    assert [p["question"] for p in copied.pairs] == ["Why did the lattice grow?"]  # the example is not a pair
+
+
+def test_chunks_end_at_sentences_and_say_what_was_left_out():
+    text = " ".join(f"Sentence {i} has exactly six words." for i in range(300))  # 1800 words
+    pieces, warnings = chunks(text, 450)
+    assert len(pieces) == 4 and not warnings
+    assert all(p.endswith(".") and len(p.split()) <= 450 for p in pieces)
+    assert " ".join(pieces) == text
+    kept, warnings = chunks(text, 450, max_chunks=2)
+    assert kept == [pieces[0], pieces[2]]
+    assert len(warnings) == 1 and "2 of 4 chunks" in warnings[0] and "900 words" in warnings[0]
+
+
+def test_the_profile_applies_to_the_embedded_model_only_and_keeps_what_the_user_set():
+    cfg = Config()
+    assert profiled(cfg, cfg.teacher, cfg.seed).prompt_style == "small"
+    assert profiled(cfg, cfg.teacher, cfg.seed).max_chunks == 2
+    mine = replace(cfg.seed, max_chunks=4)
+    assert profiled(cfg, cfg.teacher, mine).max_chunks == 4
+    assert profiled(cfg, replace(cfg.teacher, url="http://teacher/v1"), cfg.seed) == cfg.seed
+    off = replace(cfg, embedded=replace(cfg.embedded, profile=False))
+    assert profiled(off, off.teacher, off.seed) == off.seed
