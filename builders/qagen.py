@@ -84,6 +84,7 @@ def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,
 
     return Stage(name=name, output=output, inputs=records.with_keywords, process=one,
                  params={"model": client.name, "request": client.params, "settings": settings},
-                 concurrency=client.concurrency * len(client.urls), count=records.count_papers,
+                 concurrency=client.concurrency * len(client.urls) if client.urls else 1,  # embedded: one at a time
+                 count=records.count_papers,
                  progress=progress, describe=lambda: {**client.describe(), "settings": settings},
                  close=client.aclose)

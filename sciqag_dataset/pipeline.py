@@ -8,6 +8,7 @@ model, lazily, the first time a stage has a request to send.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import sys
 import time
@@ -21,7 +22,7 @@ from .builders import keywords as keywords_stage_module
 from .builders import seed as seed_stage_module
 from .builders.ingest import run_ingest
 from .config import Config, EndpointConfig, GenerateConfig
-from .errors import UserError
+from .errors import Unavailable, UserError
 from .evaluation import racar
 from .evaluation.evaluate import run_evaluate
 from .evaluation.filter import filter_pairs
@@ -47,14 +48,27 @@ class Endpoints:
         self.cfg = cfg
         self._stack = contextlib.ExitStack()
         self._server = None
-        e = cfg.embedded
-        self.choice = embedded.choose_here(e.backend, e.dtype, e.threads)  # a bad choice is refused now
+        self.start_error: Exception | None = None
+
+    @functools.cached_property
+    def choice(self) -> embedded.Choice:
+        """Which embedded server: decided (and a bad `embedded:` option refused) only where one is needed."""
+        e = self.cfg.embedded
+        return embedded.choose_here(e.backend, e.dtype, e.threads)
 
     def _start_embedded(self) -> tuple[list[str], str]:
+        if self.start_error is not None:  # tried once: later stages fail alike instead of trying again
+            raise self.start_error
         if self._server is None:
             print(f"Starting the embedded {embedded.DEFAULT_MODEL_ID} server: {self.choice.describe()}",
                   file=sys.stderr)
-            server = embedded.start(self.choice, log_path=Path(self.cfg.work_dir) / "local_server.log")
+            try:
+                server = embedded.start(self.choice, log_path=Path(self.cfg.work_dir) / "local_server.log")
+            except Exception as exc:
+                self.start_error = exc if isinstance(exc, UserError) else Unavailable(
+                    f"the embedded {embedded.DEFAULT_MODEL_ID} server could not be started: "
+                    f"{type(exc).__name__}: {exc}")
+                raise self.start_error from exc
             self._stack.callback(server.stop)
             self._server = server
         return [self._server.base_url], self._server.model
@@ -94,9 +108,9 @@ def keywords(cfg: Config) -> Summary:
 def profiled(cfg: Config, endpoint: EndpointConfig, section):
     """``section`` (seed or generate options) as the embedded profile asks, for the embedded model; options
     set to something other than their default keep the user's value."""
-    if endpoint.url or not cfg.embedded.profile:
-        return section
     defaults = type(section)()
+    if endpoint.url or not cfg.embedded.profile or section.prompt_style != defaults.prompt_style:
+        return section  # a real endpoint, the profile off, or a prompt style of the user's choosing
     return replace(section, **{k: v for k, v in embedded.PROFILE.items()
                                if getattr(section, k) == getattr(defaults, k)})
 
@@ -147,6 +161,12 @@ class RunReport:
     embedded: str | None = None  # the embedded server's backend, when one was started
 
 
+def uses_embedded(cfg: Config) -> bool:
+    """Whether a stage of this run may ask the embedded model (an endpoint section it uses has no url)."""
+    used = [("seed", cfg.teacher), ("generate", cfg.generator)] + [("evaluate", j) for j in judges(cfg)]
+    return any(stage in cfg.stages and not endpoint.url for stage, endpoint in used)
+
+
 def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport | None = None) -> int:
     """The configured stages in order; ``report(stage, result)`` prints each result and returns its exit
     status; ``done`` collects each stage's wall time. Returns the worst status."""
@@ -161,12 +181,15 @@ def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport |
             done.seconds[name] = time.monotonic() - started
             worst = max(worst, report(name, result))
 
-    step("ingest", lambda: ingest(cfg))
-    step("keywords", lambda: keywords(cfg))
     with Endpoints(cfg) as endpoints:
-        step("seed", lambda: seed(cfg, endpoints))
-        step("generate", lambda: generate(cfg, endpoints))
-        step("evaluate", lambda: evaluate(cfg, endpoints))
+        if uses_embedded(cfg):
+            endpoints.choice  # noqa: B018 - a bad `embedded:` option is refused before any stage runs
+        step("ingest", lambda: ingest(cfg))
+        step("keywords", lambda: keywords(cfg))
+        for name, command in (("seed", seed), ("generate", generate), ("evaluate", evaluate)):
+            step(name, lambda: command(cfg, endpoints))
+            if endpoints.start_error is not None:  # its records are kept as failed; the rest cannot run either
+                raise endpoints.start_error
         done.embedded = endpoints.choice.describe() if endpoints.started else None
     step("publish", lambda: publish(cfg))
     return worst

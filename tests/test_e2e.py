@@ -82,4 +82,4 @@ def test_run_on_the_embedded_default(tmp_path):
     assert json.loads((work / "seed_manifest.json").read_text())["usage"]["requests"] == 0
     assert json.loads((work / "generated_manifest.json").read_text())["usage"]["requests"] == 0
     assert "5 skipped" in again.stdout
-    assert "Starting the embedded" not in again.stderr  # the cache answered: no server was started
+    assert "Starting the embedded" not in again.stderr  # nothing left to ask: no server was started

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
@@ -12,7 +13,7 @@ import pytest
 
 from sciqag_dataset.config import Config
 from sciqag_dataset.errors import UserError
-from sciqag_dataset.llm import LLMClient, LLMError
+from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache
 from sciqag_dataset.llm.embedded import DEFAULT_MODEL_ID, choose, gguf_path, llama_cpp_installed
 from sciqag_dataset.llm.server import LlamaCppServer
 from sciqag_dataset.pipeline import profiled
@@ -143,3 +144,45 @@ def test_the_profile_applies_to_the_embedded_model_only_and_keeps_what_the_user_
     assert profiled(cfg, replace(cfg.teacher, url="http://teacher/v1"), cfg.seed) == cfg.seed
     off = replace(cfg, embedded=replace(cfg.embedded, profile=False))
     assert profiled(off, off.teacher, off.seed) == off.seed
+
+
+def test_a_long_run_without_sentence_ends_is_still_cut_to_size():
+    pieces, _ = chunks("cell " * 1000, 450)
+    assert [len(p.split()) for p in pieces] == [450, 450, 100]
+
+
+def test_a_cache_that_answers_starts_no_server(tmp_path):
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    messages = [{"role": "user", "content": "Name one noble gas."}]
+    key = ResponseCache.key({"kind": "chat", "model": "m", "messages": messages, "params": {}})
+    cache.put(key, {"text": "Argon.", "finish_reason": "stop", "prompt_tokens": 5, "completion_tokens": 2,
+                    "endpoint": "http://127.0.0.1:1/v1"})
+
+    def connect():
+        raise AssertionError("the server was started although the cache had the reply")
+
+    client = LLMClient([], "m", connect=connect, cache=cache)
+    reply = asyncio.run(client.chat(messages))
+    assert reply.cached and reply.text == "Argon."
+
+
+def test_an_explicit_prompt_style_is_not_replaced_by_the_profile():
+    cfg = Config()
+    alpaca = replace(cfg.seed, prompt_style="alpaca")
+    assert profiled(cfg, cfg.teacher, alpaca) == alpaca  # no chunks mixed into a style the user chose
+
+
+@pytest.mark.e2e
+def test_an_embedded_server_that_cannot_start_stops_the_run_and_loses_no_paper(tmp_path):
+    (tmp_path / "paper.txt").write_text("Zinc oxide nanorods were grown at 90 C. Their band gap was 3.3 eV. " * 40)
+    (tmp_path / "not-a-folder").write_text("the cache root is a file, so no model can be prepared under it")
+    env = {**os.environ, "SCIQAG_CACHE": str(tmp_path / "not-a-folder"), "HF_HUB_OFFLINE": "1"}
+    work = tmp_path / "work"
+    proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work), "--inputs",
+                           str(tmp_path / "paper.txt"), "--embedded-backend", "transformers", "-n", "3"],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "could not be started" in proc.stderr and "Traceback" not in proc.stderr
+    rows = [json.loads(line) for line in (work / "seed.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["failed"]  # recorded, so the next run asks again
+    assert not (work / "generated.jsonl").exists()  # the later stages did not try again

@@ -65,7 +65,10 @@ def chunks(text: str, words: int, max_chunks: int | None = None) -> tuple[list[s
     """``text`` cut at sentence ends into pieces of about ``words`` words; with ``max_chunks``, that many
     spread evenly over the paper, and a warning saying how much was left out."""
     pieces, current, count = [], [], 0
-    for sentence in SENTENCE_END.split(" ".join(text.split())):
+    sentences = SENTENCE_END.split(" ".join(text.split()))
+    # a "sentence" without an end mark (a table, a PDF dump) is cut into pieces of ``words`` words
+    sentences = [" ".join(ws[i:i + words]) for s in sentences for ws in [s.split()] for i in range(0, len(ws), words)]
+    for sentence in sentences:
         n = len(sentence.split())
         if current and count + n > words:
             pieces.append(" ".join(current))
