@@ -7,9 +7,9 @@
 Part 1, one run, same machine: the shipped sample papers are ingested and keyworded once; then each
 backend (llama.cpp on the Q4_1 GGUF; `transformers serve` in float32 and in bfloat16) is started with all
 cores, warmed up with one request, and asked for every sample paper's pairs the way the seed stage asks
-the embedded model (the profile: two ~450-word chunks, 5 pairs each, temperature 0.6 / top_p 0.9, no
-cache). Printed per backend: seconds per paper, decode tokens/s (completion tokens over request time),
-parsed pairs per paper, papers with >= 5 parsed pairs. The CPU's bf16 flags are printed with them: on CPUs
+the embedded model (the profile: 6 pairs from two ~300-word chunks, written one line at a time,
+temperature 0.6 / top_p 0.9, no cache). Printed per backend: seconds per paper, tokens/s (completion
+tokens over request time, prefill included), requests per paper, parsed pairs per paper, papers with >= 5 parsed pairs. The CPU's bf16 flags are printed with them: on CPUs
 without avx512_bf16/amx_bf16, bfloat16 is slow, and on this 135M model it also degrades the text.
 
 Part 2: `sciqag run` (README command 1's job, the embedded default, no config) in a fresh work dir and a
@@ -51,14 +51,16 @@ def prepare_papers(work: Path) -> list[dict]:
     return [p for p in with_keywords(work) if not p.get("existing_qa")]  # released pairs need no model
 
 
-async def ask_all(client: LLMClient, papers: list[dict], seed_cfg) -> list[dict]:
+async def ask_all(client: LLMClient, papers: list[dict], seed_cfg) -> tuple[list[dict], int]:
+    await client.chat([{"role": "user", "content": "Say hello."}], max_tokens=8)  # warm-up
     out = []
     for paper in papers:  # one at a time, as the embedded server answers
         started = time.monotonic()
         rec = await request_qa(paper, client, seed_cfg, origin="teacher")
         out.append({"seconds": time.monotonic() - started, "pairs": len(rec["qa"]),
                     "tokens": rec["completion_tokens"]})
-    return out
+    await client.aclose()
+    return out, client.usage.requests - 1
 
 
 def bench_backend(name: str, papers: list[dict], seed_cfg, log_dir: Path) -> dict:
@@ -66,14 +68,15 @@ def bench_backend(name: str, papers: list[dict], seed_cfg, log_dir: Path) -> dic
     choice = embedded.choose_here(backend, dtype)
     server = embedded.start(choice, log_path=log_dir / f"{name}.log")
     try:
-        client = LLMClient(server.base_url, server.model, params={"temperature": 0.6, "top_p": 0.9, "max_tokens": 512})
-        asyncio.run(client.chat([{"role": "user", "content": "Say hello."}], max_tokens=8))  # warm-up
-        rows = asyncio.run(ask_all(client, papers, seed_cfg))
+        client = LLMClient(server.base_url, server.model, params={"temperature": 0.6, "top_p": 0.9, "max_tokens": 512},
+                           concurrency=1)  # as the stages ask the embedded server
+        rows, requests = asyncio.run(ask_all(client, papers, seed_cfg))
     finally:
         server.stop()
     seconds = sum(r["seconds"] for r in rows)
     return {"backend": choice.describe(), "s/paper": seconds / len(rows),
-            "tok/s": sum(r["tokens"] for r in rows) / seconds, "pairs/paper": sum(r["pairs"] for r in rows) / len(rows),
+            "tok/s": sum(r["tokens"] for r in rows) / seconds, "req/paper": requests / len(rows),
+            "pairs/paper": sum(r["pairs"] for r in rows) / len(rows),
             ">=5 pairs": f"{sum(r['pairs'] >= 5 for r in rows)}/{len(rows)}"}
 
 
@@ -115,13 +118,13 @@ def main() -> None:
         seed_cfg = pipeline.profiled(cfg, cfg.teacher, cfg.seed) if args.prompt == "profile" else cfg.seed
         print(f"{len(papers)} sample papers to ask; prompt: {args.prompt} "
               f"({seed_cfg.prompt_style}, chunk_words={seed_cfg.chunk_words}, max_chunks={seed_cfg.max_chunks})\n")
-        print(f"{'backend':<34}{'s/paper':>9}{'tok/s':>8}{'pairs/paper':>13}{'>=5 pairs':>11}")
+        print(f"{'backend':<34}{'s/paper':>9}{'tok/s':>8}{'req/paper':>11}{'pairs/paper':>13}{'>=5 pairs':>11}")
         for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
             if name == "llama.cpp" and not embedded.llama_cpp_installed():
                 print(f"{name:<34}  not installed (pip install 'sciqag-hf[embedded]')")
                 continue
             r = bench_backend(name, papers, seed_cfg, tmp)
-            print(f"{r['backend']:<34}{r['s/paper']:>9.1f}{r['tok/s']:>8.1f}{r['pairs/paper']:>13.1f}{r['>=5 pairs']:>11}",
+            print(f"{r['backend']:<34}{r['s/paper']:>9.1f}{r['tok/s']:>8.1f}{r['req/paper']:>11.1f}{r['pairs/paper']:>13.1f}{r['>=5 pairs']:>11}",
                   flush=True)
         if not args.no_run:
             print("\nsciqag run (embedded default, no config):")

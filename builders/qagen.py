@@ -14,7 +14,7 @@ from typing import Awaitable, Callable
 
 from sciqag_dataset import records
 from sciqag_dataset.config import QAGenConfig
-from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.llm import LLMClient, LLMResponse
 from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt, fit_to_context
@@ -41,11 +41,14 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     def ask(piece: str):
         if raw:
             return client.complete(build_raw_prompt(piece, paper["keywords"], n=per_piece, title=paper.get("title")))
-        extra = small_model.request_params(per_piece, max_tokens) if cfg.prompt_style == "small" else {}
         return client.chat(build_messages(piece, paper["keywords"], n=per_piece, style=cfg.prompt_style,
-                                          title=paper.get("title")), **extra)
+                                          title=paper.get("title")))
 
-    replies = await asyncio.gather(*(ask(p) for p in pieces))
+    if cfg.prompt_style == "small":
+        replies, paced_warnings = await paced_pairs(client, pieces, paper["keywords"], cfg.n_pairs)
+        warnings += paced_warnings
+    else:
+        replies = await asyncio.gather(*(ask(p) for p in pieces))
     pairs, model_keywords, reasons = [], [], []
     for reply in replies:
         parsed = parse_qa(reply.text, expected=per_piece)
@@ -67,6 +70,44 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         "prompt_tokens": sum(r.prompt_tokens for r in replies),
         "completion_tokens": sum(r.completion_tokens for r in replies),
     }
+
+
+async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str], n_pairs: int
+                      ) -> tuple[list[LLMResponse], list[str]]:
+    """``n_pairs`` pairs over ``pieces``, written one line at a time (the embedded profile: see
+    ``qa/small_model.py``). Returns one reply per piece, its text that piece's ``Q1:``/``A1:`` transcript and
+    its token counts those of its requests, and a warning if lines were discarded."""
+    sm = small_model
+    base = float(client.params.get("temperature", 0.6))
+    seen = {sm.question_key(q) for q in sm.EXAMPLE_QUESTIONS}  # a copied example is no pair
+    replies, discarded, total = [], 0, 0
+    for index, piece in enumerate(pieces):
+        quota = math.ceil(max(n_pairs - total, 0) / (len(pieces) - index))  # what earlier pieces did not give
+        prompt = sm.chat_prompt(sm.messages(piece, keywords, max(quota, 1)))
+        transcript, got, fails, prompt_tokens, completion_tokens = "", 0, 0, 0, 0
+        while got < quota and fails <= sm.RETRIES_PER_CHUNK:
+            i, temperature = got + 1, min(base + sm.WARMER * fails, 1.5)
+            q = await client.complete(f"{prompt}{transcript}Q{i}:", stop=["\n"], max_tokens=sm.QUESTION_TOKENS,
+                                      temperature=temperature)
+            question = " ".join(q.text.split())
+            a = None
+            if q.finish_reason != "length" and sm.usable_question(question, seen):
+                a = await client.complete(f"{prompt}{transcript}Q{i}: {question}\nA{i}:", stop=["\n"],
+                                          max_tokens=sm.ANSWER_TOKENS, temperature=temperature)
+            prompt_tokens += q.prompt_tokens + (a.prompt_tokens if a else 0)
+            completion_tokens += q.completion_tokens + (a.completion_tokens if a else 0)
+            answer = " ".join(a.text.split()) if a else ""
+            answer = sm.whole_sentences(answer) if a and a.finish_reason == "length" else answer
+            if not answer:
+                fails += 1
+                continue
+            seen.add(sm.question_key(question))
+            transcript += f"Q{i}: {question}\nA{i}: {answer}\n"
+            got += 1
+        discarded, total = discarded + fails, total + got
+        replies.append(LLMResponse(text=transcript.strip(), finish_reason="stop", prompt_tokens=prompt_tokens,
+                                   completion_tokens=completion_tokens))
+    return replies, [f"embedded profile: {discarded} line(s) discarded (cut, empty or repeated)"] if discarded else []
 
 
 def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,

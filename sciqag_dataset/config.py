@@ -59,7 +59,7 @@ class QAGenConfig:
     chars_per_token: float = _opt(3.5, min=0.1, help="how paper length is measured against the context")
     raw_completion: bool = _opt(True, help="send the alpaca style to /v1/completions as one raw prompt")
     chunk_words: int | None = _opt(None, min=20, help="ask about chunks of about this many words, one request each "
-                                                     "(the embedded profile: 450); null: the whole paper")
+                                                     "(the embedded profile: 300); null: the whole paper")
     max_chunks: int | None = _opt(None, min=1, help="with chunk_words, ask about at most this many chunks spread "
                                                    "over the paper; the rest is left out with a warning")
 
@@ -186,9 +186,10 @@ class EmbeddedConfig:
     threads: int | None = _opt(None, min=1, flag="embedded-threads",
                                help="CPU threads of the server (default: all cores; it answers one request at a time)")
     profile: bool = _opt(True, flag="embedded-profile",
-                         help="ask the embedded model as a 135M model can answer: chunks of ~450 words, 5 pairs each "
-                              "in a plain Q1:/A1: form after a worked example (seed.* and generate.* options "
-                              "that differ from their defaults win); off: the paper's prompt")
+                         help="ask the embedded model as a 135M model can answer: 6 pairs from two ~300-word chunks, "
+                              "written one capped line at a time in a plain Q1:/A1: form after a worked example "
+                              "(seed.* and generate.* options that differ from their defaults win); off: the "
+                              "paper's prompt")
 
 
 STAGES = ("ingest", "keywords", "seed", "generate", "evaluate", "publish")

@@ -240,6 +240,7 @@ def augment_judge(work: Path, train_cfg) -> Summary:
                         embedded.DEFAULT_MODEL_ID)
             server = embedded.start(embedded.choose_here(), log_path=work.parent / "judge_server.log")
             stack.callback(server.stop)
-            judge = LLMClient(server.base_url, server.model, label=embedded.DEFAULT_MODEL_ID, params={"temperature": 0.0})
+            judge = LLMClient(server.base_url, server.model, label=embedded.DEFAULT_MODEL_ID, params={"temperature": 0.0},
+                              concurrency=1)  # one request at a time, as the embedded server answers
         judge.cache = ResponseCache(work / "cache.sqlite")
         return run_stage(racar.stage([judge], source="generated"), work)

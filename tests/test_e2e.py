@@ -43,8 +43,8 @@ def test_run_on_the_embedded_default(tmp_path):
     asked = [r for r in seed.values() if r["model"] != "released"]
     assert all(r["model"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and r["raw_output"] for r in asked)
     # the profile's parse rate on the real model: the paper's prompt gave it 0-3 pairs of 10 per paper;
-    # asked per chunk it gives ~5 (bench/embedded.py). A floor well under that, so sampling cannot fail it
-    assert sum(len(r["qa"]) for r in asked) >= 2 * len(asked)
+    # paced, it gives ~5.6 of 6 (bench/embedded.py). A floor well under that, so sampling cannot fail it
+    assert sum(len(r["qa"]) for r in asked) >= 3 * len(asked)
 
     ds = datasets.load_dataset(str(out), "seed")
     rows = [row for split in ds.values() for row in split]
@@ -58,9 +58,10 @@ def test_run_on_the_embedded_default(tmp_path):
     front = yaml.safe_load(card.split("---")[1])
     assert front["configs"][0]["config_name"] == "seed"
     manifest = json.loads((work / "seed_manifest.json").read_text())
-    # the embedded profile asks about two ~450-word chunks of each (~1,500-word) sample paper
-    assert manifest["usage"]["requests"] == 2 * len(asked)
-    assert all(any("2 of 4 chunks" in w for w in r["warnings"]) for r in asked)
+    # the embedded profile asks about two ~300-word chunks of each (~1,500-word) sample paper, a request
+    # for each question and each answer
+    assert manifest["usage"]["requests"] >= 2 * sum(len(r["qa"]) for r in asked)
+    assert all(any("asked about 2 of " in w and "chunks of ~300 words" in w for w in r["warnings"]) for r in asked)
     for path in [out / "README.md", work / "config.yaml", work / "seed_manifest.json",
                  work / "generated_manifest.json"]:
         assert "sk-never-written" not in path.read_text()

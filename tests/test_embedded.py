@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from sciqag_dataset.builders.qagen import paced_pairs
 from sciqag_dataset.config import Config
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache
@@ -19,6 +20,7 @@ from sciqag_dataset.llm.server import LlamaCppServer
 from sciqag_dataset.pipeline import profiled
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import build_messages
+from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.small_model import chunks
 
 AVX2 = {"avx", "avx2", "fma"}
@@ -113,7 +115,61 @@ def test_llama_cpp_serves_the_packaged_model_to_the_one_client(tmp_path):
     assert reply.completion_tokens > 0 and reply.prompt_tokens > 0
 
 
+@pytest.mark.e2e
+def test_a_run_that_does_not_train_imports_no_training_library(tmp_path):
+    """DeepSpeed and TRL take seconds to import and are needed only by `sciqag train`. (PEFT is not checked:
+    sentence-transformers imports transformers' trainer utilities, which import it wherever it is installed.)"""
+    _released_papers(tmp_path / "papers.jsonl")
+    script = (f"import sys\nfrom sciqag_dataset.cli import main\n"
+              f"status = main(['run', '--work', {str(tmp_path / 'work')!r}, '--inputs', "
+              f"{str(tmp_path / 'papers.jsonl')!r}, '-n', '3'])\n"
+              "print('status', status, 'training:', sorted({'deepspeed', 'trl'} & set(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900)
+    assert "status 0 training: []" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
+
+
 # --- the embedded profile ----------------------------------------------------------------------------
+# our own text, about a made-up experiment
+PASSAGE = ("Zinc oxide nanorods were grown on glass by a hydrothermal method at 90 C for six hours. Their mean "
+           "length rose from 0.8 micrometres after two hours to 2.1 micrometres after six, while the diameter "
+           "stayed near 60 nm. Annealing the rods in air at 400 C for one hour narrowed the green defect "
+           "emission and raised the band-edge emission at 380 nm threefold, which we attribute to fewer oxygen "
+           "vacancies. Gas sensors made from the annealed rods gave a response of 12 to 50 ppm of ethanol at "
+           "250 C, against 5 for sensors made from rods that were not annealed. ") * 3
+
+
+@pytest.mark.e2e
+def test_the_paced_profile_writes_numbered_capped_lines_and_gives_up_on_a_chunk_in_time(tmp_path, monkeypatch):
+    if not llama_cpp_installed():
+        pytest.fail("llama-cpp-python[server] is missing: install the dev extra (pip install -e '.[dev]')")
+    pieces, _ = chunks(PASSAGE, 100, max_chunks=2)
+    with LlamaCppServer(gguf_path(), DEFAULT_MODEL_ID, threads=2, log_path=tmp_path / "llama.log") as server:
+        def client():
+            return LLMClient(server.base_url, server.model, params={"temperature": 0.6, "top_p": 0.9}, concurrency=1)
+
+        paced = client()
+        replies, _ = asyncio.run(paced_pairs(paced, pieces, ["zinc oxide nanorods"], 4))
+        monkeypatch.setattr(small_model, "QUESTION_TOKENS", 1)  # no question fits: every one is cut
+        cut = client()
+        none, warnings = asyncio.run(paced_pairs(cut, pieces, ["zinc oxide nanorods"], 4))
+
+    assert len(replies) == 2 and paced.usage.requests >= 2
+    questions = []
+    for reply in replies:
+        lines = reply.text.splitlines()
+        assert [line[:3] for line in lines] == [f"{k}{i}:" for i in range(1, len(lines) // 2 + 1) for k in "QA"]
+        pairs = parse_qa(reply.text, expected=len(lines) // 2).pairs
+        assert len(pairs) == len(lines) // 2  # every line pair the drive kept is a pair the parser reads
+        questions += [small_model.question_key(p["question"]) for p in pairs]
+        assert all(len(p["answer"].split()) <= small_model.ANSWER_TOKENS for p in pairs)
+    assert len(questions) == len(set(questions)) >= 2  # no question twice, across chunks too
+    # each chunk gave up after the retries it is allowed, asking for no answer to a cut question
+    assert [r.text for r in none] == ["", ""]
+    assert cut.usage.requests == 2 * (small_model.RETRIES_PER_CHUNK + 1)
+    assert warnings == [f"embedded profile: {2 * (small_model.RETRIES_PER_CHUNK + 1)} line(s) discarded "
+                        "(cut, empty or repeated)"]
+
+
 def test_the_small_style_shows_a_worked_example_then_asks_about_the_chunk():
     messages = build_messages("The lattice constant grew by 0.3 %.", ["lattice constant"], n=5, style="small")
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
@@ -139,6 +195,7 @@ def test_the_profile_applies_to_the_embedded_model_only_and_keeps_what_the_user_
     cfg = Config()
     assert profiled(cfg, cfg.teacher, cfg.seed).prompt_style == "small"
     assert profiled(cfg, cfg.teacher, cfg.seed).max_chunks == 2
+    assert profiled(cfg, cfg.teacher, cfg.seed).n_pairs == 6 and cfg.seed.n_pairs == 10
     mine = replace(cfg.seed, max_chunks=4)
     assert profiled(cfg, cfg.teacher, mine).max_chunks == 4
     assert profiled(cfg, replace(cfg.teacher, url="http://teacher/v1"), cfg.seed) == cfg.seed

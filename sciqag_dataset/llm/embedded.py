@@ -28,9 +28,10 @@ BACKENDS = ("llama.cpp", "transformers")
 # what `python -m llama_cpp.server` imports: the [server] extra of llama-cpp-python
 LLAMA_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 BF16_FLAGS = {"avx512_bf16", "amx_bf16"}
-#: How the embedded model is asked (``embedded.profile``): see ``qa/small_model.py``. Two chunks of a paper
-#: for its ten pairs keep a 2-core `sciqag run` of the sample papers within minutes.
-PROFILE = {"prompt_style": "small", "chunk_words": 450, "max_chunks": 2}
+#: How the embedded model is asked (``embedded.profile``): see ``qa/small_model.py``. Six pairs from two
+#: ~300-word chunks keep a 2-core `sciqag run` of the sample papers within three minutes (bench/embedded.py);
+#: two ~450-word chunks for ten pairs took ~26 s a paper instead of ~15.
+PROFILE = {"prompt_style": "small", "chunk_words": 300, "max_chunks": 2, "n_pairs": 6}
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,9 @@ def _convert_gguf(gguf: Path, out: Path) -> None:
     model.load_state_dict(loaded.state_dict(), strict=False)
     model.tie_weights()
     model.generation_config = loaded.generation_config
+    # `transformers serve` applies a request's temperature and top_p only where the model's generation config
+    # samples: without this every reply was greedy, and a paced retry got the same question again
+    model.generation_config.do_sample = True
     # float32: in bfloat16 this 135M model's replies collapse into repetition (DESIGN.md §2), and on CPUs
     # without avx512_bf16 bfloat16 is also several times slower
     model.save_pretrained(out)
@@ -163,7 +167,8 @@ def default_model_dir(model_id: str = DEFAULT_MODEL_ID) -> Path:
     hub = _from_hub(model_id)
     if hub is not None and (hub / "config.json").exists():
         return hub
-    out = cache_dir() / "models" / (model_id.replace("/", "--") + "-float32")
+    # "-sampling": earlier folders were saved without do_sample, and served every reply greedily
+    out = cache_dir() / "models" / (model_id.replace("/", "--") + "-float32-sampling")
     if not (out / "config.json").exists():
         gguf = gguf_path()
         build_once(out, lambda tmp: _convert_gguf(gguf, tmp))

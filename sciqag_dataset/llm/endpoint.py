@@ -98,7 +98,9 @@ def client_from_config(cfg, cache_path: str | Path | None = None, *, model: str 
         api_key=None if label else cfg.api_key(),  # `label`: the embedded server, which never gets a key
         params={"temperature": cfg.temperature, "top_p": cfg.top_p,
                 "max_tokens": cfg.max_tokens or (512 if label else 2048)},
-        concurrency=cfg.concurrency, max_retries=cfg.max_retries, timeout=cfg.timeout,
+        # the embedded server answers one request at a time; a second one waiting inside it slowed the
+        # running one's decoding ~2x on 2 cores (bench/embedded.py), so it waits here instead
+        concurrency=1 if label else cfg.concurrency, max_retries=cfg.max_retries, timeout=cfg.timeout,
         cache=ResponseCache(cache_path) if cache_path else None,
         price_prompt_per_m=cfg.price_prompt_per_m, price_completion_per_m=cfg.price_completion_per_m,
         label=label, backend=cfg.backend,

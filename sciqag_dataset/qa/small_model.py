@@ -1,10 +1,16 @@
 """The embedded profile: how a 135M-parameter model is asked for QA pairs.
 
 The paper's prompt (Appendix D) asks for ten pairs on a whole paper; SmolLM2-135M answered it with 0-3
-parseable pairs. Asked about one ~450-word chunk at a time, for five pairs in a plain ``Q1:``/``A1:`` form,
-after one worked example given as a prior chat turn, it gave 4-7 pairs per paper (DESIGN.md section 2).
-This is a profile of the same stages, used only for the embedded model; real teachers keep the paper's
-prompt. The worked example is our own text, from another field than the sample papers.
+parseable pairs. Asked for five pairs of one ~450-word chunk in one reply, after a worked example, it still
+gave only ~3.4 per paper on the sample papers: it numbered ``Q1:``/``A2:``/``Q3:``, wrote answers of a
+paragraph until ``max_tokens``, and looped on one question. So the profile *paces* the reply: it writes
+``Q1:`` itself and lets the model finish the line, then ``A1:``, and so on (raw completions of the
+model's own chat template; a server with a prefix cache, like llama.cpp's, reads the chunk once). Each
+line is capped and ends at its newline, a cut answer is trimmed to its last sentence, and a question that
+is cut, empty or asked before is asked again a little warmer, a few times at most; a chunk that gives fewer
+pairs leaves the rest to the next chunk. This is a profile of the same stages, used only for the embedded
+model; real teachers keep the paper's prompt. The worked example is our own text, from another field than
+the sample papers.
 """
 from __future__ import annotations
 
@@ -38,13 +44,14 @@ EXAMPLE_PAIRS = [
 EXAMPLE_QUESTIONS = {q.lower() for q, _ in EXAMPLE_PAIRS}
 
 
-TOKENS_PER_PAIR = 70  # a pair of this model, answered in a sentence or two, runs 40-60 tokens
-
-
-def request_params(n: int, max_tokens: int) -> dict:
-    """Stop at the pair after the last one asked for, and allow about as many tokens as ``n`` pairs take:
-    a reply that loses its way in repetition stops early instead of running to the budget."""
-    return {"stop": [f"Q{n + 1}:"], "max_tokens": min(max_tokens, TOKENS_PER_PAIR * n)}
+QUESTION_TOKENS = 40  # a question of this model runs 12-25 tokens; one cut at 40 has lost its way
+ANSWER_TOKENS = 48  # one or two sentences; a longer answer is cut back to its last whole sentence
+RETRIES_PER_CHUNK = 2  # questions asked again (cut, empty or repeated) before the next chunk takes over
+WARMER = 0.2  # each retry samples this much hotter, so that it is a new sample and not the cached one
+#: SmolLM2's chat template (ChatML), for the raw completions the paced reply is written with
+TURN = "<|im_start|>{role}\n{content}<|im_end|>\n"
+REPLY_START = "<|im_start|>assistant\n"
+SENTENCE_TAIL = re.compile(r"^(.*[.!?])(?:\s|$)", re.S)
 
 
 def _instruction(passage: str, n: int, keywords: list[str]) -> str:
@@ -85,3 +92,23 @@ def chunks(text: str, words: int, max_chunks: int | None = None) -> tuple[list[s
     left = sum(len(p.split()) for p in pieces) - sum(len(p.split()) for p in kept)
     return kept, [f"embedded profile: asked about {max_chunks} of {len(pieces)} chunks of ~{words} words; "
                   f"{left} words of the paper were left out"]
+
+
+def chat_prompt(messages_: list[dict]) -> str:
+    return "".join(TURN.format(**m) for m in messages_) + REPLY_START
+
+
+def question_key(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip("?. ")
+
+
+def usable_question(text: str, seen: set[str]) -> bool:
+    """Three words or more, some of them words, and not asked before (``seen`` holds ``question_key``s)."""
+    return len(text.split()) >= 3 and any(c.isalpha() for c in text) and question_key(text) not in seen
+
+
+def whole_sentences(text: str) -> str:
+    """``text`` up to its last sentence end ("" if it has none): an answer cut at its token cap."""
+    m = SENTENCE_TAIL.match(text)
+    return m.group(1) if m else ""
+
