@@ -9,8 +9,9 @@ backend (llama.cpp on the Q4_1 GGUF; `transformers serve` in float32 and in bflo
 cores, warmed up with one request, and asked for every sample paper's pairs the way the seed stage asks
 the embedded model (the profile: 6 pairs from two ~300-word chunks, written one line at a time,
 temperature 0.6 / top_p 0.9, no cache). Printed per backend: seconds per paper, tokens/s (completion
-tokens over request time, prefill included), requests per paper, parsed pairs per paper, papers with >= 5 parsed pairs. The CPU's bf16 flags are printed with them: on CPUs
-without avx512_bf16/amx_bf16, bfloat16 is slow, and on this 135M model it also degrades the text.
+tokens over request time, prefill included), requests per paper, parsed pairs per paper, papers with
+>= 5 parsed pairs. The CPU's bf16 flags are printed with them: on CPUs without avx512_bf16/amx_bf16,
+bfloat16 is slow, and on this 135M model it also degrades the text.
 
 Part 2: `sciqag run` (README command 1's job, the embedded default, no config) in a fresh work dir and a
 child process, after the model is prepared once (reported apart): wall time per stage from its summary,

@@ -2,7 +2,9 @@
 
 A paper is fitted to the model's context, sent with the paper's prompt (chat) or the released Alpaca
 template (raw completion), and the reply is parsed; the record keeps the raw reply, the status and any
-warnings either way. A reply cut at ``max_tokens`` loses the pair it was cut in, with a warning.
+warnings either way. A reply cut at ``max_tokens`` loses the pair it was cut in, with a warning. The
+embedded profile (``prompt_style: small``) instead writes each pair a line at a time (``paced_pairs``):
+its record keeps the transcript of the lines it kept, and a warning counts the attempts it discarded.
 """
 from __future__ import annotations
 
@@ -51,7 +53,8 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         replies = await asyncio.gather(*(ask(p) for p in pieces))
     pairs, model_keywords, reasons = [], [], []
     for reply in replies:
-        parsed = parse_qa(reply.text, expected=per_piece)
+        # a paced transcript holds the pairs it was given (what a chunk did not give, the next one was asked)
+        parsed = parse_qa(reply.text, expected=per_piece if cfg.prompt_style != "small" else max(reply.text.count("\nA"), 1))
         got = parsed.pairs
         if reply.finish_reason == "length":
             # the reply stopped inside its last pair: never publish that pair as if it were whole
@@ -75,39 +78,48 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
 async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str], n_pairs: int
                       ) -> tuple[list[LLMResponse], list[str]]:
     """``n_pairs`` pairs over ``pieces``, written one line at a time (the embedded profile: see
-    ``qa/small_model.py``). Returns one reply per piece, its text that piece's ``Q1:``/``A1:`` transcript and
-    its token counts those of its requests, and a warning if lines were discarded."""
-    sm = small_model
+    ``qa/small_model.py``). Returns one reply per piece asked, its text that piece's ``Q1:``/``A1:``
+    transcript and its token counts those of its requests, and a warning if attempts were discarded."""
     base = float(client.params.get("temperature", 0.6))
-    seen = {sm.question_key(q) for q in sm.EXAMPLE_QUESTIONS}  # a copied example is no pair
+    seen = {small_model.question_key(q) for q in small_model.EXAMPLE_QUESTIONS}  # a copied example is no pair
     replies, discarded, total = [], 0, 0
     for index, piece in enumerate(pieces):
-        quota = math.ceil(max(n_pairs - total, 0) / (len(pieces) - index))  # what earlier pieces did not give
-        prompt = sm.chat_prompt(sm.messages(piece, keywords, max(quota, 1)))
-        transcript, got, fails, prompt_tokens, completion_tokens = "", 0, 0, 0, 0
-        while got < quota and fails <= sm.RETRIES_PER_CHUNK:
-            i, temperature = got + 1, min(base + sm.WARMER * fails, 1.5)
-            q = await client.complete(f"{prompt}{transcript}Q{i}:", stop=["\n"], max_tokens=sm.QUESTION_TOKENS,
-                                      temperature=temperature)
-            question = " ".join(q.text.split())
-            a = None
-            if q.finish_reason != "length" and sm.usable_question(question, seen):
-                a = await client.complete(f"{prompt}{transcript}Q{i}: {question}\nA{i}:", stop=["\n"],
-                                          max_tokens=sm.ANSWER_TOKENS, temperature=temperature)
-            prompt_tokens += q.prompt_tokens + (a.prompt_tokens if a else 0)
-            completion_tokens += q.completion_tokens + (a.completion_tokens if a else 0)
-            answer = " ".join(a.text.split()) if a else ""
-            answer = sm.whole_sentences(answer) if a and a.finish_reason == "length" else answer
+        quota = math.ceil((n_pairs - total) / (len(pieces) - index))  # what earlier pieces did not give, too
+        if quota <= 0:
+            break
+        prompt = small_model.chat_prompt(small_model.messages(piece, keywords, quota))
+        reply = LLMResponse(text="", finish_reason="stop")
+        got = fails = streak = 0
+        while got < quota and fails <= small_model.RETRIES_PER_CHUNK:
+            i = got + 1
+            # a retry samples warmer, so that it is a new sample and not the rejected (cached) one again
+            temperature = min(base + small_model.WARMER * streak, 1.5)
+
+            async def line(text: str, stop: list[str], cap: int) -> LLMResponse:
+                r = await client.complete(text, stop=stop, max_tokens=cap, temperature=temperature, partial=True)
+                reply.prompt_tokens += r.prompt_tokens
+                reply.completion_tokens += r.completion_tokens
+                return r
+
+            q = await line(f"{prompt}{reply.text}Q{i}:", ["\n", f"A{i}:"], small_model.QUESTION_TOKENS)
+            question, answer = " ".join(q.text.split()), ""
+            if q.finish_reason != "length" and small_model.usable_question(question, seen):
+                a = await line(f"{prompt}{reply.text}Q{i}: {question}\nA{i}:", ["\n"], small_model.ANSWER_TOKENS)
+                answer = " ".join(a.text.split())
+                if a.finish_reason == "length":
+                    answer = small_model.whole_sentences(answer)
             if not answer:
-                fails += 1
+                fails, streak = fails + 1, streak + 1
                 continue
-            seen.add(sm.question_key(question))
-            transcript += f"Q{i}: {question}\nA{i}: {answer}\n"
-            got += 1
+            seen.add(small_model.question_key(question))
+            reply.text += f"Q{i}: {question}\nA{i}: {answer}\n"
+            got, streak = got + 1, 0
         discarded, total = discarded + fails, total + got
-        replies.append(LLMResponse(text=transcript.strip(), finish_reason="stop", prompt_tokens=prompt_tokens,
-                                   completion_tokens=completion_tokens))
-    return replies, [f"embedded profile: {discarded} line(s) discarded (cut, empty or repeated)"] if discarded else []
+        reply.text = reply.text.strip()
+        replies.append(reply)
+    warnings = [f"embedded profile: {discarded} attempt(s) discarded (a question cut, empty or asked before, "
+                "or an answer empty)"] if discarded else []
+    return replies, warnings
 
 
 def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,

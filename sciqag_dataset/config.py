@@ -52,7 +52,8 @@ class QAGenConfig:
     n_pairs: int = _opt(10, min=1, help="QA pairs asked for per paper")
     prompt_style: str | None = _opt("paper", choices=("paper", "alpaca", "small"),
                                     help="paper: the paper's prompt (Appendix D) as chat; alpaca: the released "
-                                         "generator's raw template; small: the embedded profile's")
+                                         "generator's raw template; small: the embedded profile's (SmolLM2's chat template "
+                                         "through /v1/completions, a request per line: for the embedded model)")
     context_tokens: int = _opt(8192, min=256, help="the model's context window; longer papers are fitted to it")
     long_paper: str = _opt("truncate", choices=("truncate", "chunk"),
                            help="a paper over the context: truncate it, or ask per chunk and merge")

@@ -148,3 +148,24 @@ def test_a_failed_cache_write_keeps_the_reply(says_server, tmp_path, caplog):
     assert s.failed == 0 and rec["status"] == "ok" and rec["qa"]  # the reply is in the stage output
     assert "cache write failed" in caplog.text
     assert len(ResponseCache(work / "cache.sqlite")) == 0
+
+
+def test_a_line_capped_on_purpose_is_an_answer_and_is_replayed(says_server, tmp_path):
+    """The embedded profile caps each line it asks for: a cut or empty line is its answer, kept as such and
+    cached, so that a resumed run asks nothing again (and a server that says nothing costs no retry)."""
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    c = LLMClient(says_server.base_url, says_server.model, cache=cache, max_retries=1, backoff=0.01)
+
+    async def go():
+        replies = [await c.complete("Why anneal", max_tokens=3, partial=True),
+                   await c.complete("Nothing more to say.", max_tokens=20, partial=True)]
+        again = [await c.complete("Why anneal", max_tokens=3, partial=True),
+                 await c.complete("Nothing more to say.", max_tokens=20, partial=True)]
+        whole = await c.complete("Why anneal", max_tokens=3)  # the same request, not partial: no answer
+        await c.aclose()
+        return replies, again, whole
+
+    (cut, empty), again, whole = asyncio.run(go())
+    assert cut.finish_reason == "length" and cut.text and empty.text == ""
+    assert all(r.cached for r in again) and [r.text for r in again] == [cut.text, ""]
+    assert not whole.cached and c.usage.retries == 0 and c.usage.failures == 0

@@ -71,7 +71,8 @@ class ResponseCache:
         blob = json.dumps(request, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
         return hashlib.sha256(blob).hexdigest()
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str, *, partial: bool = False) -> dict | None:
+        """The stored reply; a cut or empty one only with ``partial`` (a request that takes such replies)."""
         try:
             with self._lock:
                 row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
@@ -79,7 +80,8 @@ class ResponseCache:
         except (sqlite3.Error, ValueError) as exc:
             log.warning("response cache read failed (%s: %s); asking the model", type(exc).__name__, exc)
             return None
-        return value if value is not None and complete_reply(value) else None  # older versions cached cut replies
+        # older versions cached cut replies
+        return value if value is not None and (partial or complete_reply(value)) else None
 
     def put(self, key: str, value: dict) -> bool:
         """Store a complete reply; False (logged) when the write failed."""

@@ -164,17 +164,19 @@ class LLMClient:
     async def chat(self, messages: list[dict], **params) -> LLMResponse:
         return await self._request("chat", {"messages": messages}, params)
 
-    async def complete(self, prompt: str, **params) -> LLMResponse:
-        return await self._request("completion", {"prompt": prompt}, params)
+    async def complete(self, prompt: str, *, partial: bool = False, **params) -> LLMResponse:
+        """``partial``: a reply cut at ``max_tokens`` or empty is an answer too (a line the caller capped on
+        purpose): returned without a retry and cached, so that a resumed run replays it."""
+        return await self._request("completion", {"prompt": prompt}, params, partial=partial)
 
-    async def _request(self, kind: str, body: dict, params: dict) -> LLMResponse:
+    async def _request(self, kind: str, body: dict, params: dict, partial: bool = False) -> LLMResponse:
         merged = {**self.params, **params}
         body, repaired = repair(body)
         if repaired:
             log.warning("request text had %d unencodable character(s) (lone surrogates); sent as U+FFFD", repaired)
         key = ResponseCache.key({"kind": kind, "model": self.model, **body, "params": merged,
                                  **({"namespace": self.cache_namespace} if self.cache_namespace else {})})
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+        if self.cache is not None and (hit := self.cache.get(key, partial=partial)) is not None:
             self.usage.cached += 1
             return LLMResponse(**{**hit, "cached": True})
         if self.connect is not None:
@@ -189,7 +191,7 @@ class LLMClient:
                         resp = await self._send(endpoint, kind, body, merged)
                     finally:
                         endpoint.in_flight -= 1
-                if not resp.text:
+                if not resp.text and not partial:
                     self._account(resp)  # the tokens were spent all the same
                     raise EmptyReply(f"empty reply (finish_reason={resp.finish_reason})")
             except Exception as exc:
@@ -209,7 +211,7 @@ class LLMClient:
                 continue
             self._account(resp)
             value = {k: v for k, v in asdict(resp).items() if k != "cached"}
-            if self.cache is not None and complete_reply(value):
+            if self.cache is not None and (partial or complete_reply(value)):
                 self.cache.put(key, value)
             return resp
         self.usage.failures += 1

@@ -10,6 +10,7 @@ Either way one request at a time with every core; the choice, the dtype and the 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 from dataclasses import dataclass
@@ -159,6 +160,24 @@ def _convert_gguf(gguf: Path, out: Path) -> None:
     tok.save_pretrained(out)
 
 
+def sampling(model_dir: Path, out: Path) -> Path:
+    """``model_dir`` if its generation config samples, else ``out``: links to its files and a generation config
+    that does. `transformers serve` applies a request's temperature and top_p only to a model that samples
+    (SmolLM2's own config does not say so), and a paced retry must be a new sample."""
+    path = model_dir / "generation_config.json"
+    config = json.loads(path.read_text()) if path.exists() else {}
+    if config.get("do_sample"):
+        return model_dir
+
+    def build(tmp: Path) -> None:
+        for f in model_dir.iterdir():
+            if f.name != path.name:
+                (tmp / f.name).symlink_to(f.resolve())
+        (tmp / path.name).write_text(json.dumps({**config, "do_sample": True}, indent=2))
+
+    return build_once(out, build)
+
+
 def default_model_dir(model_id: str = DEFAULT_MODEL_ID) -> Path:
     """A local folder holding SmolLM2-135M-Instruct: Hub first, packaged GGUF offline.
 
@@ -166,7 +185,7 @@ def default_model_dir(model_id: str = DEFAULT_MODEL_ID) -> Path:
     """
     hub = _from_hub(model_id)
     if hub is not None and (hub / "config.json").exists():
-        return hub
+        return sampling(hub, cache_dir() / "models" / f"{model_id.replace('/', '--')}-{hub.name[:12]}-sampling")
     # "-sampling": earlier folders were saved without do_sample, and served every reply greedily
     out = cache_dir() / "models" / (model_id.replace("/", "--") + "-float32-sampling")
     if not (out / "config.json").exists():

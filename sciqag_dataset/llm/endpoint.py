@@ -39,7 +39,7 @@ class EndpointConfig:
     api_key_env: str | None = opt(None, metavar="VAR",
                                   help="environment variable holding this endpoint's key (must be set when named; "
                                        "none: OPENAI_API_KEY for api.openai.com only)")
-    concurrency: int = opt(8, min=1, help="requests in flight per endpoint")
+    concurrency: int = opt(8, min=1, help="requests in flight per endpoint (the embedded server: always 1)")
     max_retries: int = opt(5, min=0, help="retries on 429/5xx/timeouts/connection loss, with backoff and jitter")
     timeout: float = opt(600.0, min=0.001, help="seconds per request")
     temperature: float = opt(0.6, min=0.0, help="sampling temperature (the paper: 0.6)")
