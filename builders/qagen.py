@@ -75,8 +75,8 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     }
 
 
-async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str], n_pairs: int
-                      ) -> tuple[list[LLMResponse], list[str]]:
+async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str], n_pairs: int, *,
+                      question_tokens: int = small_model.QUESTION_TOKENS) -> tuple[list[LLMResponse], list[str]]:
     """``n_pairs`` pairs over ``pieces``, written one line at a time (the embedded profile: see
     ``qa/small_model.py``). Returns one reply per piece asked, its text that piece's ``Q1:``/``A1:``
     transcript and its token counts those of its requests, and a warning if attempts were discarded."""
@@ -101,7 +101,7 @@ async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str],
                 reply.completion_tokens += r.completion_tokens
                 return r
 
-            q = await line(f"{prompt}{reply.text}Q{i}:", ["\n", f"A{i}:"], small_model.QUESTION_TOKENS)
+            q = await line(f"{prompt}{reply.text}Q{i}:", ["\n", f"A{i}:"], question_tokens)
             question, answer = " ".join(q.text.split()), ""
             if q.finish_reason != "length" and small_model.usable_question(question, seen):
                 a = await line(f"{prompt}{reply.text}Q{i}: {question}\nA{i}:", ["\n"], small_model.ANSWER_TOKENS)
