@@ -53,8 +53,9 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         replies = await asyncio.gather(*(ask(p) for p in pieces))
     pairs, model_keywords, reasons = [], [], []
     for reply in replies:
-        # a paced transcript holds the pairs it was given (what a chunk did not give, the next one was asked)
-        parsed = parse_qa(reply.text, expected=per_piece if cfg.prompt_style != "small" else max(reply.text.count("\nA"), 1))
+        # a paced transcript holds the pairs it kept (what a chunk did not give, the next one was asked for)
+        expected = max(reply.text.count("\nA"), 1) if cfg.prompt_style == "small" else per_piece
+        parsed = parse_qa(reply.text, expected=expected)
         got = parsed.pairs
         if reply.finish_reason == "length":
             # the reply stopped inside its last pair: never publish that pair as if it were whole
