@@ -7,14 +7,14 @@ A method's prompt is part of its specification, so the sources are stated per pr
   notebook wraps it in Mixtral's ``<s> [INST] ... [/INST]`` markers by hand; here the
   server's chat template adds them, so they are left out. Its continuation lines are
   indented by the f-string in the notebook; that indentation is dropped.
-- RACAR (paper, Appendix B): the authors' repository does not contain the five judge
-  prompts, and the appendix text could not be retrieved here. The prompts below are
-  written from the paper's definitions of the five dimensions (Table 1) and keep what
-  the paper specifies: one call scores every item of one paper, scale 1-3, output "a list
-  of dictionaries ... with the fields 'score' and 'reasons'"; Agnosticism sees the
-  questions only, Reasonableness the answers only, the other three the paper and the
-  pairs. Replace the texts in ``RACAR_CRITERIA`` with the appendix wording when at hand;
-  nothing else depends on it.
+- RACAR (paper, Appendix B): our own wording of the facts the appendix states (DESIGN.md §1): five
+  prompts, each scoring every item of one paper in one call on a 1-3 scale (1 unacceptable, 3 fully
+  acceptable), answering with a list holding one object per item with the keys ``score`` and ``reasons``.
+  What each judge sees: Relevance the paper and the questions; Agnosticism the questions only;
+  Completeness and Accuracy the paper and the pairs; Reasonableness the paper and the answers only,
+  presented as statements. The rules the paper states force a 1: an unrelated question (Relevance); a
+  question that refers to a specific experimental setup, figure or table (Agnosticism); a logical error
+  such as a contradiction (Reasonableness).
 """
 from __future__ import annotations
 
@@ -22,77 +22,79 @@ from typing import Sequence
 
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 
-# What each dimension's judge is shown.
-PAPER_AND_PAIRS, QUESTIONS, ANSWERS = "paper_and_pairs", "questions", "answers"
+from .judging import judgements_format
+
+# What each dimension's judge is shown (Appendix B).
+PAPER_AND_QUESTIONS, PAPER_AND_PAIRS, QUESTIONS, PAPER_AND_STATEMENTS = (
+    "paper_and_questions", "paper_and_pairs", "questions", "paper_and_statements")
 RACAR_INPUTS = {
-    "relevance": PAPER_AND_PAIRS,
+    "relevance": PAPER_AND_QUESTIONS,
     "agnosticism": QUESTIONS,
     "completeness": PAPER_AND_PAIRS,
     "accuracy": PAPER_AND_PAIRS,
-    "reasonableness": ANSWERS,
+    "reasonableness": PAPER_AND_STATEMENTS,
 }
+SEES_PAPER = (PAPER_AND_QUESTIONS, PAPER_AND_PAIRS, PAPER_AND_STATEMENTS)
 
-_ITEM_NAMES = {PAPER_AND_PAIRS: "question-answer pairs", QUESTIONS: "questions", ANSWERS: "answers"}
+_ITEM_NAMES = {PAPER_AND_QUESTIONS: "questions", PAPER_AND_PAIRS: "question-answer pairs", QUESTIONS: "questions",
+               PAPER_AND_STATEMENTS: "statements"}
 
 _INTROS = {
-    PAPER_AND_PAIRS: "You will be given a scientific paper and a list of question-answer pairs generated from it.",
-    QUESTIONS: ("You will be given a list of questions generated from a scientific paper. The paper itself is "
-                "not shown to you, just as it will not be shown to anyone who answers these questions."),
-    ANSWERS: ("You will be given a list of answers generated from a scientific paper. Judge each answer on its "
-              "own; neither the paper nor the questions are shown to you."),
+    PAPER_AND_QUESTIONS: "You will be given a scientific paper and a list of questions written about it.",
+    PAPER_AND_PAIRS: "You will be given a scientific paper and a list of question-answer pairs written about it.",
+    QUESTIONS: ("You will be given a list of questions written about a scientific paper. The paper is not "
+                "shown to you, just as it will not be shown to anyone who answers these questions."),
+    PAPER_AND_STATEMENTS: ("You will be given a scientific paper and a list of statements written about it. "
+                           "Judge each statement on its own."),
 }
 
-# From the paper's definitions of the dimensions (Table 1); see the module docstring.
+# Our wording of the dimensions and of the rules Appendix B states (see the module docstring).
 RACAR_CRITERIA = {
     "relevance": (
-        "Evaluate the relevance of each question-answer pair: how closely it relates to the information "
-        "presented in the paper. A relevant pair asks about and answers with knowledge the paper actually "
-        "contains.\n"
-        "Score 1: not relevant - the pair is unrelated to the content of the paper.\n"
-        "Score 2: partially relevant - the pair touches the paper's topic but not its specific content.\n"
-        "Score 3: highly relevant - the pair is directly about the content of the paper."
+        "Rate the relevance of each question: does it pertain to the paper, asking about knowledge the "
+        "paper contains?\n"
+        "Rule: a question unrelated to the paper scores 1.\n"
+        "Score 1: unacceptable - the question is unrelated to the paper.\n"
+        "Score 2: partly acceptable - the question touches the paper's topic but not what the paper reports.\n"
+        "Score 3: fully acceptable - the question is about what the paper reports."
     ),
     "agnosticism": (
-        "Evaluate the agnosticism (context independence) of each question: whether it can be understood "
-        "and answered without access to the paper. A context-independent question does not refer to "
-        "demonstrative content of its source, such as figures, tables, equations, sections, references or "
-        "'this paper' / 'this study'.\n"
-        "Score 1: context-dependent - the question refers to figures, tables or other parts of the paper "
-        "and cannot be understood without it.\n"
-        "Score 2: partially independent - the question is mostly self-contained but leans on context that "
-        "only the paper provides.\n"
-        "Score 3: context-independent - the question is fully self-contained."
+        "Rate the agnosticism of each question: can it be understood and answered without the paper, "
+        "independent of the paper's context?\n"
+        "Rule: a question that refers to a specific experimental setup, figure or table of the paper (for "
+        "example 'from Figure 1', 'in Table 2', 'in this experiment', 'in this study') scores 1.\n"
+        "Score 1: unacceptable - the question depends on the paper's context.\n"
+        "Score 2: partly acceptable - the question stands mostly on its own but leans on context only the "
+        "paper gives.\n"
+        "Score 3: fully acceptable - the question is self-contained."
     ),
     "completeness": (
-        "Evaluate the completeness of each answer: whether it comprehensively covers all aspects of its "
-        "question and makes effective use of the relevant details in the paper.\n"
-        "Score 1: incomplete - the answer misses the main aspects of the question.\n"
-        "Score 2: partially complete - the answer addresses the question but leaves out aspects of it or "
-        "relevant details from the paper.\n"
-        "Score 3: complete - the answer covers every aspect of the question, using the relevant details of "
-        "the paper."
+        "Rate the completeness of each answer: does it fully address its question, every sub-question "
+        "included, using the relevant information of the paper?\n"
+        "Score 1: unacceptable - the answer misses the main point of the question.\n"
+        "Score 2: partly acceptable - the answer leaves out a sub-question or relevant details the paper gives.\n"
+        "Score 3: fully acceptable - the answer addresses every part of the question with what the paper gives."
     ),
     "accuracy": (
-        "Evaluate the accuracy of each answer: whether its content is correct and agrees with the facts, "
-        "data and evidence presented in the paper.\n"
-        "Score 1: inaccurate - the answer contradicts the paper or contains clear factual errors.\n"
-        "Score 2: partially accurate - the answer is mostly correct but contains statements the paper does "
-        "not support or imprecise values.\n"
-        "Score 3: accurate - every statement in the answer agrees with the evidence in the paper."
+        "Rate the accuracy of each answer: is it correctly extracted from the paper, every claim it makes "
+        "supported by the paper?\n"
+        "Score 1: unacceptable - the answer contradicts the paper or makes claims the paper does not support.\n"
+        "Score 2: partly acceptable - the answer is mostly supported but has an imprecise value or an "
+        "unsupported detail.\n"
+        "Score 3: fully acceptable - every claim of the answer is supported by the paper."
     ),
     "reasonableness": (
-        "Evaluate the reasonableness of each answer: its internal logic, that is, whether it is coherent, "
-        "logically consistent and free of contradictions.\n"
-        "Score 1: unreasonable - the answer is incoherent or contradicts itself.\n"
-        "Score 2: partially reasonable - the answer is mostly coherent but has gaps in its reasoning or "
-        "minor inconsistencies.\n"
-        "Score 3: reasonable - the answer is logically coherent and consistent throughout."
+        "Rate the reasonableness of each statement: is it logically consistent, free of contradictions?\n"
+        "Rule: a statement with a logical error, such as a contradiction, scores 1.\n"
+        "Score 1: unacceptable - the statement contains a logical error.\n"
+        "Score 2: partly acceptable - the statement is consistent but its reasoning has a gap.\n"
+        "Score 3: fully acceptable - the statement is coherent and consistent throughout."
     ),
 }
 
 RACAR_OUTPUT = (
     "Output a list of dictionaries, one for each of the {n} {items}, in the order given, with the "
-    "fields 'score' (1, 2 or 3) and 'reasons' (a brief justification of the score). Output only the list."
+    "keys 'score' (1, 2 or 3) and 'reasons' (a brief justification of the score). Output only the list."
 )
 
 RETRY_NOTE = ("Note: a previous reply to this request could not be used ({problem}). Reply with exactly {n} "
@@ -105,10 +107,10 @@ def format_items(pairs: Sequence[dict], shows: str) -> str:
         q, a = (pair.get("question") or "").strip(), (pair.get("answer") or "").strip()
         if shows == PAPER_AND_PAIRS:
             lines.append(f"Q{i}: {q}\nA{i}: {a}")
-        elif shows == QUESTIONS:
+        elif shows in (QUESTIONS, PAPER_AND_QUESTIONS):
             lines.append(f"Q{i}: {q}")
         else:
-            lines.append(f"A{i}: {a}")
+            lines.append(f"S{i}: {a}")
     return "\n\n".join(lines)
 
 
@@ -125,7 +127,7 @@ def build_racar_messages(dimension: str, pairs: Sequence[dict], paper_text: str 
     items = _ITEM_NAMES[shows]
     output = RACAR_OUTPUT.format(n=len(pairs), items=items)
     parts = [_INTROS[shows], RACAR_CRITERIA[dimension], output]
-    if shows == PAPER_AND_PAIRS:
+    if shows in SEES_PAPER:
         head = f"Title: {title}\n\n" if title else ""
         parts.append(f"Paper:\n{head}{paper_text.strip()}")
     parts.append(f"{items[0].upper() + items[1:]}:\n{format_items(pairs, shows)}")
@@ -141,18 +143,7 @@ def racar_prompt_chars(dimension: str, pairs: Sequence[dict]) -> int:
 
 
 def racar_response_format(dimension: str) -> dict:
-    """OpenAI-style structured output: an object wrapping the list (a schema's root must be an object)."""
-    item = {
-        "type": "object",
-        "properties": {"score": {"type": "integer", "enum": [1, 2, 3]}, "reasons": {"type": "string"}},
-        "required": ["score", "reasons"],
-        "additionalProperties": False,
-    }
-    return {"type": "json_schema", "json_schema": {
-        "name": f"racar_{dimension}", "strict": True,
-        "schema": {"type": "object", "properties": {"judgements": {"type": "array", "items": item}},
-                   "required": ["judgements"], "additionalProperties": False},
-    }}
+    return judgements_format(f"racar_{dimension}")
 
 
 # --- Diversity: SciQAG Appendix C, verbatim (authors' visualization/q similarity.ipynb) ----------------

@@ -1,14 +1,9 @@
 """RACAR: an LLM judge committee scores every QA pair on five dimensions (SciQAG, Appendix B).
 
 Relevance, Agnosticism, Completeness, Accuracy, Reasonableness, each on a 1-3 scale. One call per
-dimension scores all pairs of a paper (5 calls per paper and judge, never 5 x 10). The reply is asked
-for as structured output (a JSON schema in ``response_format``); a server that rejects that with a
-client error is asked again in plain text, and from then on that judge gets plain requests only.
-Replies are parsed tolerantly (code fences, single quotes, trailing commas, a wrapping object,
-"Score: 2, Reasons: ..." lines). A reply with the wrong number of judgements or an invalid score is
-retried with a note saying what was wrong (a different request, so it is not answered from the cache,
-and a rerun replays the same requests); after ``max_attempts`` the pair's dimension is recorded as
-missing (None) with the raw reply in its reason. Scores are never invented, guessed or clamped.
+dimension scores all pairs of a paper (5 calls per paper and judge, never 5 x 10), through the judging
+loop of ``judging.py`` (structured output with a plain-text fallback, tolerant parsing, a retry with a note
+while a reply is unusable; a score that cannot be read is recorded missing, never invented).
 
 Several judges are combined per pair and dimension by ``mean``, ``min`` or ``majority`` (ties go to
 the lower score: a committee of verifiers errs on the strict side); their agreement is reported.
@@ -30,122 +25,40 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Sequence
 
-import openai
-
 from sciqag_dataset import records
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.jsonl import iter_latest
-from sciqag_dataset.llm import LLMClient, LLMError
+from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.qa.prompts import fit_to_context
 from sciqag_dataset.qa.rules import refers_to_source
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.stage import Stage
 
-from .judgements import (COMBINE_MODES, Parsed, agreement_counts, agreement_figures, combine_scores,
-                         judge_agreement, parse_judgements)
-from .judge_prompts import (PAPER_AND_PAIRS, RACAR_INPUTS, build_racar_messages, racar_prompt_chars,
-                            racar_response_format)
+from .judge_prompts import RACAR_INPUTS, SEES_PAPER, build_racar_messages, racar_prompt_chars, racar_response_format
+from .judgements import COMBINE_MODES, agreement_counts, agreement_figures, combine_scores, judge_agreement
+from .judging import DimensionResult, Judge, judge_items, make_judges
 
 log = logging.getLogger(__name__)
 
-RAW_IN_REASON = 500  # characters of an unusable reply kept in each affected pair's reason
 RAW_KEPT = 4000  # characters of an unusable reply kept once per paper, judge and dimension
-# Statuses a server uses for "I do not understand this request" (here: response_format).
-STRUCTURED_REJECTED = {400, 415, 422}
 
 
 # --- judging --------------------------------------------------------------------------------------
 
-@dataclass
-class Judge:
-    """One committee member: its client, a unique name, and whether it still gets structured requests."""
-
-    client: LLMClient
-    name: str
-    structured: bool = True
-
-
-@dataclass
-class DimensionResult:
-    scores: list[int | None]
-    reasons: list[str]
-    calls: int = 0
-    problem: str | None = None  # why scores are missing (None when all are present)
-    raw: str = ""  # the reply the missing scores come from
-    structured_fallback: bool = False
-
-
-def make_judges(clients: Sequence[LLMClient], structured: bool = True) -> list[Judge]:
-    if not clients:
-        raise UserError("RACAR needs at least one judge (an LLMClient)")
-    seen: Counter = Counter()
-    judges = []
-    for client in clients:
-        seen[client.name] += 1
-        name = client.name if seen[client.name] == 1 else f"{client.name}#{seen[client.name]}"
-        judges.append(Judge(client, name, structured))
-    return judges
-
-
-def _rejects_structured(exc: LLMError) -> bool:
-    cause = exc.__cause__
-    return isinstance(cause, openai.APIStatusError) and cause.status_code in STRUCTURED_REJECTED
-
-
-async def _ask(judge: Judge, dimension: str, messages: list[dict]) -> tuple[str, bool]:
-    """The judge's reply text, and whether this call fell back from structured to plain."""
-    if judge.structured:
-        try:
-            return (await judge.client.chat(messages, response_format=racar_response_format(dimension))).text, False
-        except LLMError as exc:
-            if not _rejects_structured(exc):
-                raise
-            log.warning("judge %s rejected structured output (%s); asking in plain text from now on",
-                        judge.name, exc)
-            judge.structured = False
-            return (await judge.client.chat(messages)).text, True
-    return (await judge.client.chat(messages)).text, False
-
-
 async def judge_dimension(judge: Judge, dimension: str, pairs: Sequence[dict], paper_text: str = "",
                           title: str = "", max_attempts: int = 3) -> DimensionResult:
-    """All pairs of one paper scored on one dimension by one judge: one call, plus retries if unusable.
-
-    Request errors (server down after the client's own retries) propagate: the paper is then
-    recorded as failed and judged again on the next run.
-    """
-    n = len(pairs)
-    result = DimensionResult([None] * n, [""] * n)
-    problem: str | None = None
-    best: Parsed | None = None  # the first reply with the right count: its valid scores are real
-    best_text = last_text = ""
-    for _ in range(max(1, max_attempts)):
-        messages = build_racar_messages(dimension, pairs, paper_text, title, retry_problem=problem)
-        last_text, fell_back = await _ask(judge, dimension, messages)
-        result.calls += 1
-        result.structured_fallback |= fell_back
-        parsed = parse_judgements(last_text, n)
-        if parsed.items is not None and (best is None or parsed.problem is None):
-            best, best_text = parsed, last_text
-        if parsed.problem is None:
-            break
-        problem = parsed.problem
-    if best is not None:
-        result.scores = [it["score"] for it in best.items]
-        result.reasons = [it["reasons"] for it in best.items]
-    if any(s is None for s in result.scores):
-        result.problem, result.raw = (best.problem, best_text) if best is not None else (problem, last_text)
-        note = (f"[missing: no usable judgement after {result.calls} attempt(s): {result.problem}; "
-                f"raw reply: {result.raw[:RAW_IN_REASON]!r}]")
-        result.reasons = [note if s is None else r for s, r in zip(result.scores, result.reasons)]
-    return result
+    """All pairs of one paper scored on one dimension by one judge: one call, plus retries if unusable."""
+    return await judge_items(
+        judge, len(pairs), lambda problem: build_racar_messages(dimension, pairs, paper_text, title,
+                                                                retry_problem=problem),
+        racar_response_format(dimension), max_attempts)
 
 
 def paper_char_budget(pairs: Sequence[dict], judges: Sequence[Judge], context_tokens: int,
                       chars_per_token: float) -> int:
     """Characters of paper text that fit beside the prompt, the pairs and the reply."""
     max_tokens = max(int(j.client.params.get("max_tokens") or 2048) for j in judges)
-    prompt = max(racar_prompt_chars(d, pairs) for d in RACAR_DIMENSIONS if RACAR_INPUTS[d] == PAPER_AND_PAIRS)
+    prompt = max(racar_prompt_chars(d, pairs) for d in RACAR_DIMENSIONS if RACAR_INPUTS[d] in SEES_PAPER)
     return max(1000, int((context_tokens - max_tokens) * chars_per_token) - prompt)
 
 

@@ -48,14 +48,19 @@ def make_work(tmp_path, n_papers=2, pairs=PAIRS):
 # --- prompts ----------------------------------------------------------------------------------------
 
 def test_each_dimension_sees_what_the_paper_gives_it():
+    """Appendix B: Relevance the paper and the questions, Agnosticism the questions only, Completeness and
+    Accuracy the paper and the pairs, Reasonableness the paper and the answers as statements."""
     content = {d: build_racar_messages(d, PAIRS, PAPER_TEXT, "Cathode study")[0]["content"]
                for d in RACAR_DIMENSIONS}
     q, a = PAIRS[0]["question"], PAIRS[0]["answer"]
-    for d in ("relevance", "completeness", "accuracy"):
+    for d in ("completeness", "accuracy"):
         assert q in content[d] and a in content[d] and "91 % of their capacity" in content[d]
-    agn, rea = content["agnosticism"], content["reasonableness"]
+    rel, agn, rea = content["relevance"], content["agnosticism"], content["reasonableness"]
+    assert q in rel and a not in rel and "91 % of their capacity" in rel  # paper + questions
     assert q in agn and a not in agn and "91 %" not in agn  # questions only
-    assert a in rea and q not in rea and "91 %" not in rea  # answers only
+    assert a in rea and q not in rea and "91 % of their capacity" in rea and "S1: " in rea  # paper + statements
+    assert "figure or table" in agn and "scores 1" in agn
+    assert "unrelated to the paper scores 1" in rel and "contradiction, scores 1" in rea
     for text in content.values():
         assert "list of dictionaries" in text and "'score'" in text and "'reasons'" in text
         assert "one for each of the 2" in text
@@ -182,7 +187,7 @@ class ScriptedJudge:
                 if judge.reject_structured and "response_format" in body:
                     return self._send(400, {"error": {"message": "response_format is not supported"}})
                 prompt = body["messages"][-1]["content"]
-                dim = next(d for d in RACAR_DIMENSIONS if f"Evaluate the {d}" in prompt)
+                dim = next(d for d in RACAR_DIMENSIONS if f"Rate the {d}" in prompt)
                 attempt = prompt.count("a previous reply to this request could not be used")
                 options = judge.replies[dim]
                 text = options[min(attempt, len(options) - 1)]
@@ -278,5 +283,4 @@ def test_long_paper_is_fitted_to_the_context_and_plain_mode_sends_no_schema(tmp_
     for r in requests:
         content = r["messages"][0]["content"]
         assert len(content) <= (4096 - 1024) * 3.5  # paper, prompt and pairs fit beside the reply
-        assert ("Paragraph 0:" in content) == ("Evaluate the relevance" in content or "Evaluate the completeness"
-                                               in content or "Evaluate the accuracy" in content)
+        assert ("Paragraph 0:" in content) == ("Rate the agnosticism" not in content)  # all but Agnosticism
