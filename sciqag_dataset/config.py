@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from .errors import UserError
-from .llm.endpoint import EndpointConfig, JudgeEndpointConfig
+from .llm.endpoint import EndpointConfig, JudgeEndpointConfig, ModelEndpointConfig
 from .options import check_fields, read_yaml
 from .options import opt as _opt
 from .redact import redact_url
@@ -177,6 +177,38 @@ class FilterConfig:
 
 
 @dataclass
+class BenchmarkConfig:
+    """`benchmark:` what `sciqag benchmark` asks, of which models, and how it scores. The judge is `judge:`."""
+
+    data: str | None = _opt(None, cli=False, help="a published folder or Hub id, or a JSON/JSONL/parquet file of pairs")
+    output_dir: str = _opt("sciqag_benchmark", flag="output", short="-o", help="results folder")
+    config: str | None = _opt(None, flag="data-config", choices=("evaluated", "generated", "seed"),
+                              help="config of a published dataset (default: evaluated, else generated, else seed)")
+    split: str = _opt("test", help="split of a published dataset")
+    limit: int | None = _opt(None, min=1, help="ask only the first N questions")
+    authors_test_set: bool = _opt(False, help="keep only pairs scoring 3 on every RACAR dimension but agnosticism "
+                                              "and free of source references (the paper's test set)")
+    system_prompt: str | None = _opt(None, help="the system prompt of every question (default: a closed-book "
+                                                "instruction; the empty string: none)")
+    models: list[ModelEndpointConfig] = _opt([], cli=False, help="the models to benchmark (default: the embedded one)")
+    judge: bool | None = _opt(None, help="score answers with the LLM judge (default: when a judge endpoint is set)")
+    judge_batch: int = _opt(10, min=1, help="questions per judge call")
+    combine: str = _opt("mean", choices=("mean", "min", "majority"), what="combine mode",
+                        help="how a judge committee's scores combine")
+    max_attempts: int = _opt(3, min=1, help="tries per unusable judge reply before the score is recorded missing")
+    structured: bool = _opt(True, help="ask judges for JSON-schema output (falls back to plain text if rejected)")
+    bertscore: bool = _opt(True, help="compute BERTScore (the slowest reference metric)")
+    bertscore_model: str = _opt(DEFAULT_EMBEDDER, help="BERTScore's model (a transformers name or folder)")
+    bootstrap_samples: int = _opt(1000, min=100, help="resamples of the 95 %% confidence intervals")
+    update_card: str | None = _opt(None, metavar="FOLDER", help="add or refresh the Benchmark section of this "
+                                                               "published dataset's card")
+
+    def __post_init__(self) -> None:
+        self.models = [_build(ModelEndpointConfig, m, "benchmark.models") if isinstance(m, dict) else m
+                       for m in self.models or []]
+
+
+@dataclass
 class EmbeddedConfig:
     """`embedded:` the local model started when an endpoint section has no url (SmolLM2-135M-Instruct)."""
 
@@ -212,6 +244,7 @@ class Config:
     filter: FilterConfig = field(default_factory=FilterConfig)
     publish: PublishConfig = field(default_factory=PublishConfig)
     embedded: EmbeddedConfig = field(default_factory=EmbeddedConfig)
+    benchmark: BenchmarkConfig = field(default_factory=BenchmarkConfig)
     # `sciqag train`'s options (its TrainArgs, TRL's SFTConfig and ModelConfig fields), so that one file
     # configures every stage; `sciqag train` and `sciqag run` check them (see trainers/config.py)
     train: dict[str, Any] = field(default_factory=dict)

@@ -23,11 +23,13 @@ from .builders import seed as seed_stage_module
 from .builders.ingest import run_ingest
 from .config import Config, EndpointConfig, GenerateConfig
 from .errors import Unavailable, UserError
+from .evaluation import benchmark as benchmark_module
 from .evaluation import racar
 from .evaluation.evaluate import run_evaluate
 from .evaluation.filter import filter_pairs
 from .llm import LLMClient, ResponseCache, check_reachable, client_from_config, resolve_api_key
 from .llm import embedded
+from .llm.endpoint import ModelEndpointConfig
 from .llm.server import LocalServer
 from .publish import push_to_hub, write_folder
 from .runner import Summary, merge_shards, run_stage
@@ -82,8 +84,10 @@ class Endpoints:
         if endpoint.url:
             check_reachable(endpoint.url)
             return client_from_config(endpoint, cache)
-        return client_from_config(endpoint, cache, model=self.choice.identity, label=embedded.DEFAULT_MODEL_ID,
-                                  connect=self._start_embedded)
+        client = client_from_config(endpoint, cache, model=self.choice.identity, label=embedded.DEFAULT_MODEL_ID,
+                                    connect=self._start_embedded)
+        client.json_schema = self.choice.backend != "llama.cpp"
+        return client
 
     def __enter__(self) -> "Endpoints":
         return self
@@ -205,16 +209,43 @@ def with_committee(cfg: Config, urls: list[str] | None, models: list[str] | None
     return replace(cfg, judge=members[0], evaluate=replace(cfg.evaluate, judges=members[1:]))
 
 
-def committee(judge, extra: list, urls: list[str] | None, models: list[str] | None) -> list:
+def committee(judge, extra: list, urls: list[str] | None, models: list[str] | None, flag: str = "judge-") -> list:
     if not urls:
         if models and len(models) > 1:
-            raise UserError("several --judge-model values need as many --judge-endpoint values")
+            raise UserError(f"several --{flag}model values need as many --{flag}endpoint values")
         return [replace(judge, model=models[0]) if models else judge, *extra]
     if models and len(models) not in (1, len(urls)):
-        raise UserError(f"{len(models)} --judge-model values for {len(urls)} --judge-endpoint values: "
+        raise UserError(f"{len(models)} --{flag}model values for {len(urls)} --{flag}endpoint values: "
                         "give one model for all, or one per endpoint")
     names = models * len(urls) if models and len(models) == 1 else models or [judge.model] * len(urls)
     return [replace(judge, url=u, model=m) for u, m in zip(urls, names)]
+
+
+# ---------------------------------------------------------------- `sciqag benchmark`
+
+def benchmark_models(template, urls: list[str] | None, models: list[str] | None) -> list:
+    """The models named by ``--endpoint``/``--model`` (paired in order, or one model for every endpoint,
+    which are then its replicas); none: the embedded model."""
+    if models and not urls:
+        raise UserError(f"--model {models[0]} needs an --endpoint that serves it (without one, the benchmark asks "
+                        f"the embedded {embedded.DEFAULT_MODEL_ID})")
+    members = committee(template, [], urls, models, flag="")
+    grouped: dict[str | None, list] = {}
+    for m in members:  # one model on several endpoints: one entry, its replicas
+        grouped.setdefault(m.model, []).append(m)
+    return [replace(ms[0], url=[m.url for m in ms] if len(ms) > 1 else ms[0].url) for ms in grouped.values()]
+
+
+def benchmark(cfg: Config, endpoints: Endpoints) -> "benchmark_module.BenchmarkRun":
+    b = cfg.benchmark
+    models = [endpoints.client(m) for m in b.models or [ModelEndpointConfig()]]
+    judging = b.judge if b.judge is not None else bool(cfg.judge.url)
+    return benchmark_module.run_benchmark(
+        b.data, b.output_dir, models, judges=[endpoints.client(j) for j in judges(cfg)] if judging else None,
+        config=b.config, split=b.split, limit=b.limit, authors_test_set=b.authors_test_set,
+        system_prompt=b.system_prompt, bertscore_model=b.bertscore_model if b.bertscore else None,
+        judge_batch=b.judge_batch, combine=b.combine, max_attempts=b.max_attempts, structured=b.structured,
+        bootstrap_samples=b.bootstrap_samples)
 
 
 # ---------------------------------------------------------------- the augmentation rounds of `sciqag train`
@@ -238,9 +269,11 @@ def augment_judge(work: Path, train_cfg) -> Summary:
         else:
             log.warning("augmentation: no judge endpoint configured, judging with the embedded %s",
                         embedded.DEFAULT_MODEL_ID)
-            server = embedded.start(embedded.choose_here(), log_path=work.parent / "judge_server.log")
+            choice = embedded.choose_here()
+            server = embedded.start(choice, log_path=work.parent / "judge_server.log")
             stack.callback(server.stop)
             judge = LLMClient(server.base_url, server.model, label=embedded.DEFAULT_MODEL_ID, params={"temperature": 0.0},
-                              concurrency=1)  # one request at a time, as the embedded server answers
+                              concurrency=1,  # one request at a time, as the embedded server answers
+                              json_schema=choice.backend != "llama.cpp")
         judge.cache = ResponseCache(work / "cache.sqlite")
         return run_stage(racar.stage([judge], source="generated"), work)

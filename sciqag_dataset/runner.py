@@ -149,7 +149,7 @@ def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | 
     inputs = iter(stage.inputs(work))
     first = next(inputs, None)  # a missing input fails here, before an output file or a progress bar
     total = stage.count(work) if stage.count and shard is None else None
-    with JsonlWriter(out) as writer, tqdm(total=total, desc=stage.name, unit="paper", disable=not progress) as bar:
+    with JsonlWriter(out) as writer, tqdm(total=total, desc=stage.name, unit=stage.unit, disable=not progress) as bar:
 
         def todo() -> Iterator[tuple[dict, str]]:
             for rec in itertools.chain([first] if first is not None else [], inputs):

@@ -45,6 +45,8 @@ class Stage:
     describe: Callable[[], dict] | None = None
     #: awaited after an async run (closes HTTP clients)
     close: Callable[[], Awaitable[None]] | None = None
+    #: what one input record is, for the progress bar
+    unit: str = "paper"
 
     @property
     def output_file(self) -> str:

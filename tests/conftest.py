@@ -45,7 +45,7 @@ def says_server(tmp_path_factory):
 
 
 class RecordingProxy:
-    """A loopback HTTP proxy in front of a real server: it records each request's path and headers, then
+    """A loopback HTTP proxy in front of a real server: it records each request's path, headers and body, then
     forwards the request unchanged and returns the real reply. It shows what a client sends to a host
     (which key, if any), which no server here logs. ``rewrite`` may change a reply body on its way back,
     for replies no real server here writes (lone surrogates)."""
@@ -65,7 +65,7 @@ class RecordingProxy:
                 pass
 
             def _forward(self, body: bytes | None):
-                proxy.requests.append({"path": self.path, "headers": dict(self.headers)})
+                proxy.requests.append({"path": self.path, "headers": dict(self.headers), "body": body or b""})
                 req = urllib.request.Request(upstream.rstrip("/") + self.path, data=body, method=self.command,
                                              headers={"Content-Type": self.headers.get("Content-Type",
                                                                                        "application/json")})

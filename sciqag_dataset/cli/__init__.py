@@ -21,6 +21,7 @@ from ..console import run_command, setup_logging
 from ..folders import WORK_LAYOUT, check_publish_target, claim
 from ..llm.endpoint import EndpointConfig, JudgeEndpointConfig
 from ..trainers.config import TrainConfig
+from . import benchmark as benchmark_cli
 from . import report
 from .flags import _csv, add_section, add_work, resolve_config
 from .train import main as train_main
@@ -199,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
     p.set_defaults(func=cmd_run)
 
+    benchmark_cli.add_parsers(sub)
+
     sub.add_parser("train", add_help=False, help="fine-tune the generator on the seed config (TRL SFT + PEFT / "
                                                  "DeepSpeed) -> model folder; `sciqag train --help` for its options")
     return parser
@@ -215,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     if at is not None and all(a in ("-v", "-vv", "--verbose") for a in argv[:at]):
         return train_main(argv[:at] + argv[at + 1:])  # TRL's own parser: its flags, its --help
     args = build_parser().parse_args(argv)
+    args.argv = argv
     setup_logging(args.verbose)
     return run_command(args.func, args, f"sciqag {args.command}")
 

@@ -82,6 +82,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
         section, name = dest.split(".", 1)
         if section == "judge" and name in ("url", "model"):
             continue  # a committee, not replicas: see pipeline.with_committee
+        if section == "model":
+            continue  # the models under benchmark: see cli/benchmark.py
         if name == "url" and isinstance(value, list) and len(value) == 1:
             value = value[0]
         setattr(cfg if section == "root" else getattr(cfg, section), name, value)

@@ -106,6 +106,9 @@ class LLMClient:
     price_prompt_per_m: float = 0.0
     price_completion_per_m: float = 0.0
     label: str | None = None  # the model's public name when ``model`` is a local path
+    # whether the server takes ``response_format`` of type ``json_schema`` (llama-cpp-python's answers a 500 to
+    # it, which looks like an outage and is retried; a judge of such a server is asked in plain text)
+    json_schema: bool = True
     # "openai" (the openai client) | "hf" (huggingface_hub's AsyncInferenceClient for chat requests; it has no
     # /v1/completions call, so raw completions of the alpaca style go through the openai client either way)
     backend: str = "openai"

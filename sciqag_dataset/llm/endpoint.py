@@ -58,6 +58,14 @@ class JudgeEndpointConfig(EndpointConfig):
     temperature: float = opt(0.0, min=0.0, help="sampling temperature (judgements should be repeatable: 0)")
 
 
+@dataclass
+class ModelEndpointConfig(EndpointConfig):
+    """A model under benchmark: greedy, and a short answer's budget."""
+
+    temperature: float = opt(0.0, min=0.0, help="sampling temperature (a benchmark answer should be repeatable: 0)")
+    max_tokens: int | None = opt(256, min=1, help="completion budget per answer")
+
+
 def resolve_api_key(url: str | list[str] | None, api_key_env: str | None, option: str = "api_key_env") -> str | None:
     """The key for the endpoint(s) at ``url``, read from the environment, or None.
 

@@ -1,0 +1,68 @@
+"""Closed-book QA benchmark on a published dataset's test split (or a file of pairs).
+
+``run_benchmark``: the questions (``questions.py``) -> per model: closed-book answers and their
+reference-based scores (``answer.py``), optionally an LLM judge's correctness and completeness
+(``judge.py``), each a stage on the one runner (resume, failure isolation, progress, manifests) -> the
+predictions file per model and the leaderboard over all models (``leaderboard.py``) -> optionally the
+card's Benchmark section (``card.py``). ``export.py`` writes the same benchmark as lighteval and
+lm-evaluation-harness tasks. Results layout::
+
+    RESULTS/questions.jsonl, questions.json          the question set and where it came from
+    RESULTS/models/<model>/answers.jsonl             closed-book answers (+ _manifest.json)
+    RESULTS/models/<model>/scores.jsonl              reference-based scores
+    RESULTS/models/<model>/judgements.jsonl          the judge's scores, one line per batch
+    RESULTS/models/<model>/predictions.jsonl         one row per question, every score a column
+    RESULTS/leaderboard.json, .md, .png              mean and 95 % bootstrap CI per metric and model
+    RESULTS/cache.sqlite                             model replies (a rerun asks nothing twice)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.runner import Summary, run_stage
+
+from .answer import DEFAULT_SYSTEM_PROMPT, answer_stage, model_dir, score_stage
+from .card import update_card
+from .judge import judge_stage
+from .leaderboard import leaderboard, write_predictions
+from .metrics import ReferenceScorer
+from .questions import load_questions, write_questions
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "BenchmarkRun", "load_questions", "run_benchmark", "update_card"]
+
+
+@dataclass
+class BenchmarkRun:
+    board: dict
+    summaries: dict[str, list[Summary]] = field(default_factory=dict)  # model -> its stages' summaries
+
+
+def run_benchmark(data: str, results: str | Path, models: list[LLMClient], *, judges: list[LLMClient] | None = None,
+                  config: str | None = None, split: str = "test", limit: int | None = None,
+                  authors_test_set: bool = False, system_prompt: str | None = None,
+                  bertscore_model: str | None = "sentence-transformers/all-MiniLM-L6-v2", judge_batch: int = 10,
+                  combine: str = "mean", max_attempts: int = 3, structured: bool = True,
+                  bootstrap_samples: int = 1000, progress: bool = True) -> BenchmarkRun:
+    """Ask every model every question closed-book, score the answers, and write the leaderboard."""
+    results = Path(results)
+    questions, info = load_questions(data, config=config, split=split, limit=limit,
+                                     authors_test_set=authors_test_set)
+    write_questions(results, questions, info)
+    prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
+    scorer = ReferenceScorer(bertscore_model)
+    run = BenchmarkRun(board={})
+    for client in models:
+        folder = model_dir(client.name)
+        stages = [answer_stage(client, system_prompt=prompt, folder=folder), score_stage(scorer, folder=folder)]
+        if judges:
+            stages.append(judge_stage(judges, folder=folder, batch_size=judge_batch, combine=combine,
+                                      max_attempts=max_attempts, structured=structured))
+        run.summaries[client.name] = [run_stage(s, results, progress=progress) for s in stages]
+        write_predictions(results, folder, {"model": client.name, "endpoints": client.describe()["endpoints"],
+                                            "params": client.params, "system_prompt": prompt,
+                                            "questions_digest": info["digest"], "scorer": scorer.describe(),
+                                            "judges": [j.name for j in judges or []]})
+    run.board = leaderboard(results, samples=bootstrap_samples)
+    return run

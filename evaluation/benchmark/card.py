@@ -1,0 +1,50 @@
+"""The "Benchmark" section of a published dataset card, added or refreshed in place.
+
+Only the text between our two markers is ours: a card without them gets the section appended; every other
+line of the card stays as it was.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sciqag_dataset.errors import MissingInput, UserError
+
+from .leaderboard import markdown
+
+START, END = "<!-- sciqag-benchmark:start -->", "<!-- sciqag-benchmark:end -->"
+
+
+def section(board: dict, command: str) -> str:
+    q = board["questions"]
+    kept = q.get("authors_test_set")
+    selection = (f"Questions kept as the authors' test set: 3 on every RACAR dimension but agnosticism and no "
+                 f"reference to the source (\"Figure 3\", \"this paper\"): {kept['kept']} kept, {kept['dropped']} "
+                 f"dropped, {kept['unscored']} without the scores to decide.\n\n" if kept else "")
+    return "\n".join([
+        START, "## Benchmark", "",
+        "Closed-book QA: each model saw a system prompt and the question only, never the paper. "
+        "Reference-based scores compare its answer with the reference answer (exact match and token F1 as in "
+        "SQuAD, ROUGE, sentence BLEU on sacrebleu's 0–100 scale, BERTScore F1, number agreement: the share of "
+        "the reference's numbers the answer states); `judge_*` are an LLM judge's 1–3 scores of correctness "
+        "and completeness against the reference.", "",
+        selection + markdown(board),
+        f"Reproduce: `{command}`", END, ""])
+
+
+def update_card(folder: str | Path, board: dict, command: str) -> Path:
+    path = Path(folder) / "README.md"
+    if not path.exists():
+        raise MissingInput(f"{path} not found: --update-card takes a published dataset folder")
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        raise UserError(f"{path} is not a dataset card (no YAML front matter); not changed")
+    block = section(board, command)
+    if START in text and END in text.split(START, 1)[1]:
+        head, rest = text.split(START, 1)
+        text = head + block.rstrip("\n") + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    tmp = path.with_name("README.md.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

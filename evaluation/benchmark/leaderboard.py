@@ -1,0 +1,158 @@
+"""Predictions files and the leaderboard.
+
+``write_predictions``: one row per question of the set (answered or not) with the prediction and every
+score as a column -> ``models/<model>/predictions.jsonl`` (``load_dataset("json", data_files=...)`` reads
+it). ``leaderboard``: per model, each metric's mean over the answered questions (``number_agreement`` over
+those whose reference has numbers) with a 95 % percentile-bootstrap confidence interval (questions resampled
+with replacement), questions answered and failed, and tokens -> ``leaderboard.json``, ``leaderboard.md`` and
+``leaderboard.png``. Models answered on another question set are left out, and named.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sciqag_dataset.jsonl import iter_latest, read_jsonl
+
+from ..plots import _pyplot, _save
+from .judge import JUDGE_DIMENSIONS
+from .metrics import REFERENCE_METRICS
+from .questions import QUESTIONS_INFO, read_questions
+
+log = logging.getLogger(__name__)
+
+METRICS = (*REFERENCE_METRICS, *(f"judge_{d}" for d in JUDGE_DIMENSIONS))
+PREDICTIONS = "predictions.jsonl"
+MODEL_INFO = "model.json"
+
+
+def _latest(path: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in iter_latest(path)} if path.exists() else {}
+
+
+def write_predictions(results: Path, folder: str, info: dict) -> Path:
+    """Join the questions with this model's answers, scores and judgements into its predictions file."""
+    base = results / folder
+    answers, scores = _latest(base / "answers.jsonl"), _latest(base / "scores.jsonl")
+    judged = {item["id"]: item for batch in _latest(base / "judgements.jsonl").values()
+              for item in batch.get("items") or []}
+    rows = []
+    for q in read_questions(results):
+        ans = answers.get(q["id"]) or {}
+        ok = (ans.get("status") or "ok") == "ok" and "prediction" in ans
+        score = scores.get(q["id"]) or {}
+        judge = judged.get(q["id"]) or {}
+        rows.append({
+            "id": q["id"], "paper_id": q.get("paper_id"), "question": q["question"], "reference": q["reference"],
+            "prediction": ans.get("prediction") if ok else None,
+            "status": "answered" if ok else "failed" if ans else "not asked",
+            "error": None if ok else ans.get("error"), "finish_reason": ans.get("finish_reason"),
+            "prompt_tokens": ans.get("prompt_tokens"), "completion_tokens": ans.get("completion_tokens"),
+            **{m: (score if m in REFERENCE_METRICS else judge).get(m) for m in METRICS},
+            "judge_reasons": judge.get("judge_reasons"),
+        })
+    tmp = base / f"{PREDICTIONS}.tmp"
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    tmp.replace(base / PREDICTIONS)
+    (base / MODEL_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return base / PREDICTIONS
+
+
+def bootstrap_ci(values, *, samples: int = 1000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean."""
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2:
+        return (float(x.mean()), float(x.mean())) if len(x) else (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(samples, len(x)))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[str, Any]:
+    answered = [r for r in rows if r["status"] == "answered"]
+    metrics = {}
+    for m in METRICS:
+        values = [r[m] for r in answered if r.get(m) is not None]
+        if not values:
+            continue
+        low, high = bootstrap_ci(values, samples=samples)
+        metrics[m] = {"mean": round(float(np.mean(values)), 4), "ci95": [round(low, 4), round(high, 4)],
+                      "n": len(values)}
+    return {"model": info["model"], "endpoint": info.get("endpoints"), "questions": len(rows),
+            "answered": len(answered), "failed": sum(r["status"] == "failed" for r in rows),
+            "prompt_tokens": sum(r.get("prompt_tokens") or 0 for r in answered),
+            "completion_tokens": sum(r.get("completion_tokens") or 0 for r in answered), "metrics": metrics}
+
+
+def leaderboard(results: Path, *, samples: int = 1000) -> dict[str, Any]:
+    """The leaderboard over every model in ``results`` answered on the current question set."""
+    qinfo = json.loads((results / QUESTIONS_INFO).read_text(encoding="utf-8"))
+    entries, stale = [], []
+    for path in sorted((results / "models").glob(f"*/{MODEL_INFO}")):
+        info = json.loads(path.read_text(encoding="utf-8"))
+        if info.get("questions_digest") != qinfo["digest"]:
+            stale.append(info.get("model") or path.parent.name)
+            continue
+        entries.append(model_entry(list(read_jsonl(path.parent / PREDICTIONS)), info, samples=samples))
+    if stale:
+        log.warning("left out of the leaderboard, answered on another question set: %s", ", ".join(stale))
+    key = next((m for m in ("judge_correctness", "f1") if all(m in e["metrics"] for e in entries)), None)
+    entries.sort(key=lambda e: -(e["metrics"][key]["mean"] if key else 0))
+    board = {"questions": qinfo, "ranked_by": key, "bootstrap_samples": samples, "models": entries,
+             "left_out": stale}
+    (results / "leaderboard.json").write_text(json.dumps(board, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (results / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
+    if entries:
+        bars(board, results / "leaderboard.png")
+    return board
+
+
+def _cell(metric: dict | None, scale: float = 1.0) -> str:
+    if not metric:
+        return "–"
+    low, high = metric["ci95"]
+    return f"{metric['mean'] * scale:.3g} [{low * scale:.3g}, {high * scale:.3g}]"
+
+
+def markdown(board: dict) -> str:
+    """The leaderboard as a Markdown table: mean [95 % CI] per metric."""
+    shown = [m for m in METRICS if any(m in e["metrics"] for e in board["models"])]
+    q = board["questions"]
+    source = f"`{q['data']}`" + (f" (config `{q['config']}`, split `{q['split']}`)" if q.get("config") else "")
+    lines = [f"Closed-book answers to {q['questions']} questions of {source}; mean [95 % bootstrap CI] over the "
+             "answered questions" + (f", ranked by {board['ranked_by']}" if board["ranked_by"] else "") + ".", "",
+             "| model | answered | failed | " + " | ".join(shown) + " | completion tokens |",
+             "|---|---:|---:|" + "---:|" * len(shown) + "---:|"]
+    for e in board["models"]:
+        cells = [_cell(e["metrics"].get(m)) for m in shown]
+        lines.append(f"| {e['model']} | {e['answered']} | {e['failed']} | " + " | ".join(cells)
+                     + f" | {e['completion_tokens']} |")
+    return "\n".join(lines) + "\n"
+
+
+def bars(board: dict, path: Path) -> Path:
+    """One panel per metric: each model's mean with its 95 % interval."""
+    shown = [m for m in METRICS if any(m in e["metrics"] for e in board["models"])]
+    plt = _pyplot()
+    cols = min(4, len(shown))
+    rows = -(-len(shown) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    names = [e["model"].rsplit("/", 1)[-1][:18] for e in board["models"]]
+    for ax, m in zip(axes.flat, shown):
+        means = [e["metrics"].get(m, {}).get("mean", np.nan) for e in board["models"]]
+        err = [[max(0.0, mu - e["metrics"][m]["ci95"][0]) if m in e["metrics"] else 0 for mu, e in
+                zip(means, board["models"])],
+               [max(0.0, e["metrics"][m]["ci95"][1] - mu) if m in e["metrics"] else 0 for mu, e in
+                zip(means, board["models"])]]
+        ax.bar(range(len(names)), means, yerr=err, capsize=3, color="#4c72b0")
+        ax.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=7)
+        ax.set_title(m, fontsize=9)
+    for ax in list(axes.flat)[len(shown):]:
+        ax.axis("off")
+    return _save(fig, path)

@@ -1,0 +1,173 @@
+"""The benchmark's questions: a published folder or Hub id, or a file of pairs -> ``RESULTS/questions.jsonl``.
+
+A published dataset is read with ``load_dataset`` (config ``evaluated``, else ``generated``, else ``seed``;
+split ``test``): the `evaluated` config has a row per pair, the others a row per paper with its ``qa`` list.
+A file is JSON (a list of pairs), JSON Lines or parquet, with ``question``/``answer`` or ``Q``/``A`` keys.
+Only what a closed-book model may see and what scoring needs is kept: an id, the question, the reference
+answer and the paper id; never the paper's text or keywords.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Iterator
+
+from sciqag_dataset.errors import MissingInput, UserError
+from sciqag_dataset.jsonl import read_jsonl
+from sciqag_dataset.stage import digest
+
+from ..filter import pair_verdict
+
+log = logging.getLogger(__name__)
+
+QUESTIONS = "questions.jsonl"
+QUESTIONS_INFO = "questions.json"
+CONFIG_ORDER = ("evaluated", "generated", "seed")
+FILE_SUFFIXES = (".json", ".jsonl", ".parquet")
+
+
+def _pick(row: dict, *keys: str) -> str:
+    for key in keys:
+        value = row.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _file_rows(path: Path) -> list[dict]:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pylist()
+    if path.suffix == ".jsonl":
+        return list(read_jsonl(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc})") from None
+    if isinstance(data, dict):  # {"data": [...]} or any one list of pairs inside an object
+        lists = [v for v in data.values() if isinstance(v, list)]
+        if len(lists) != 1:
+            raise UserError(f"{path}: expected a list of question/answer pairs (or an object holding one list)")
+        data = lists[0]
+    if not isinstance(data, list):
+        raise UserError(f"{path}: expected a list of question/answer pairs")
+    return data
+
+
+def _from_file(path: Path) -> tuple[list[dict], dict]:
+    questions, bad = [], []
+    for n, row in enumerate(_file_rows(path)):
+        q = _pick(row, "question", "Q", "q") if isinstance(row, dict) else ""
+        a = _pick(row, "answer", "A", "a") if isinstance(row, dict) else ""
+        if not (q and a):
+            bad.append(n)
+            continue
+        qid = str(row.get("id") or f"q{n:05d}")
+        questions.append({"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id")})
+    return questions, {"data": str(path), "format": path.suffix.lstrip("."), "rows_without_pair": bad}
+
+
+def _configs(data: str) -> list[str]:
+    from datasets import get_dataset_config_names
+
+    try:
+        return list(get_dataset_config_names(data))
+    except Exception as exc:  # not a dataset folder, no such Hub repo, no network
+        raise UserError(f"cannot read {data!r} as a published dataset (a folder with a README.md declaring "
+                        f"`configs:`, or a Hub id): {type(exc).__name__}: {exc}") from None
+
+
+def _pairs_of(config: str, rows) -> Iterator[tuple[str, dict, dict]]:
+    """(id, pair, the row it came from) in dataset order; ids are ``paper#k``, k counting within the paper."""
+    if config == "evaluated":
+        seen: dict[str, int] = {}
+        for row in rows:
+            k = seen.get(row["paper_id"], 0)
+            seen[row["paper_id"]] = k + 1
+            yield f"{row['paper_id']}#{k}", row, row
+    else:
+        for row in rows:
+            for k, pair in enumerate(row.get("qa") or []):
+                yield f"{row['id']}#{k}", pair, row
+
+
+def _from_dataset(data: str, config: str | None, split: str, authors_test_set: bool) -> tuple[list[dict], dict]:
+    from datasets import load_dataset
+
+    available = _configs(data)
+    if config is None:
+        config = next((c for c in CONFIG_ORDER if c in available), None)
+        if config is None:
+            raise UserError(f"{data}: none of the configs {', '.join(CONFIG_ORDER)} (it has: {', '.join(available)})")
+    elif config not in available:
+        raise UserError(f"{data}: no config {config!r} (it has: {', '.join(available)})")
+    if authors_test_set and config != "evaluated":
+        raise UserError("--authors-test-set keeps pairs by their RACAR scores: it needs the `evaluated` config, "
+                        f"which {data} does not have")
+    try:
+        rows = load_dataset(data, config, split=split)
+    except ValueError as exc:
+        raise UserError(f"{data} ({config}): no split {split!r} ({exc}); choose another with --split") from None
+    questions, verdicts = [], {"kept": 0, "dropped": 0, "unscored": 0}
+    for qid, pair, row in _pairs_of(config, rows):
+        if authors_test_set:
+            failed, missing = pair_verdict(row, authors_test_set=True)
+            if failed or missing:
+                verdicts["unscored" if missing and not failed else "dropped"] += 1
+                continue
+            verdicts["kept"] += 1
+        q, a = _pick(pair, "question"), _pick(pair, "answer")
+        if q and a:
+            questions.append({"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id", row.get("id"))})
+    info: dict[str, Any] = {"data": data, "config": config, "split": split}
+    if authors_test_set:
+        info["authors_test_set"] = verdicts
+    return questions, info
+
+
+def load_questions(data: str, *, config: str | None = None, split: str = "test", limit: int | None = None,
+                   authors_test_set: bool = False) -> tuple[list[dict], dict]:
+    """The benchmark's questions from ``data`` and a description of where they came from."""
+    path = Path(data)
+    if path.is_file() and path.suffix in FILE_SUFFIXES:
+        if authors_test_set:
+            raise UserError("--authors-test-set needs a published `evaluated` config, not a file of pairs")
+        questions, info = _from_file(path)
+        if info["rows_without_pair"]:
+            log.warning("%s: %d row(s) without a question and an answer were left out (rows %s)", path,
+                        len(info["rows_without_pair"]), info["rows_without_pair"][:10])
+    elif path.is_file():
+        raise UserError(f"{data}: a file of pairs must be {', '.join(FILE_SUFFIXES)}")
+    elif not path.exists() and (data.startswith((".", "/")) or data.count("/") > 1):
+        raise MissingInput(f"{data} not found")
+    else:
+        questions, info = _from_dataset(data, config, split, authors_test_set)
+    ids = [q["id"] for q in questions]
+    if len(set(ids)) != len(ids):
+        raise UserError(f"{data}: question ids repeat; give each row a unique `id`")
+    if not questions:
+        raise UserError(f"{data}: no question-answer pairs to ask")
+    if limit is not None:
+        questions = questions[:limit]
+    info.update(questions=len(questions), limit=limit, digest=digest([[q["id"], q["question"], q["reference"]]
+                                                                      for q in questions]))
+    return questions, info
+
+
+def write_questions(results: Path, questions: list[dict], info: dict) -> None:
+    """The question set, written whole (it is derived from DATA, and the answer stages read it)."""
+    results.mkdir(parents=True, exist_ok=True)
+    for name, text in ((QUESTIONS, "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions)),
+                       (QUESTIONS_INFO, json.dumps(info, indent=2, ensure_ascii=False) + "\n")):
+        tmp = results / f"{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(results / name)
+
+
+def read_questions(results: Path) -> list[dict]:
+    path = results / QUESTIONS
+    if not path.exists():
+        raise MissingInput(f"{path} not found: run `sciqag benchmark DATA -o {results}` first")
+    return list(read_jsonl(path))

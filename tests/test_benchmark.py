@@ -1,0 +1,461 @@
+"""`sciqag benchmark` and `sciqag export-task`: the published test split as a closed-book QA benchmark.
+
+Real parts: the metric libraries (rouge-score, sacrebleu, bert-score with the packaged MiniLM), `load_dataset`
+on a folder written by `sciqag publish`, a real `transformers serve` (tiny random model) for the fast tests,
+and the embedded SmolLM2 on llama.cpp plus a real `lm_eval` run in the end-to-end ones. One fake:
+``ScriptedJudge``, a loopback endpoint answering with judge replies written here (no judge able to write exact
+replies runs on this machine).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import datasets
+import pytest
+from conftest import RecordingProxy, read_jsonl, write_jsonl
+
+from sciqag_dataset.cli import main
+from sciqag_dataset.config import Config
+from sciqag_dataset.errors import UserError
+from sciqag_dataset.evaluation.benchmark import answer as answer_module
+from sciqag_dataset.evaluation.benchmark import run_benchmark
+from sciqag_dataset.evaluation.benchmark.card import END, START, update_card
+from sciqag_dataset.evaluation.benchmark.export import export_task
+from sciqag_dataset.evaluation.benchmark.leaderboard import bootstrap_ci
+from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer, exact_match, number_agreement, token_f1
+from sciqag_dataset.evaluation.benchmark.questions import load_questions
+from sciqag_dataset.llm import LLMClient, ResponseCache
+from sciqag_dataset.publish import write_folder
+
+# Our own sample pairs and papers (written for these tests).
+PAIRS = [
+    ("What band gap does anatase titanium dioxide have?", "Anatase has a band gap of about 3.2 eV."),
+    ("Why does cobalt substitution stabilise layered sodium cathodes?",
+     "Cobalt suppresses cation mixing, so the layers stay ordered during cycling."),
+    ("At what temperature were the skutterudite pellets sintered?", "They were sintered at 873 K for 2 hours."),
+    ("Which phase forms when the perovskite film is annealed in humid air?",
+     "A hydrated phase forms, which lowers the absorption."),
+    ("How does grain size change with annealing time?", "Grains grow from 40 nm to 120 nm over 3 hours."),
+    ("What limits the rate capability of the cathode?", "Slow sodium diffusion through the bulk limits it."),
+]
+SECRET = "zirconium-sentinel"  # in every paper's text, title and keywords: it must never reach a prompt
+
+
+def write_pairs_file(path: Path, pairs=PAIRS) -> Path:
+    rows = [{"question": q, "answer": a} for q, a in pairs]
+    rows[1] = {"Q": rows[1]["question"], "A": rows[1]["answer"]}  # the released format's keys
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    return path
+
+
+def published_folder(tmp_path: Path, pairs=PAIRS, scores=None) -> Path:
+    """A folder written by `sciqag publish` (every paper in the test split), `evaluated` and `seed` configs."""
+    work = tmp_path / "work"
+    papers, seed, evaluated = [], [], []
+    for i in range(0, len(pairs), 2):
+        pid = f"paper-{i // 2}"
+        chunk = pairs[i:i + 2]
+        papers.append({"id": pid, "title": f"A {SECRET} study {i}", "text": f"We grew {SECRET} films. " * 20,
+                       "source_format": "txt", "metadata": {"doi": f"10.5555/{i}"}})
+        qa = [{"question": q, "answer": a, "origin": "teacher"} for q, a in chunk]
+        seed.append({"id": pid, "qa": qa, "status": "ok", "keywords": [SECRET, "films"]})
+        for k, (q, a) in enumerate(chunk):
+            s = (scores or {}).get(i + k, {})
+            evaluated.append({"paper_id": pid, "title": papers[-1]["title"], "keywords": [SECRET], "question": q,
+                              "answer": a, "origin": "teacher", "refers_to_source": s.get("refers", False),
+                              **{d: s.get(d, 3) for d in ("relevance", "agnosticism", "completeness", "accuracy",
+                                                          "reasonableness")}, "racar_mean": 3.0})
+    write_jsonl(work / "papers.jsonl", papers)
+    write_jsonl(work / "keywords.jsonl", [{"id": p["id"], "keywords": [SECRET], "status": "ok"} for p in papers])
+    write_jsonl(work / "seed.jsonl", seed)
+    write_jsonl(work / "evaluated.jsonl", evaluated)
+    cfg = Config(work_dir=str(work))
+    cfg.publish.train = cfg.publish.validation = 0.0
+    cfg.publish.configs = ["seed", "evaluated"]
+    return write_folder(work, tmp_path / "pub", cfg)
+
+
+def client(server, results: Path, model: str | None = None, **kw) -> LLMClient:
+    return LLMClient(server.base_url, model or server.model, params={"max_tokens": kw.pop("max_tokens", 8), "temperature": 0.0},
+                     cache=ResponseCache(results / "cache.sqlite"), max_retries=1, backoff=0.05, **kw)
+
+
+# --- reference metrics, checked against values computed by hand ------------------------------------------
+
+def test_reference_metrics_match_hand_computed_values():
+    # normalised: "band gap is 32 ev" both (case, punctuation, the article dropped)
+    assert exact_match("The band gap is 3.2 eV.", "band gap is 3.2 eV") == 1.0
+    assert exact_match("3.2 eV", "3.3 eV") == 0.0
+    # prediction 4 tokens, all in the 6-token reference ("the" dropped): P 1, R 4/6 -> F1 0.8
+    assert token_f1("Cobalt suppresses cation mixing", "Cobalt suppresses the cation mixing in layers") == \
+        pytest.approx(0.8)
+    assert token_f1("", "") == 1.0 and token_f1("x", "") == 0.0
+    # the reference's numbers {3.2, 300}: the prediction states 3.20 only -> 1/2; none in the reference -> None
+    assert number_agreement("It is 3.20 eV.", "3.2 eV at 300 K") == 0.5
+    assert number_agreement("It is 3.2 eV.", "no numbers here") is None
+
+    scorer = ReferenceScorer(bertscore_model=None)
+    s = scorer("Cobalt suppresses cation mixing", "Cobalt suppresses the cation mixing in layers")
+    # stemmed tokens: prediction cobalt suppress cation mix (4); reference + the, in, layer (7)
+    assert s["rouge1"] == pytest.approx(8 / 11, abs=1e-6)  # P 4/4, R 4/7
+    assert s["rouge2"] == pytest.approx(4 / 9, abs=1e-6)  # bigrams: 2 of 3 / 2 of 6
+    assert s["rougeL"] == pytest.approx(8 / 11, abs=1e-6)  # the LCS is the whole prediction
+    assert scorer("the same sentence here", "the same sentence here")["bleu"] == pytest.approx(100.0)
+    assert scorer("alpha beta", "gamma delta epsilon")["bleu"] == pytest.approx(0.0)
+    assert s["bertscore"] is None
+
+
+def test_bertscore_runs_offline_on_the_packaged_model():
+    scorer = ReferenceScorer()
+    same = scorer("Cobalt suppresses cation mixing.", "Cobalt suppresses cation mixing.")["bertscore"]
+    close = scorer("Cobalt prevents the mixing of cations.", "Cobalt suppresses cation mixing.")["bertscore"]
+    far = scorer("The pellets were sintered at 873 K.", "Cobalt suppresses cation mixing.")["bertscore"]
+    assert same == pytest.approx(1.0, abs=1e-4) and far < close < same
+    assert scorer("", "Cobalt suppresses cation mixing.")["bertscore"] == 0.0
+    assert scorer.describe()["bertscore"] == {"model": "sentence-transformers/all-MiniLM-L6-v2", "layer": 6,
+                                              "idf": False, "rescaled": False}
+
+
+def test_bootstrap_interval():
+    assert bootstrap_ci([0.5] * 10) == (0.5, 0.5)
+    low, high = bootstrap_ci([0, 1] * 50)
+    assert 0.38 < low < 0.5 < high < 0.62  # the normal approximation: 0.5 +- 1.96 * 0.05
+    assert bootstrap_ci([0, 1] * 50) == (low, high)  # seeded: the same interval every run
+    assert all(math.isnan(x) for x in bootstrap_ci([]))
+
+
+# --- the question set ---------------------------------------------------------------------------------
+
+def test_questions_from_files_of_pairs(tmp_path):
+    path = write_pairs_file(tmp_path / "pairs.json")
+    questions, info = load_questions(str(path))
+    assert [q["question"] for q in questions] == [q for q, _ in PAIRS]
+    assert questions[1]["reference"] == PAIRS[1][1] and questions[0]["id"] == "q00000"
+    write_jsonl(tmp_path / "pairs.jsonl", [{"id": "a", "question": "Q?", "answer": "A."}, {"question": "no answer"}])
+    questions, info = load_questions(str(tmp_path / "pairs.jsonl"))
+    assert [q["id"] for q in questions] == ["a"] and info["rows_without_pair"] == [1]  # named, not silent
+    datasets.Dataset.from_list([{"question": q, "answer": a} for q, a in PAIRS]).to_parquet(str(tmp_path / "p.parquet"))
+    assert len(load_questions(str(tmp_path / "p.parquet"), limit=2)[0]) == 2
+    (tmp_path / "wrapped.json").write_text(json.dumps({"data": [{"question": "Q?", "answer": "A."}]}))
+    assert len(load_questions(str(tmp_path / "wrapped.json"))[0]) == 1
+    write_jsonl(tmp_path / "dup.jsonl", [{"id": "a", "question": "Q?", "answer": "A."}] * 2)
+    with pytest.raises(UserError, match="ids repeat"):
+        load_questions(str(tmp_path / "dup.jsonl"))
+
+
+def test_questions_from_a_published_folder_and_the_authors_test_set(tmp_path):
+    scores = {1: {"accuracy": 2}, 2: {"refers": True}, 3: {"agnosticism": 1}}
+    pub = published_folder(tmp_path, scores=scores)
+    questions, info = load_questions(str(pub))
+    assert info["config"] == "evaluated" and info["split"] == "test" and len(questions) == len(PAIRS)
+    assert questions[0]["id"] == "paper-0#0" and questions[1]["id"] == "paper-0#1"
+    seed_questions, seed_info = load_questions(str(pub), config="seed")
+    assert [q["id"] for q in seed_questions] == [q["id"] for q in questions]  # the same ids from either config
+    kept, info = load_questions(str(pub), authors_test_set=True)
+    # pair 1 has accuracy 2 and pair 2 cites its source: dropped; agnosticism 1 is left to the regex: kept
+    assert [q["id"] for q in kept] == ["paper-0#0", "paper-1#1", "paper-2#0", "paper-2#1"]
+    assert info["authors_test_set"] == {"kept": 4, "dropped": 2, "unscored": 0}
+    with pytest.raises(UserError, match="no split 'train'"):
+        load_questions(str(pub), split="train")
+    with pytest.raises(UserError, match="needs the `evaluated` config"):
+        load_questions(str(pub), config="seed", authors_test_set=True)
+
+
+# --- answering: closed book, resumable --------------------------------------------------------------------
+
+def test_nothing_from_the_paper_reaches_the_model(says_server, tmp_path):
+    pub = published_folder(tmp_path)
+    results = tmp_path / "res"
+    with RecordingProxy(says_server.base_url) as proxy:
+        run = run_benchmark(str(pub), results, [client(proxy, results, says_server.model)], bertscore_model=None,
+                            system_prompt="Answer briefly.", progress=False)
+        bodies = [json.loads(r["body"]) for r in proxy.requests if r["path"].endswith("/chat/completions")]
+    assert len(bodies) == len(PAIRS)
+    for body, (q, _) in zip(sorted(bodies, key=lambda b: b["messages"][1]["content"]), sorted(PAIRS)):
+        assert body["messages"] == [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": q}]
+        assert SECRET not in json.dumps(body) and "films" not in json.dumps(body)
+    entry = run.board["models"][0]
+    assert entry["answered"] == len(PAIRS) and entry["failed"] == 0
+    rows = datasets.load_dataset("json", data_files=str(results / answer_module.model_dir(says_server.model)
+                                                        / "predictions.jsonl"), split="train")
+    assert len(rows) == len(PAIRS) and {"prediction", "f1", "rougeL", "bleu", "judge_correctness"} <= set(rows.column_names)
+
+
+def test_a_killed_benchmark_resumes_without_asking_again(tiny_server, tmp_path):
+    n = 40
+    pairs = tmp_path / "pairs.jsonl"
+    write_jsonl(pairs, [{"question": f"Question {i}: what is the band gap of sample {i}?", "answer": f"{i}.5 eV"}
+                        for i in range(n)])
+    results = tmp_path / "res"
+    answers = results / answer_module.model_dir(tiny_server.model) / "answers.jsonl"
+    cmd = [sys.executable, "-m", "sciqag_dataset.cli", "benchmark", str(pairs), "-o", str(results), "--endpoint",
+           tiny_server.base_url, "--model", tiny_server.model, "--max-tokens", "8", "--concurrency", "2",
+           "--no-bertscore"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and (not answers.exists() or len(read_jsonl(answers)) < 5):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = {r["id"] for r in read_jsonl(answers)}
+    assert 5 <= len(before) < n, "the kill must land mid-run"
+
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(before)} skipped" in done.stdout
+    usage = json.loads((answers.parent / "answers_manifest.json").read_text())["model"]["usage"]
+    # finished questions were not asked again; at most the two in flight at the kill come from the cache
+    assert usage["requests"] + usage["cached"] == n - len(before) and usage["cached"] <= 2
+    board = json.loads((results / "leaderboard.json").read_text())
+    assert board["models"][0]["answered"] == n and "f1" in board["models"][0]["metrics"]
+
+
+def test_a_model_needs_an_endpoint_and_a_foreign_folder_is_refused(tmp_path, capsys):
+    pairs = write_pairs_file(tmp_path / "pairs.json")
+    assert main(["benchmark", str(pairs), "-o", str(tmp_path / "r"), "--model", "gpt-4o"]) == 2
+    assert "needs an --endpoint" in capsys.readouterr().err
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    assert main(["export-task", "lm-eval", str(pairs), "-o", str(foreign)]) == 2
+    assert (foreign / "notes.txt").read_text() == "mine" and sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+
+
+# --- the judge --------------------------------------------------------------------------------------------
+
+class ScriptedJudge:
+    """FAKE OpenAI-style endpoint (loopback): judge replies written by the test, chosen by the dimension the
+    prompt asks for; it counts the questions in the prompt and returns ``scores[dim]`` for each."""
+
+    def __init__(self, scores: dict[str, int]):
+        self.requests: list[dict] = []
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                judge.requests.append(body)
+                prompt = body["messages"][-1]["content"]
+                dim = next(d for d in scores if f"Rate the {d}" in prompt)
+                n = prompt.count("\nModel answer ")
+                text = json.dumps([{"score": scores[dim], "reasons": f"{dim} {k}"} for k in range(n)])
+                data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                                   "choices": [{"index": 0, "finish_reason": "stop",
+                                                "message": {"role": "assistant", "content": text}}],
+                                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_judge_committee_scores_batches_and_a_gibberish_judge_invents_nothing(says_server, tiny_server, tmp_path):
+    pairs = write_pairs_file(tmp_path / "pairs.json")
+    results = tmp_path / "res"
+    a, b = ScriptedJudge({"correctness": 3, "completeness": 2}), ScriptedJudge({"correctness": 1, "completeness": 2})
+    try:
+        judges = [LLMClient(a.base_url, "judge-a"), LLMClient(b.base_url, "judge-b")]
+        run = run_benchmark(str(pairs), results, [client(says_server, results)], judges=judges, judge_batch=4,
+                            combine="min", bertscore_model=None, progress=False)
+        # 6 questions in batches of 4: 2 batches x 2 dimensions per judge, each question seen by the judge
+        assert len(a.requests) == len(b.requests) == 4
+        prompt = a.requests[0]["messages"][0]["content"]
+        assert PAIRS[0][0] in prompt and PAIRS[0][1] in prompt and "Model answer 1:" in prompt
+    finally:
+        a.close()
+        b.close()
+    rows = read_jsonl(results / answer_module.model_dir(says_server.model) / "predictions.jsonl")
+    assert {(r["judge_correctness"], r["judge_completeness"]) for r in rows} == {(1, 2)}  # min of the committee
+    assert rows[0]["judge_reasons"]["correctness"] == "judge-a: correctness 0\njudge-b: correctness 0"
+    assert run.board["models"][0]["metrics"]["judge_correctness"] == {"mean": 1.0, "ci95": [1.0, 1.0], "n": 6}
+
+    results2 = tmp_path / "res2"
+    judge = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 16}, max_retries=0)
+    run = run_benchmark(str(pairs), results2, [client(says_server, results2)], judges=[judge], judge_batch=10,
+                        max_attempts=2, bertscore_model=None, progress=False)
+    batch = read_jsonl(results2 / answer_module.model_dir(says_server.model) / "judgements.jsonl")[0]
+    assert batch["status"] == "unjudged" and batch["judge_calls"] == 4  # 2 dimensions x 2 attempts
+    assert all(it["judge_correctness"] is None and "[missing:" in it["judge_reasons"]["correctness"]
+               for it in batch["items"])
+    assert "judge_correctness" not in run.board["models"][0]["metrics"]
+
+
+# --- the card and the leaderboard across runs --------------------------------------------------------------
+
+def test_the_card_section_is_added_then_refreshed_and_nothing_else_changes(says_server, tmp_path):
+    pub = published_folder(tmp_path)
+    card = pub / "README.md"
+    original = card.read_text()
+    results = tmp_path / "res"
+    run = run_benchmark(str(pub), results, [client(says_server, results)], bertscore_model=None, progress=False)
+    update_card(pub, run.board, "sciqag benchmark pub")
+    text = card.read_text()
+    assert text.startswith(original.rstrip("\n")) and text.count(START) == 1 and "## Benchmark" in text
+    assert says_server.model in text and "Reproduce: `sciqag benchmark pub`" in text
+    card.write_text(text + "\n## Notes added by hand\n\nKeep me.\n")
+    update_card(pub, run.board, "sciqag benchmark pub --limit 2")
+    again = card.read_text()
+    assert again.count(START) == again.count(END) == 1 and "--limit 2" in again and "Keep me." in again
+    assert again.split(START)[0] == text.split(START)[0]
+    assert datasets.load_dataset(str(pub), "evaluated", split="test").num_rows == len(PAIRS)  # still a dataset card
+
+
+def test_models_answered_on_another_question_set_are_left_out(says_server, tmp_path):
+    pairs = write_pairs_file(tmp_path / "pairs.json")
+    results = tmp_path / "res"
+    run_benchmark(str(pairs), results, [client(says_server, results)], bertscore_model=None, progress=False)
+    run = run_benchmark(str(pairs), results, [client(says_server, results, label="second")], limit=3,
+                        bertscore_model=None, progress=False)
+    assert [e["model"] for e in run.board["models"]] == ["second"] and run.board["left_out"] == [says_server.model]
+    assert (results / "leaderboard.png").stat().st_size > 0
+    assert "| second | 3 | 0 |" in (results / "leaderboard.md").read_text()
+
+
+# --- exported tasks ----------------------------------------------------------------------------------------
+
+def test_exported_tasks_load_the_same_split_with_the_same_prompt(tmp_path):
+    import yaml
+
+    pub = published_folder(tmp_path)
+    export_task("lm-eval", str(pub), tmp_path / "lm", system_prompt="Answer briefly.", max_tokens=64)
+    task = yaml.safe_load((tmp_path / "lm" / "sciqag.yaml").read_text())
+    assert task["dataset_path"] == str(pub.resolve()) and task["dataset_name"] == "evaluated"
+    assert task["test_split"] == "test" and task["description"] == "Answer briefly."
+    assert task["doc_to_text"] == "{{question}}" and task["generation_kwargs"]["max_gen_toks"] == 64
+    assert [m["metric"] for m in task["metric_list"]] == ["exact_match", "bleu", "chrf"]
+    assert datasets.load_dataset(task["dataset_path"], task["dataset_name"], split="test").num_rows == len(PAIRS)
+
+    export_task("lm-eval", str(pub), tmp_path / "lm-seed", config="seed")
+    text = (tmp_path / "lm-seed" / "sciqag.yaml").read_text()
+    assert "process_docs: !function utils.flatten" in text
+    sys.path.insert(0, str(tmp_path / "lm-seed"))
+    try:
+        import utils  # the flatten written beside the task: one document per pair
+
+        flat = utils.flatten(datasets.load_dataset(str(pub), "seed", split="test"))
+        assert flat["question"] == [q for q, _ in PAIRS]
+    finally:
+        sys.path.remove(str(tmp_path / "lm-seed"))
+        sys.modules.pop("utils", None)
+
+    written = export_task("lighteval", str(write_pairs_file(tmp_path / "pairs.json")), tmp_path / "le")
+    source = (tmp_path / "le" / "sciqag_lighteval.py").read_text()
+    compile(source, "sciqag_lighteval.py", "exec")
+    assert "Metrics.rougeL" in source and "normalized_f1" in source
+    copied = read_jsonl(tmp_path / "le" / "sciqag_data" / "test.jsonl")
+    assert copied[1] == {"question": PAIRS[1][0], "answer": PAIRS[1][1]}  # Q/A keys become question/answer
+    model = yaml.safe_load((tmp_path / "le" / "sciqag_litellm.yaml").read_text())["model_parameters"]
+    assert model["system_prompt"] == answer_module.DEFAULT_SYSTEM_PROMPT and len(written) == 3
+    with pytest.raises(UserError, match="one question per row"):
+        export_task("lighteval", str(pub), tmp_path / "le-seed", config="seed")
+
+
+# --- end to end with the embedded model ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def embedded_server(tmp_path_factory):
+    from sciqag_dataset.llm import embedded
+
+    server = embedded.start(embedded.choose_here(), log_path=tmp_path_factory.mktemp("embedded") / "server.log")
+    yield server
+    server.stop()
+
+
+@pytest.mark.e2e
+def test_benchmark_the_embedded_model_out_of_the_box_and_update_the_card(tmp_path, capsys):
+    pub = published_folder(tmp_path)
+    results = tmp_path / "res"
+    assert main(["benchmark", str(pub), "-o", str(results), "--limit", "4", "--update-card", str(pub)]) == 0
+    out = capsys.readouterr().out
+    assert "HuggingFaceTB/SmolLM2-135M-Instruct: answer: 4 ok; score: 4 ok" in out
+    board = json.loads((results / "leaderboard.json").read_text())
+    entry = board["models"][0]
+    assert entry["answered"] == 4 and entry["completion_tokens"] > 0
+    for metric in ("f1", "rougeL", "bleu", "bertscore"):
+        low, high = entry["metrics"][metric]["ci95"]
+        assert low <= entry["metrics"][metric]["mean"] <= high
+    rows = read_jsonl(results / "models" / "HuggingFaceTB_SmolLM2-135M-Instruct" / "predictions.jsonl")
+    assert all(r["prediction"] and r["bertscore"] is not None for r in rows)
+    assert "## Benchmark" in (pub / "README.md").read_text()
+    # a rerun asks nothing and starts no server
+    assert main(["benchmark", str(pub), "-o", str(results), "--limit", "4"]) == 0
+    assert "answer: 4 skipped" in capsys.readouterr().out
+    assert "Starting the embedded" not in capsys.readouterr().err
+
+
+@pytest.mark.e2e
+def test_lm_eval_runs_the_exported_task_against_the_embedded_server(embedded_server, tmp_path):
+    pairs = write_pairs_file(tmp_path / "pairs.json")
+    results = tmp_path / "res"
+    llm = LLMClient(embedded_server.base_url, embedded_server.model, params={"max_tokens": 64, "temperature": 0.0},
+                    concurrency=1)
+    ours = run_benchmark(str(pairs), results, [llm], limit=3, bertscore_model=None, progress=False)
+    assert ours.board["models"][0]["answered"] == 3
+
+    assert main(["export-task", "lm-eval", str(pairs), "-o", str(tmp_path / "task"), "--max-tokens", "64"]) == 0
+    lm_eval = Path(sys.executable).parent / "lm_eval"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    proc = subprocess.run(
+        [str(lm_eval), "--model", "local-chat-completions", "--model_args",
+         f"model={embedded_server.model},base_url={embedded_server.base_url}/chat/completions,tokenizer_backend=none",
+         "--apply_chat_template", "--include_path", str(tmp_path / "task"), "--tasks", "sciqag", "--limit", "3",
+         "--output_path", str(tmp_path / "lm_out"), "--log_samples"],
+        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(next((tmp_path / "lm_out").rglob("results_*.json")).read_text())["results"]["sciqag"]
+    assert {"exact_match,none", "bleu,none", "chrf,none"} <= set(result)
+    samples = [json.loads(line) for line in next((tmp_path / "lm_out").rglob("samples_sciqag_*.jsonl")).open()]
+    assert len(samples) == 3
+    messages = json.loads(samples[0]["arguments"]["gen_args_0"]["arg_0"][0])
+    assert messages == [{"role": "system", "content": answer_module.DEFAULT_SYSTEM_PROMPT},
+                        {"role": "user", "content": PAIRS[0][0]}]  # the prompt `sciqag benchmark` sends
+    ours_first = read_jsonl(results / answer_module.model_dir(embedded_server.model) / "predictions.jsonl")[0]
+    assert samples[0]["resps"][0][0].strip() == ours_first["prediction"]  # greedy: the same answer from both
+
+
+@pytest.mark.skipif(not os.environ.get("SCIQAG_LIGHTEVAL"), reason="lighteval lives in a venv of its own: set "
+                    "SCIQAG_LIGHTEVAL to its `lighteval` executable (README, Benchmark a model)")
+def test_lighteval_runs_the_exported_task(embedded_server, tmp_path):
+    import yaml
+
+    pairs = write_pairs_file(tmp_path / "pairs.json")
+    export_task("lighteval", str(pairs), tmp_path / "task", max_tokens=64)
+    config = tmp_path / "task" / "sciqag_litellm.yaml"
+    model = yaml.safe_load(config.read_text())
+    model["model_parameters"].update(model_name=f"openai/{embedded_server.model}", base_url=embedded_server.base_url,
+                                     concurrent_requests=1, max_model_length=2048)
+    config.write_text(yaml.safe_dump(model))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.run([os.environ["SCIQAG_LIGHTEVAL"], "endpoint", "litellm", str(config), "sciqag|0",
+                           "--custom-tasks", str(tmp_path / "task" / "sciqag_lighteval.py"), "--max-samples", "3",
+                           "--output-dir", str(tmp_path / "le_out")], capture_output=True, text=True, timeout=600,
+                          env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(next((tmp_path / "le_out").rglob("results_*.json")).read_text())["results"]["sciqag|0"]
+    assert {"em", "normalized_f1", "rougeL", "bleu"} <= set(result)
+    shutil.rmtree(tmp_path / ".litellm_cache", ignore_errors=True)
