@@ -77,6 +77,7 @@ class _Score:
 
 
 def score_stage(scorer: ReferenceScorer, *, folder: str) -> Stage:
-    return Stage(name="score", inputs=_scored_inputs(folder), process=_Score(scorer),
+    inputs = _scored_inputs(folder)
+    return Stage(name="score", inputs=inputs, process=_Score(scorer), count=lambda results: sum(1 for _ in inputs(results)),
                  output=f"{folder}/scores.jsonl", params={"bertscore_model": scorer.bertscore_model},
                  describe=scorer.describe, unit="answer")

@@ -153,6 +153,7 @@ def bars(board: dict, path: Path) -> Path:
         ax.bar(range(len(names)), means, yerr=err, capsize=3, color="#4c72b0")
         ax.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=7)
         ax.set_title(m, fontsize=9)
+        ax.set_ylim(bottom=0)
     for ax in list(axes.flat)[len(shown):]:
         ax.axis("off")
     return _save(fig, path)
