@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from sciqag_dataset.schema import RACAR_DIMENSIONS
+from sciqag_dataset.stage import digest
 
 from .judging import judgements_format
 
@@ -140,6 +141,11 @@ def build_racar_messages(dimension: str, pairs: Sequence[dict], paper_text: str 
 def racar_prompt_chars(dimension: str, pairs: Sequence[dict]) -> int:
     """Characters of the prompt without the paper text (to size the paper's share of the context)."""
     return len(build_racar_messages(dimension, pairs)[0]["content"]) + len(RETRY_NOTE) + 200
+
+
+def racar_prompts_digest() -> str:
+    """A hash of every RACAR prompt text: part of the stage's parameters, so new prompts judge again."""
+    return digest([_INTROS, RACAR_CRITERIA, RACAR_OUTPUT, RETRY_NOTE, RACAR_INPUTS, _ITEM_NAMES])
 
 
 def racar_response_format(dimension: str) -> dict:

@@ -34,7 +34,8 @@ from sciqag_dataset.qa.rules import refers_to_source
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.stage import Stage
 
-from .judge_prompts import RACAR_INPUTS, SEES_PAPER, build_racar_messages, racar_prompt_chars, racar_response_format
+from .judge_prompts import (RACAR_INPUTS, SEES_PAPER, build_racar_messages, racar_prompt_chars, racar_prompts_digest,
+                            racar_response_format)
 from .judgements import COMBINE_MODES, agreement_counts, agreement_figures, combine_scores, judge_agreement
 from .judging import DimensionResult, Judge, judge_items, make_judges
 
@@ -129,6 +130,7 @@ def stage(judges: list[LLMClient], *, source: str | None = None, combine: str = 
     return Stage(
         name="racar", inputs=lambda work: records.qa_papers(work, source), process=one,
         params={"judges": [[j.name, j.client.params] for j in members], "combine": combine,
+                "prompts": racar_prompts_digest(),
                 "max_attempts": max_attempts, "context_tokens": context_tokens, "chars_per_token": chars_per_token},
         concurrency=max(1, math.ceil(capacity / len(RACAR_DIMENSIONS))) + 1,
         count=lambda work: records.count_qa(work, source),

@@ -230,6 +230,8 @@ def benchmark_models(template, urls: list[str] | None, models: list[str] | None)
         raise UserError(f"--model {models[0]} needs an --endpoint that serves it (without one, the benchmark asks "
                         f"the embedded {embedded.DEFAULT_MODEL_ID})")
     members = committee(template, [], urls, models, flag="")
+    if any(not m.model for m in members):
+        raise UserError("name the model an --endpoint serves with --model (one for all endpoints, or one each)")
     grouped: dict[str | None, list] = {}
     for m in members:  # one model on several endpoints: one entry, its replicas
         grouped.setdefault(m.model, []).append(m)

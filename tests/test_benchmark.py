@@ -220,15 +220,63 @@ def test_a_killed_benchmark_resumes_without_asking_again(tiny_server, tmp_path):
     assert board["models"][0]["answered"] == n and "f1" in board["models"][0]["metrics"]
 
 
-def test_a_model_needs_an_endpoint_and_a_foreign_folder_is_refused(tmp_path, capsys):
+def test_bad_model_options_and_foreign_folders_are_refused_before_any_work(tmp_path, capsys):
     pairs = write_pairs_file(tmp_path / "pairs.json")
-    assert main(["benchmark", str(pairs), "-o", str(tmp_path / "r"), "--model", "gpt-4o"]) == 2
+    results = tmp_path / "r"
+    assert main(["benchmark", str(pairs), "-o", str(results), "--model", "gpt-4o"]) == 2
     assert "needs an --endpoint" in capsys.readouterr().err
+    assert main(["benchmark", str(pairs), "-o", str(results), "--endpoint", "http://127.0.0.1:9/v1",
+                 "--endpoint", "http://127.0.0.1:8/v1"]) == 2
+    assert "name the model an --endpoint serves" in capsys.readouterr().err
     foreign = tmp_path / "foreign"
     foreign.mkdir()
-    (foreign / "notes.txt").write_text("mine")
-    assert main(["export-task", "lm-eval", str(pairs), "-o", str(foreign)]) == 2
-    assert (foreign / "notes.txt").read_text() == "mine" and sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+    (foreign / "README.md").write_text("---\nlicense: mit\n---\n# Someone's dataset\n")
+    assert main(["benchmark", str(pairs), "-o", str(results), "--update-card", str(foreign)]) == 2
+    assert "not a SciQAG dataset card" in capsys.readouterr().err and not results.exists()
+    for command in (["benchmark", str(pairs)], ["export-task", "lm-eval", str(pairs)]):
+        assert main(command + ["-o", str(foreign)]) == 2
+        assert "was not created by sciqag" in capsys.readouterr().err
+    assert sorted(p.name for p in foreign.iterdir()) == ["README.md"]
+    assert (foreign / "README.md").read_text().endswith("# Someone's dataset\n")
+    (tmp_path / "bad.jsonl").write_text('{"question": "Q?", "answer": "A."}\n{"question": \n')
+    assert main(["benchmark", str(tmp_path / "bad.jsonl"), "-o", str(tmp_path / "r2")]) == 2
+    assert "bad.jsonl, line 2: not valid JSON" in capsys.readouterr().err
+
+
+def test_model_flags_apply_to_the_embedded_default_and_a_llama_cpp_judge_gets_plain_requests(tmp_path):
+    from sciqag_dataset.cli import build_parser
+    from sciqag_dataset.cli.benchmark import _model_template
+    from sciqag_dataset.evaluation.judging import make_judges
+    from sciqag_dataset.llm.endpoint import JudgeEndpointConfig
+    from sciqag_dataset.pipeline import Endpoints
+
+    args = build_parser().parse_args(["benchmark", "d.json", "--max-tokens", "64", "--temperature", "0.3"])
+    assert _model_template(args) == {"max_tokens": 64, "temperature": 0.3}
+    for backend, takes_schema in (("llama.cpp", False), ("transformers", True)):
+        cfg = Config(work_dir=str(tmp_path / backend))
+        cfg.embedded.backend = backend
+        with Endpoints(cfg) as endpoints:  # no request is sent: no server starts
+            judge = endpoints.client(JudgeEndpointConfig())
+            assert judge.json_schema is takes_schema and make_judges([judge])[0].structured is takes_schema
+            assert not endpoints.started
+
+
+def test_a_model_that_answers_nothing_and_two_models_of_one_name(says_server, tmp_path):
+    pairs = write_pairs_file(tmp_path / "pairs.json")
+    results = tmp_path / "res"
+    dead = LLMClient("http://127.0.0.1:9/v1", "dead", max_retries=0, timeout=2)
+    run = run_benchmark(str(pairs), results, [dead], bertscore_model=None, progress=False)
+    entry = run.board["models"][0]
+    assert (entry["answered"], entry["failed"], entry["metrics"]) == (0, len(PAIRS), {})
+    assert run.summaries["dead"][0].failed == len(PAIRS) and not (results / "leaderboard.png").exists()
+    # a reply cut at max_tokens is the model's answer, scored, not a failure left out of the means
+    run = run_benchmark(str(pairs), results, [client(says_server, results, max_tokens=2)], bertscore_model=None,
+                        progress=False)
+    rows = read_jsonl(results / answer_module.model_dir(says_server.model) / "predictions.jsonl")
+    assert {(r["status"], r["finish_reason"]) for r in rows} == {("answered", "length")}
+    with pytest.raises(UserError, match="share a name"):
+        run_benchmark(str(pairs), results, [client(says_server, results), client(says_server, results)],
+                      bertscore_model=None, progress=False)
 
 
 # --- the judge --------------------------------------------------------------------------------------------
@@ -293,6 +341,12 @@ def test_a_judge_committee_scores_batches_and_a_gibberish_judge_invents_nothing(
     assert {(r["judge_correctness"], r["judge_completeness"]) for r in rows} == {(1, 2)}  # min of the committee
     assert rows[0]["judge_reasons"]["correctness"] == "judge-a: correctness 0\njudge-b: correctness 0"
     assert run.board["models"][0]["metrics"]["judge_correctness"] == {"mean": 1.0, "ci95": [1.0, 1.0], "n": 6}
+    # new answers (another system prompt, a longer budget) and no judge: the old judgements are not theirs
+    run = run_benchmark(str(pairs), results, [client(says_server, results, max_tokens=32)],
+                        system_prompt="Answer in one word.", bertscore_model=None, progress=False)
+    rows = read_jsonl(results / answer_module.model_dir(says_server.model) / "predictions.jsonl")
+    assert all(r["judge_correctness"] is None and r["f1"] is not None for r in rows)
+    assert "judge_correctness" not in run.board["models"][0]["metrics"]
 
     results2 = tmp_path / "res2"
     judge = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 16}, max_retries=0)
@@ -409,8 +463,8 @@ def test_benchmark_the_embedded_model_out_of_the_box_and_update_the_card(tmp_pat
     assert "## Benchmark" in (pub / "README.md").read_text()
     # a rerun asks nothing and starts no server
     assert main(["benchmark", str(pub), "-o", str(results), "--limit", "4"]) == 0
-    assert "answer: 4 skipped" in capsys.readouterr().out
-    assert "Starting the embedded" not in capsys.readouterr().err
+    rerun = capsys.readouterr()
+    assert "answer: 4 skipped" in rerun.out and "Starting the embedded" not in rerun.err
 
 
 @pytest.mark.e2e

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sciqag_dataset.errors import UserError
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.runner import Summary, run_stage
 
@@ -47,22 +48,25 @@ def run_benchmark(data: str, results: str | Path, models: list[LLMClient], *, ju
                   bootstrap_samples: int = 1000, progress: bool = True) -> BenchmarkRun:
     """Ask every model every question closed-book, score the answers, and write the leaderboard."""
     results = Path(results)
+    folders = [model_dir(c.name) for c in models]
+    if len(set(folders)) < len(folders):
+        raise UserError("two models under benchmark share a name (" + ", ".join(c.name for c in models) + "): their "
+                        "answers would share a folder; give each a name of its own")
     questions, info = load_questions(data, config=config, split=split, limit=limit,
                                      authors_test_set=authors_test_set)
     write_questions(results, questions, info)
     prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
     scorer = ReferenceScorer(bertscore_model)
     run = BenchmarkRun(board={})
-    for client in models:
-        folder = model_dir(client.name)
+    alike = {"system_prompt": prompt, "scorer": scorer.describe()}  # what makes the models' scores comparable
+    for client, folder in zip(models, folders):
         stages = [answer_stage(client, system_prompt=prompt, folder=folder), score_stage(scorer, folder=folder)]
         if judges:
             stages.append(judge_stage(judges, folder=folder, batch_size=judge_batch, combine=combine,
                                       max_attempts=max_attempts, structured=structured))
         run.summaries[client.name] = [run_stage(s, results, progress=progress) for s in stages]
         write_predictions(results, folder, {"model": client.name, "endpoints": client.describe()["endpoints"],
-                                            "params": client.params, "system_prompt": prompt,
-                                            "questions_digest": info["digest"], "scorer": scorer.describe(),
+                                            "params": client.params, "questions_digest": info["digest"], **alike,
                                             "judges": [j.name for j in judges or []]})
-    run.board = leaderboard(results, samples=bootstrap_samples)
+    run.board = leaderboard(results, samples=bootstrap_samples, current=alike)
     return run

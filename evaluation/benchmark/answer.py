@@ -14,7 +14,7 @@ from typing import Iterator
 
 from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.stage import Stage
+from sciqag_dataset.stage import Stage, digest
 
 from .metrics import ReferenceScorer
 from .questions import read_questions
@@ -42,7 +42,8 @@ def _questions(results: Path) -> Iterator[dict]:
 
 def answer_stage(client: LLMClient, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT, folder: str) -> Stage:
     async def ask(q: dict) -> dict:
-        resp = await client.chat(closed_book_messages(q["question"], system_prompt))
+        # an empty or cut reply is the model's answer (it scores 0), not a failure left out of the means
+        resp = await client.chat(closed_book_messages(q["question"], system_prompt), partial=True)
         return {"id": q["id"], "status": "ok", "prediction": resp.text.strip(), "finish_reason": resp.finish_reason,
                 "prompt_tokens": resp.prompt_tokens, "completion_tokens": resp.completion_tokens}
 
@@ -73,7 +74,8 @@ class _Score:
         self.scorer = scorer
 
     def __call__(self, rec: dict) -> dict:
-        return {"id": rec["id"], "status": "ok", **self.scorer(rec["prediction"], rec["reference"])}
+        return {"id": rec["id"], "status": "ok", "prediction_digest": digest(rec["prediction"]),
+                **self.scorer(rec["prediction"], rec["reference"])}
 
 
 def score_stage(scorer: ReferenceScorer, *, folder: str) -> Stage:

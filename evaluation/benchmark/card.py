@@ -1,11 +1,13 @@
 """The "Benchmark" section of a published dataset card, added or refreshed in place.
 
 Only the text between our two markers is ours: a card without them gets the section appended; every other
-line of the card stays as it was.
+line of the card stays as it was. Only a card `sciqag publish` wrote (its `sciqag` tag) is edited.
 """
 from __future__ import annotations
 
 from pathlib import Path
+
+import yaml
 
 from sciqag_dataset.errors import MissingInput, UserError
 
@@ -31,13 +33,24 @@ def section(board: dict, command: str) -> str:
         f"Reproduce: `{command}`", END, ""])
 
 
-def update_card(folder: str | Path, board: dict, command: str) -> Path:
+def check_card(folder: str | Path) -> str:
+    """The text of the SciQAG dataset card in ``folder``; UserError for any other file (it is not ours to edit)."""
     path = Path(folder) / "README.md"
     if not path.exists():
-        raise MissingInput(f"{path} not found: --update-card takes a published dataset folder")
+        raise MissingInput(f"{path} not found: --update-card takes a folder written by `sciqag publish`")
     text = path.read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        raise UserError(f"{path} is not a dataset card (no YAML front matter); not changed")
+    try:
+        front = yaml.safe_load(text.split("---")[1]) if text.startswith("---") else None
+    except yaml.YAMLError:
+        front = None
+    if not isinstance(front, dict) or "sciqag" not in (front.get("tags") or []):
+        raise UserError(f"{path} is not a SciQAG dataset card (no `sciqag` tag in its front matter); not changed")
+    return text
+
+
+def update_card(folder: str | Path, board: dict, command: str) -> Path:
+    path = Path(folder) / "README.md"
+    text = check_card(folder)
     block = section(board, command)
     if START in text and END in text.split(START, 1)[1]:
         head, rest = text.split(START, 1)

@@ -16,7 +16,7 @@ import yaml
 from sciqag_dataset.errors import UserError
 
 from .answer import DEFAULT_SYSTEM_PROMPT
-from .questions import CONFIG_ORDER, FILE_SUFFIXES, _configs, _from_file
+from .questions import CONFIG_ORDER, FILE_SUFFIXES, _configs, load_questions
 
 HARNESSES = ("lm-eval", "lighteval")
 TASK = "sciqag"
@@ -41,7 +41,7 @@ def source(data: str, out: Path, config: str | None = None, split: str = "test")
     if path.is_file():
         if path.suffix not in FILE_SUFFIXES:
             raise UserError(f"{data}: a file of pairs must be {', '.join(FILE_SUFFIXES)}")
-        pairs, _ = _from_file(path)
+        pairs, _ = load_questions(data)  # rows without a pair are named in a warning, as the benchmark does
         folder = out / f"{TASK}_data"
         folder.mkdir(parents=True, exist_ok=True)
         written = _write(folder / "test.jsonl", "".join(
@@ -50,7 +50,8 @@ def source(data: str, out: Path, config: str | None = None, split: str = "test")
     available = _configs(data)
     config = config or next((c for c in CONFIG_ORDER if c in available), None)
     if config not in available:
-        raise UserError(f"{data}: no config {config!r} (it has: {', '.join(available)})")
+        wanted = f" {config!r}" if config else "s " + ", ".join(CONFIG_ORDER)
+        raise UserError(f"{data}: no config{wanted} (it has: {', '.join(available)})")
     return {"path": str(path.resolve()) if path.exists() else data, "name": config, "split": split,
             "flatten": config != "evaluated"}, []
 
@@ -62,7 +63,8 @@ def lm_eval_task(src: dict, system_prompt: str, max_tokens: int) -> dict:
             "description": system_prompt,
             "doc_to_text": "{{question}}", "doc_to_target": "{{answer}}",
             "target_delimiter": " ",
-            "generation_kwargs": {"until": ["\n\n"], "max_gen_toks": max_tokens, "do_sample": False,
+            # no stop string: `sciqag benchmark` sets none either, so both get the same whole answer
+            "generation_kwargs": {"until": [], "max_gen_toks": max_tokens, "do_sample": False,
                                   "temperature": 0.0},
             "metric_list": [
                 {"metric": "exact_match", "aggregation": "mean", "higher_is_better": True, "ignore_case": True,

@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.stage import Stage
+from sciqag_dataset.stage import Stage, digest
 
 from ..judge_prompts import RETRY_NOTE
 from ..judgements import COMBINE_MODES, combine_scores
@@ -84,7 +84,7 @@ async def judge_batch(batch: dict, judges: Sequence[Judge], *, combine: str, max
     by = {(j.name, d): r for (j, d), r in zip(jobs, results)}
     out = []
     for k, item in enumerate(items):
-        row = {"id": item["id"]}
+        row = {"id": item["id"], "prediction_digest": digest(item["prediction"])}
         for d in JUDGE_DIMENSIONS:
             row[f"judge_{d}"] = combine_scores([by[j.name, d].scores[k] for j in judges], combine)
         row["judge_reasons"] = {d: "\n".join(f"{j.name}: {by[j.name, d].reasons[k]}" for j in judges)

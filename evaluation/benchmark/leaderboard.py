@@ -5,7 +5,8 @@ score as a column -> ``models/<model>/predictions.jsonl`` (``load_dataset("json"
 it). ``leaderboard``: per model, each metric's mean over the answered questions (``number_agreement`` over
 those whose reference has numbers) with a 95 % percentile-bootstrap confidence interval (questions resampled
 with replacement), questions answered and failed, and tokens -> ``leaderboard.json``, ``leaderboard.md`` and
-``leaderboard.png``. Models answered on another question set are left out, and named.
+``leaderboard.png``. Models answered on another question set, system prompt or BERTScore model are left out,
+and named. Scores and judgements join an answer only while they are of that very answer.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from sciqag_dataset.jsonl import iter_latest, read_jsonl
+from sciqag_dataset.stage import digest
 
 from ..plots import _pyplot, _save
 from .judge import JUDGE_DIMENSIONS
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 METRICS = (*REFERENCE_METRICS, *(f"judge_{d}" for d in JUDGE_DIMENSIONS))
 PREDICTIONS = "predictions.jsonl"
 MODEL_INFO = "model.json"
+COMPARABLE = ("system_prompt", "scorer")  # besides the question set: what makes two models' scores comparable
 
 
 def _latest(path: Path) -> dict[str, dict]:
@@ -44,8 +47,12 @@ def write_predictions(results: Path, folder: str, info: dict) -> Path:
     for q in read_questions(results):
         ans = answers.get(q["id"]) or {}
         ok = (ans.get("status") or "ok") == "ok" and "prediction" in ans
+        # scores and judgements of this very answer only: a redone answer leaves older ones behind
+        current = digest(ans["prediction"]) if ok else None
         score = scores.get(q["id"]) or {}
+        score = score if current and score.get("prediction_digest") == current else {}
         judge = judged.get(q["id"]) or {}
+        judge = judge if current and judge.get("prediction_digest") == current else {}
         rows.append({
             "id": q["id"], "paper_id": q.get("paper_id"), "question": q["question"], "reference": q["reference"],
             "prediction": ans.get("prediction") if ok else None,
@@ -90,25 +97,28 @@ def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[st
             "completion_tokens": sum(r.get("completion_tokens") or 0 for r in answered), "metrics": metrics}
 
 
-def leaderboard(results: Path, *, samples: int = 1000) -> dict[str, Any]:
-    """The leaderboard over every model in ``results`` answered on the current question set."""
+def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = None) -> dict[str, Any]:
+    """The leaderboard over the models in ``results`` answered like ``current`` (the model info of this run):
+    on the same question set, with the same system prompt and the same BERTScore model."""
     qinfo = json.loads((results / QUESTIONS_INFO).read_text(encoding="utf-8"))
     entries, stale = [], []
     for path in sorted((results / "models").glob(f"*/{MODEL_INFO}")):
         info = json.loads(path.read_text(encoding="utf-8"))
-        if info.get("questions_digest") != qinfo["digest"]:
+        if info.get("questions_digest") != qinfo["digest"] or any(
+                current is not None and info.get(k) != current.get(k) for k in COMPARABLE):
             stale.append(info.get("model") or path.parent.name)
             continue
         entries.append(model_entry(list(read_jsonl(path.parent / PREDICTIONS)), info, samples=samples))
     if stale:
-        log.warning("left out of the leaderboard, answered on another question set: %s", ", ".join(stale))
+        log.warning("left out of the leaderboard, answered on another question set, system prompt or BERTScore "
+                    "model: %s", ", ".join(stale))
     key = next((m for m in ("judge_correctness", "f1") if all(m in e["metrics"] for e in entries)), None)
     entries.sort(key=lambda e: -(e["metrics"][key]["mean"] if key else 0))
     board = {"questions": qinfo, "ranked_by": key, "bootstrap_samples": samples, "models": entries,
              "left_out": stale}
     (results / "leaderboard.json").write_text(json.dumps(board, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (results / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
-    if entries:
+    if any(e["metrics"] for e in entries):
         bars(board, results / "leaderboard.png")
     return board
 
@@ -139,6 +149,8 @@ def markdown(board: dict) -> str:
 def bars(board: dict, path: Path) -> Path:
     """One panel per metric: each model's mean with its 95 % interval."""
     shown = [m for m in METRICS if any(m in e["metrics"] for e in board["models"])]
+    if not shown:
+        raise ValueError("no model has a score to plot")
     plt = _pyplot()
     cols = min(4, len(shown))
     rows = -(-len(shown) // cols)

@@ -41,7 +41,14 @@ def _file_rows(path: Path) -> list[dict]:
 
         return pq.read_table(path).to_pylist()
     if path.suffix == ".jsonl":
-        return list(read_jsonl(path))
+        rows = []
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except ValueError as exc:
+                    raise UserError(f"{path}, line {n}: not valid JSON ({exc})") from None
+        return rows
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
@@ -110,7 +117,7 @@ def _from_dataset(data: str, config: str | None, split: str, authors_test_set: b
         rows = load_dataset(data, config, split=split)
     except ValueError as exc:
         raise UserError(f"{data} ({config}): no split {split!r} ({exc}); choose another with --split") from None
-    questions, verdicts = [], {"kept": 0, "dropped": 0, "unscored": 0}
+    questions, empty, verdicts = [], [], {"kept": 0, "dropped": 0, "unscored": 0}
     for qid, pair, row in _pairs_of(config, rows):
         if authors_test_set:
             failed, missing = pair_verdict(row, authors_test_set=True)
@@ -121,7 +128,12 @@ def _from_dataset(data: str, config: str | None, split: str, authors_test_set: b
         q, a = _pick(pair, "question"), _pick(pair, "answer")
         if q and a:
             questions.append({"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id", row.get("id"))})
-    info: dict[str, Any] = {"data": data, "config": config, "split": split}
+        else:
+            empty.append(qid)
+    if empty:
+        log.warning("%s: %d pair(s) without a question or an answer were left out (%s)", data, len(empty),
+                    ", ".join(empty[:10]))
+    info: dict[str, Any] = {"data": data, "config": config, "split": split, "pairs_without_text": empty}
     if authors_test_set:
         info["authors_test_set"] = verdicts
     return questions, info

@@ -10,9 +10,10 @@ from .. import pipeline
 from ..config import BenchmarkConfig, EmbeddedConfig
 from ..errors import UserError
 from ..evaluation.benchmark import export, update_card
+from ..evaluation.benchmark.card import check_card
 from ..folders import claim
 from ..llm.endpoint import JudgeEndpointConfig, ModelEndpointConfig
-from ..redact import redact_url
+from ..redact import redact
 from .flags import add_section, resolve_config
 
 EXIT_OK, EXIT_FAILED_RECORDS = 0, 1
@@ -33,8 +34,8 @@ def cmd_benchmark(args) -> int:
     urls, names = getattr(args, "model.url"), getattr(args, "model.model")
     if urls or names:
         b.models = pipeline.benchmark_models(replace(ModelEndpointConfig(), **flags), urls, names)
-    else:
-        b.models = [replace(m, **flags) for m in b.models]
+    else:  # the config's models, or the embedded one
+        b.models = [replace(m, **flags) for m in b.models or [ModelEndpointConfig()]]
     cfg.validate()
     for i, m in enumerate(b.models):
         m.api_key(f"benchmark.models[{i}].api_key_env")
@@ -42,13 +43,15 @@ def cmd_benchmark(args) -> int:
     if judging:
         for i, judge in enumerate(pipeline.judges(cfg)):
             judge.api_key("judge.api_key_env" if i == 0 else f"evaluate.judges[{i - 1}].api_key_env")
+    if b.update_card:
+        check_card(b.update_card)  # refused now, not after the benchmark
     results = claim(b.output_dir, "benchmark", option="benchmark.output_dir")
     cfg.work_dir = str(results)  # the reply cache and the embedded server's log live with the results
     cfg.save(results / "config.yaml")
     with pipeline.Endpoints(cfg) as endpoints:
         run = pipeline.benchmark(cfg, endpoints)
     if b.update_card:
-        command = "sciqag " + " ".join(shlex.quote(redact_url(a) if "://" in a else a) for a in args.argv)
+        command = "sciqag " + " ".join(shlex.quote(redact(a)) for a in args.argv)
         print(f"Benchmark section updated: {update_card(b.update_card, run.board, command)}")
     return print_board(results, run)
 

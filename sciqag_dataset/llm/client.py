@@ -164,12 +164,12 @@ class LLMClient:
         return {"endpoints": [redact_url(u) for u in self.urls], "model": self.name, "params": self.params,
                 "usage": self.usage.as_dict()}
 
-    async def chat(self, messages: list[dict], **params) -> LLMResponse:
-        return await self._request("chat", {"messages": messages}, params)
+    async def chat(self, messages: list[dict], *, partial: bool = False, **params) -> LLMResponse:
+        return await self._request("chat", {"messages": messages}, params, partial=partial)
 
     async def complete(self, prompt: str, *, partial: bool = False, **params) -> LLMResponse:
         """``partial``: a reply cut at ``max_tokens`` or empty is an answer too (a line the caller capped on
-        purpose): returned without a retry and cached, so that a resumed run replays it."""
+        purpose, a benchmark answer): returned without a retry and cached, so that a resumed run replays it."""
         return await self._request("completion", {"prompt": prompt}, params, partial=partial)
 
     async def _request(self, kind: str, body: dict, params: dict, partial: bool = False) -> LLMResponse:
