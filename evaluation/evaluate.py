@@ -49,6 +49,15 @@ def run_evaluate(work: str | Path, cfg: EvaluateConfig | None = None, judges: li
     Returns each metric's runner summary.
     """
     cfg = cfg or EvaluateConfig()
+    src, stages = plan_evaluate(work, cfg, judges, diversity_client)
+    summaries = {s.name: run_stage(s, work) for s in stages}
+    merge_evaluation(work, src, cfg)
+    return summaries
+
+
+def plan_evaluate(work: str | Path, cfg: EvaluateConfig, judges: list | None = None,
+                  diversity_client=None) -> tuple[str, list[Stage]]:
+    """The QA source evaluated and the selected metric stages, in run order (checked before any runs)."""
     judges = list(judges or [])
     cfg.resolve_metrics(bool(judges))
     cfg.validate()
@@ -61,7 +70,4 @@ def run_evaluate(work: str | Path, cfg: EvaluateConfig | None = None, judges: li
     if "diversity" in cfg.metrics and cfg.diversity == "llm" and div_client is None:
         raise UserError("diversity method 'llm' needs a judge endpoint; use --diversity embedding to run "
                         "without one")
-    stages = [metric_stage(m, cfg, src, judges, div_client) for m in RUN_ORDER if m in cfg.metrics]
-    summaries = {s.name: run_stage(s, work) for s in stages}
-    merge_evaluation(work, src, cfg)
-    return summaries
+    return src, [metric_stage(m, cfg, src, judges, div_client) for m in RUN_ORDER if m in cfg.metrics]

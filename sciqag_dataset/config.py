@@ -209,6 +209,30 @@ class BenchmarkConfig:
 
 
 @dataclass
+class ExecutorConfig:
+    """`executor:` where the per-paper stages of `sciqag run` run: in this process (plain), or as datatrove
+    jobs of `tasks` ranks on this machine (local), a Slurm cluster (slurm) or a Ray cluster (ray)."""
+
+    kind: str = _opt("plain", flag="executor", choices=("plain", "local", "slurm", "ray"), what="executor",
+                     help="plain: this process; local, slurm, ray: datatrove executors (pip install 'sciqag-hf[scale]')")
+    tasks: int = _opt(4, min=1, help="ranks per stage: each takes a hash slice of the papers")
+    workers: int | None = _opt(None, min=1, help="ranks running at once (local and ray; default: all)")
+    logging_dir: str | None = _opt(None, help="datatrove's logs and completion markers (default WORK/.datatrove)")
+    partition: str | None = _opt(None, help="slurm: partition")
+    time: str = _opt("24:00:00", help="slurm: time limit per task")
+    cpus_per_task: int = _opt(2, min=1, help="slurm and ray: CPUs per task")
+    mem_per_cpu_gb: float = _opt(4.0, min=0.1, help="slurm and ray: memory per CPU")
+    gpus_per_task: int = _opt(0, min=0, help="slurm and ray: GPUs per task")
+    slurm_logs_dir: str | None = _opt(None, help="slurm: where sbatch writes its logs (default: LOGGING_DIR/slurm)")
+    env_command: str | None = _opt(None, help="slurm: shell line that activates the environment on the nodes")
+    wait: bool = _opt(True, help="slurm: wait for each stage's jobs, then go on (off: submit keywords, seed and "
+                                 "generate, and return; evaluate and publish on the next run)")
+    poll_seconds: float = _opt(30.0, min=0.1, help="slurm: how often to look for finished jobs")
+    sbatch_args: dict[str, str] = _opt({}, cli=False, help="slurm: further #SBATCH directives (account, qos, ...)")
+    address: str | None = _opt(None, help="ray: cluster address (default: start a local Ray instance)")
+
+
+@dataclass
 class EmbeddedConfig:
     """`embedded:` the local model started when an endpoint section has no url (SmolLM2-135M-Instruct)."""
 
@@ -245,6 +269,7 @@ class Config:
     publish: PublishConfig = field(default_factory=PublishConfig)
     embedded: EmbeddedConfig = field(default_factory=EmbeddedConfig)
     benchmark: BenchmarkConfig = field(default_factory=BenchmarkConfig)
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
     # `sciqag train`'s options (its TrainArgs, TRL's SFTConfig and ModelConfig fields), so that one file
     # configures every stage; `sciqag train` and `sciqag run` check them (see trainers/config.py)
     train: dict[str, Any] = field(default_factory=dict)
@@ -252,6 +277,11 @@ class Config:
     @classmethod
     def load(cls, path: str | Path | None) -> "Config":
         return cls() if path is None else _build(cls, read_yaml(path), str(path))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Config":
+        """The config ``to_dict`` returned (how a config travels to worker processes and cluster nodes)."""
+        return _build(cls, data, "config")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

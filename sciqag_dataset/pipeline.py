@@ -25,14 +25,16 @@ from .config import Config, EndpointConfig, GenerateConfig
 from .errors import Unavailable, UserError
 from .evaluation import benchmark as benchmark_module
 from .evaluation import racar
-from .evaluation.evaluate import run_evaluate
+from .evaluation.evaluate import plan_evaluate, run_evaluate
 from .evaluation.filter import filter_pairs
+from .evaluation.merge import merge_evaluation
 from .llm import LLMClient, ResponseCache, check_reachable, client_from_config, resolve_api_key
 from .llm import embedded
 from .llm.endpoint import ModelEndpointConfig
 from .llm.server import LocalServer
 from .publish import push_to_hub, write_folder
 from .runner import Summary, merge_shards, run_stage
+from .stage import Stage
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +48,14 @@ class Endpoints:
     """Resolves endpoint sections to clients. The embedded server (a section with no url) is started once for
     all stages, and only when a request first misses the cache: a work dir that needs no call starts none."""
 
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: Config, running: tuple[list[str], str] | None = None):
         self.cfg = cfg
         self._stack = contextlib.ExitStack()
         self._server = None
         self.start_error: Exception | None = None
+        # an embedded server another process started (its URLs and served name): the ranks of a scaled-out run
+        # all talk to the one server their parent started, as the plain run's stages do
+        self.running = running
 
     @functools.cached_property
     def choice(self) -> embedded.Choice:
@@ -59,6 +64,8 @@ class Endpoints:
         return embedded.choose_here(e.backend, e.dtype, e.threads)
 
     def _start_embedded(self) -> tuple[list[str], str]:
+        if self.running is not None:
+            return self.running
         if self.start_error is not None:  # tried once: later stages fail alike instead of trying again
             raise self.start_error
         if self._server is None:
@@ -78,6 +85,10 @@ class Endpoints:
     @property
     def started(self) -> bool:
         return self._server is not None
+
+    def serving(self) -> tuple[list[str], str]:
+        """Start the embedded server now (for ranks in other processes) and say where it is."""
+        return self._start_embedded()
 
     def client(self, endpoint: EndpointConfig) -> LLMClient:
         cache = Path(self.cfg.work_dir) / "cache.sqlite"
@@ -103,10 +114,13 @@ def ingest(cfg: Config) -> Summary:
                       follow_symlinks=cfg.ingest.follow_symlinks)
 
 
-def keywords(cfg: Config) -> Summary:
+def keywords_stage(cfg: Config, endpoints: Endpoints | None = None) -> Stage:
     k = cfg.keywords
-    stage = keywords_stage_module.stage(n=k.n, workers=k.workers, reuse_existing=k.reuse_existing)
-    return run_stage(stage, cfg.work_dir)
+    return keywords_stage_module.stage(n=k.n, workers=k.workers, reuse_existing=k.reuse_existing)
+
+
+def keywords(cfg: Config) -> Summary:
+    return run_stage(keywords_stage(cfg), cfg.work_dir)
 
 
 def profiled(cfg: Config, endpoint: EndpointConfig, section):
@@ -119,14 +133,20 @@ def profiled(cfg: Config, endpoint: EndpointConfig, section):
                                if getattr(section, k) == getattr(defaults, k)})
 
 
+def seed_stage(cfg: Config, endpoints: Endpoints) -> Stage:
+    return seed_stage_module.stage(endpoints.client(cfg.teacher), profiled(cfg, cfg.teacher, cfg.seed))
+
+
 def seed(cfg: Config, endpoints: Endpoints) -> Summary:
-    stage = seed_stage_module.stage(endpoints.client(cfg.teacher), profiled(cfg, cfg.teacher, cfg.seed))
-    return run_stage(stage, cfg.work_dir)
+    return run_stage(seed_stage(cfg, endpoints), cfg.work_dir)
+
+
+def generate_stage(cfg: Config, endpoints: Endpoints) -> Stage:
+    return generate_stage_module.stage(endpoints.client(cfg.generator), profiled(cfg, cfg.generator, cfg.generate))
 
 
 def generate(cfg: Config, endpoints: Endpoints) -> Summary:
-    gen = profiled(cfg, cfg.generator, cfg.generate)
-    return run_stage(generate_stage_module.stage(endpoints.client(cfg.generator), gen), cfg.work_dir, shard=gen.shard)
+    return run_stage(generate_stage(cfg, endpoints), cfg.work_dir, shard=cfg.generate.shard)
 
 
 def merge_generated(cfg: Config) -> Summary:
@@ -139,11 +159,53 @@ def judges(cfg: Config) -> list[EndpointConfig]:
 
 
 def evaluate(cfg: Config, endpoints: Endpoints) -> dict[str, Summary]:
+    return run_evaluate(cfg.work_dir, cfg.evaluate, judge_clients(cfg, endpoints))
+
+
+def evaluate_with(cfg: Config, endpoints: Endpoints, runner: StageRunner) -> dict[str, Summary]:
+    """The metric stages through ``runner``, then their merge into evaluated.jsonl, the summary and plots."""
+    src, stages = evaluation_stages(cfg, endpoints)
+    summaries = runner([s.name for s in stages], endpoints)
+    merge_evaluation(cfg.work_dir, src, cfg.evaluate)
+    return summaries
+
+
+def judge_clients(cfg: Config, endpoints: Endpoints) -> list[LLMClient] | None:
     ev = cfg.evaluate
     ev.resolve_metrics(bool(cfg.judge.url))
     ev.validate()
-    clients = [endpoints.client(j) for j in judges(cfg)] if ev.needs_judge() else None
-    return run_evaluate(cfg.work_dir, ev, clients)
+    return [endpoints.client(j) for j in judges(cfg)] if ev.needs_judge() else None
+
+
+def evaluation_stages(cfg: Config, endpoints: Endpoints) -> tuple[str, list[Stage]]:
+    """The QA source and the metric stages `evaluate` runs (before their merge into evaluated.jsonl)."""
+    return plan_evaluate(cfg.work_dir, cfg.evaluate, judge_clients(cfg, endpoints))
+
+
+def build_stage(name: str, cfg: Config, endpoints: Endpoints) -> Stage:
+    """A per-paper stage of `sciqag run` by name: keywords, seed, generate, or an evaluation metric."""
+    if name == "keywords":
+        return keywords_stage(cfg)
+    if name == "seed":
+        return seed_stage(cfg, endpoints)
+    if name == "generate":
+        return generate_stage(cfg, endpoints)
+    stages = {s.name: s for s in evaluation_stages(cfg, endpoints)[1]}
+    if name not in stages:
+        raise UserError(f"no stage {name!r} in this run (its stages: keywords, seed, generate, {', '.join(stages)})")
+    return stages[name]
+
+
+#: How `run_all` runs a list of per-paper stages: by default one after another in this process; the scaled
+#: runner (``scale.py``) runs each as datatrove jobs. Returns each stage's summary.
+StageRunner = Callable[[list[str], Endpoints], dict[str, Summary]]
+
+
+def plain_runner(cfg: Config) -> StageRunner:
+    def run(names: list[str], endpoints: Endpoints) -> dict[str, Summary]:
+        return {n: run_stage(build_stage(n, cfg, endpoints), cfg.work_dir,
+                             shard=cfg.generate.shard if n == "generate" else None) for n in names}
+    return run
 
 
 def filter_evaluated(cfg: Config) -> dict:
@@ -171,10 +233,13 @@ def uses_embedded(cfg: Config) -> bool:
     return any(stage in cfg.stages and not endpoint.url for stage, endpoint in used)
 
 
-def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport | None = None) -> int:
+def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport | None = None,
+            runner: StageRunner | None = None) -> int:
     """The configured stages in order; ``report(stage, result)`` prints each result and returns its exit
-    status; ``done`` collects each stage's wall time. Returns the worst status."""
+    status; ``done`` collects each stage's wall time; ``runner`` runs the per-paper stages (default: here, one
+    after another). Returns the worst status."""
     done = done if done is not None else RunReport()
+    runner = runner or plain_runner(cfg)
     worst = 0
 
     def step(name: str, work: Callable[[], object]) -> None:
@@ -189,11 +254,13 @@ def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport |
         if uses_embedded(cfg):
             endpoints.choice  # noqa: B018 - a bad `embedded:` option is refused before any stage runs
         step("ingest", lambda: ingest(cfg))
-        step("keywords", lambda: keywords(cfg))
-        for name, command in (("seed", seed), ("generate", generate), ("evaluate", evaluate)):
-            step(name, lambda: command(cfg, endpoints))
+        for name in ("keywords", "seed", "generate"):
+            step(name, lambda: runner([name], endpoints)[name])
             if endpoints.start_error is not None:  # its records are kept as failed; the rest cannot run either
                 raise endpoints.start_error
+        step("evaluate", lambda: evaluate_with(cfg, endpoints, runner))
+        if endpoints.start_error is not None:
+            raise endpoints.start_error
         done.embedded = endpoints.choice.describe() if endpoints.started else None
     step("publish", lambda: publish(cfg))
     return worst

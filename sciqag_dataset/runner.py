@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import logging
+import resource
 import time
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
@@ -86,17 +87,18 @@ def output_path(work: Path, output: str, shard: tuple[int, int] | None = None) -
     return work / f"{stem}.shard-{shard[0]}-of-{shard[1]}.{ext}"
 
 
-def shard_files(work: Path, output: str) -> list[Path]:
+def shard_files(work: Path, output: str, n: int | None = None) -> list[Path]:
     stem, _, ext = output.rpartition(".")
-    return sorted(work.glob(f"{stem}.shard-*-of-*.{ext}"))
+    return sorted(work.glob(f"{stem}.shard-*-of-{n or '*'}.{ext}"))
 
 
-def merge_shards(work: str | Path, output: str) -> Summary:
-    """Fold ``<output>.shard-*`` into ``<output>`` (latest line per id wins), as if run unsharded."""
+def merge_shards(work: str | Path, output: str, n: int | None = None) -> Summary:
+    """Fold ``<output>.shard-*`` (of ``n`` shards, or of any count) into ``<output>`` (latest line per id wins),
+    as if run unsharded."""
     work = Path(work)
-    shards = shard_files(work, output)
+    shards = shard_files(work, output, n)
     if not shards:
-        raise MissingInput(f"no {output.rpartition('.')[0]}.shard-*-of-*.jsonl files in {work}")
+        raise MissingInput(f"no {output.rpartition('.')[0]}.shard-*-of-{n or '*'}.jsonl files in {work}")
     summary = Summary(f"merge {output}")
     with JsonlWriter(work / output) as writer:
         for path in shards:
@@ -143,9 +145,11 @@ def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | 
     work = Path(work)
     shard = parse_shard(shard)
     out = output_path(work, stage.output_file, shard)
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     summary = Summary(stage.name)
     done = finished_fingerprints(out)
+    if shard is not None:  # what an earlier unsharded run (or an earlier merge) finished is finished too
+        done = {**finished_fingerprints(work / stage.output_file), **done}
     inputs = iter(stage.inputs(work))
     first = next(inputs, None)  # a missing input fails here, before an output file or a progress bar
     total = stage.count(work) if stage.count and shard is None else None
@@ -184,7 +188,8 @@ def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | 
             for rec, fp in todo():
                 record(rec, fp, safe(rec))
     compact(out)
-    _write_manifest(work, stage, out, summary, time.monotonic() - started, shard)
+    _write_manifest(work, stage, out, summary, time.monotonic() - started, shard,
+                    cpu=time.process_time() - cpu_started)
     return summary
 
 
@@ -235,10 +240,14 @@ def _drive_processes(stage: Stage, todo: Iterator[tuple[dict, str]], record) -> 
 
 
 def _write_manifest(work: Path, stage: Stage, out: Path, summary: Summary, seconds: float,
-                    shard: tuple[int, int] | None) -> None:
+                    shard: tuple[int, int] | None, cpu: float = 0.0) -> None:
     manifest: dict[str, Any] = {"stage": stage.name, "output": out.name, "counts": dict(summary.counts),
                                 "params": stage.params, **(stage.describe() if stage.describe else {}),
                                 "seconds": round(seconds, 1),
+                                # this process only (worker processes of a stage are not counted): the cost
+                                # per paper that sizes a scaled-out run (docs/SCALING.md, bench/scale.py)
+                                "cpu_seconds": round(cpu, 2),
+                                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if shard is not None:
         manifest["shard"] = f"{shard[0]}/{shard[1]}"

@@ -14,9 +14,9 @@ import signal
 import sys
 from pathlib import Path
 
-from .. import __version__, pipeline
-from ..config import (STAGES, EmbeddedConfig, EvaluateConfig, FilterConfig, GenerateConfig, IngestConfig, KeywordsConfig,
-                      PublishConfig, SeedConfig)
+from .. import __version__, pipeline, scale
+from ..config import (STAGES, EmbeddedConfig, EvaluateConfig, ExecutorConfig, FilterConfig, GenerateConfig, IngestConfig,
+                      KeywordsConfig, PublishConfig, SeedConfig)
 from ..console import run_command, setup_logging
 from ..folders import WORK_LAYOUT, check_publish_target, claim
 from ..llm.endpoint import EndpointConfig, JudgeEndpointConfig
@@ -120,7 +120,10 @@ def cmd_run(args) -> int:
         return report.summary_line(result)
 
     done = pipeline.RunReport()
-    status = pipeline.run_all(cfg, show, done)
+    if cfg.executor.kind == "plain":
+        status = pipeline.run_all(cfg, show, done)
+    else:
+        status = scale.run_scaled(cfg, show, done)
     report.run_summary(Path(cfg.work_dir), done.seconds, done.embedded,
                        cfg.output_dir if "publish" in cfg.stages else None)
     return status
@@ -192,10 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="papers to ingest instead of the samples")
     p.add_argument("--stages", type=_csv, dest="root.stages", metavar="LIST",
                    help="comma-separated subset of " + ",".join(STAGES))
-    add_section(p, "keywords", KeywordsConfig)
+    add_section(p, "keywords", KeywordsConfig, skip=("workers",))  # --workers: the executor's (YAML: keywords.workers)
     add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
     add_section(p, "seed", SeedConfig)
     add_section(p, "generator", EndpointConfig, prefix="generator-", title="generator endpoint")
+    add_section(p, "executor", ExecutorConfig, title="executor (datatrove: each per-paper stage as jobs of --tasks ranks)")
     add_section(p, "publish", PublishConfig)
     add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
     p.set_defaults(func=cmd_run)

@@ -1,0 +1,239 @@
+"""Scale-out on datatrove: the per-paper stages of `sciqag run` as jobs of many ranks, here, on Slurm or on Ray.
+
+Each per-paper stage (keywords, seed, generate, the evaluation metrics) becomes a datatrove job of ``tasks``
+ranks: rank i runs ``run_stage(stage, work, shard=(i, tasks))`` (``StageStep``); then a one-rank job folds
+the ranks' shard files into the stage's output (``MergeStep``), and the next stage's job depends on that. A
+killed run resumes twice over: datatrove skips the ranks it marked complete, and the runner's fingerprints
+skip the finished papers inside a rank that was killed. The merged output is the plain run's, record for record.
+
+Stages are built inside each rank from the config and the stage's name (``StageBuilder``), so that models,
+worker pools and HTTP clients are created where they run. Ingest runs first, in this process (it reads
+files, not records); the evaluation's merge into evaluated.jsonl and publish run after the last stage. The
+embedded model is started once, here, and every rank on this machine talks to it; on a cluster each LLM
+stage needs an endpoint URL (a TGI/vLLM/SGLang server or an Inference Endpoint).
+
+Completion markers live in ``LOGGING_DIR/<nn>-<stage>-<run key>``: the key hashes the config, the task count
+and the papers file's size and time, so a rerun of the same run skips finished ranks, and new papers or new
+settings start the ranks afresh (the fingerprints still skip every unchanged paper).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from . import pipeline
+from .config import Config
+from .errors import Unavailable, UserError
+from .jsonl import iter_latest
+from .redact import url_secrets
+from .runner import Summary, merge_shards, output_path, run_stage, status_of
+from .stage import Stage, digest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StageBuilder:
+    """Builds one stage inside a rank: picklable (datatrove sends it to worker processes and cluster nodes)."""
+
+    name: str
+    config: dict
+    running: tuple[list[str], str] | None = None  # the embedded server this machine's parent started
+
+    def __call__(self) -> Stage:
+        cfg = Config.from_dict(self.config)
+        return pipeline.build_stage(self.name, cfg, pipeline.Endpoints(cfg, running=self.running))
+
+
+# datatrove runs any callable ``step(data, rank, world_size)`` as a pipeline step: these two need no datatrove
+# import, so that a plain run never loads it.
+
+@dataclass
+class StageStep:
+    """Rank i of n runs the stage over the i-th hash slice of its input records."""
+
+    build: StageBuilder
+    work: str
+    threads: int = 1  # the rank's share of the cores: ranks running at once must not each take them all
+
+    def __call__(self, data=None, rank: int = 0, world_size: int = 1):
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(self.threads)
+        if "torch" in sys.modules:  # already imported: the variables come too late for it
+            sys.modules["torch"].set_num_threads(self.threads)
+        summary = run_stage(self.build(), self.work, shard=(rank, world_size), progress=False)
+        log.info("%s rank %d/%d: %s", self.build.name, rank, world_size, summary.line())
+        return data
+
+    def __repr__(self) -> str:
+        return f"SciQAG stage: {self.build.name}"
+
+
+@dataclass
+class MergeStep:
+    """One rank folds the stage's shard files into its output, as if it had run unsharded."""
+
+    output: str
+    work: str
+    shards: int
+
+    def __call__(self, data=None, rank: int = 0, world_size: int = 1):
+        merge_shards(self.work, self.output, n=self.shards)
+        return data
+
+    def __repr__(self) -> str:
+        return f"SciQAG merge: {self.output}"
+
+
+def _check(cfg: Config) -> None:
+    x = cfg.executor
+    try:
+        import datatrove  # noqa: F401 - the `scale` extra
+    except ImportError:
+        raise UserError(f"--executor {x.kind} needs datatrove: pip install 'sciqag-hf[scale]'") from None
+    if cfg.generate.shard:
+        raise UserError("generate.shard and --executor shard the same way twice: use one of them")
+    if x.kind == "slurm" and not x.partition:
+        raise UserError("--executor slurm needs a partition (executor.partition / --partition)")
+    endpoints = llm_endpoints(cfg)
+    if (x.kind == "slurm" or (x.kind == "ray" and x.address)) and any(not e.url for e in endpoints):
+        raise UserError(f"on a {x.kind} cluster every LLM stage needs an endpoint URL: the embedded model "
+                        "runs on this machine only (set teacher.url, generator.url, judge.url)")
+    urls = [u for e in endpoints for u in ([e.url] if isinstance(e.url, str) else e.url or [])]
+    if any(url_secrets(u) for u in urls):  # datatrove writes the steps, config included, to its logging dir
+        raise UserError("a URL with a user:password part would be written to datatrove's logging dir: name the "
+                        "key in api_key_env instead (keys are read from the environment in every rank)")
+
+
+def llm_endpoints(cfg: Config) -> list:
+    """The endpoint sections the configured stages will ask."""
+    used = [e for stage, e in (("seed", cfg.teacher), ("generate", cfg.generator)) if stage in cfg.stages]
+    if "evaluate" in cfg.stages:
+        ev = replace(cfg.evaluate)
+        ev.resolve_metrics(bool(cfg.judge.url))
+        used += pipeline.judges(cfg) if ev.needs_judge() else []
+    return used
+
+
+def run_key(cfg: Config) -> str:
+    """What decides which ranks are finished: the config, the task count, and the papers file as it is now."""
+    papers = Path(cfg.work_dir) / "papers.jsonl"
+    stat = papers.stat() if papers.exists() else None
+    settings = {k: v for k, v in cfg.to_dict().items() if k not in ("executor", "benchmark", "publish", "train")}
+    return digest([settings, cfg.executor.tasks, stat and [stat.st_size, stat.st_mtime_ns]])[:10]
+
+
+class ScaledRunner:
+    """A ``pipeline.StageRunner`` that runs each stage as datatrove jobs (see the module docstring)."""
+
+    def __init__(self, cfg: Config):
+        _check(cfg)
+        self.cfg, self.x = cfg, cfg.executor
+        self.logging_root = Path(self.x.logging_dir or Path(cfg.work_dir) / ".datatrove")
+        self.previous = None  # the last job launched (Slurm chains every job on the one before)
+        self.count = 0
+
+    def __call__(self, names: list[str], endpoints: pipeline.Endpoints) -> dict[str, Summary]:
+        running = endpoints.serving() if self._needs_embedded(names) else None
+        key = run_key(self.cfg)
+        config = self.cfg.to_dict()
+        config["keywords"]["workers"] = 1  # the ranks are the worker processes
+        out = {}
+        for name in names:
+            self.count += 1
+            stage = StageBuilder(name, config, running)
+            output = stage().output_file
+            base = self.logging_root / f"{self.count:02d}-{name}-{key}"
+            ranks = self._executor([StageStep(stage, self.cfg.work_dir, self._threads())], self.x.tasks,
+                                   base / "ranks", name)
+            merge = self._executor([MergeStep(output, self.cfg.work_dir, self.x.tasks)], 1, base / "merge",
+                                   f"{name}-merge", depends=ranks)
+            if self.x.kind == "slurm":  # submitted after the job before; then waited for, unless told not to
+                merge.run()  # submits its dependency, the ranks, first
+                if self.x.wait:
+                    self._wait(name, ranks, merge)
+            else:
+                ranks.run()
+                merge.run()
+            self.previous = merge
+            out[name] = self._summary(name, output)
+        return out
+
+    def _threads(self) -> int:
+        if self.x.kind == "local":
+            return max(1, (os.cpu_count() or 1) // min(self.x.workers or self.x.tasks, self.x.tasks))
+        return self.x.cpus_per_task
+
+    def _needs_embedded(self, names: list[str]) -> bool:
+        llm = {"seed": self.cfg.teacher, "generate": self.cfg.generator}
+        judged = [n for n in names if n in ("racar", "diversity")] and pipeline.judges(self.cfg)[0]
+        return any(n in llm and not llm[n].url for n in names) or bool(judged and not judged.url)
+
+    def _executor(self, steps: list, tasks: int, logging_dir: Path, job: str, depends=None):
+        from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor, SlurmPipelineExecutor
+
+        x = self.x
+        if x.kind == "local":
+            return LocalPipelineExecutor(steps, tasks=tasks, workers=min(x.workers or tasks, tasks),
+                                         logging_dir=str(logging_dir))
+        if x.kind == "ray":
+            import ray
+
+            if not ray.is_initialized():  # a cluster's address, or a Ray instance started on this machine
+                ray.init(address=x.address, include_dashboard=False, log_to_driver=False)
+            return RayPipelineExecutor(steps, tasks=tasks, workers=min(x.workers or tasks, tasks),
+                                       logging_dir=str(logging_dir), cpus_per_task=x.cpus_per_task,
+                                       mem_per_cpu_gb=x.mem_per_cpu_gb, gpus_per_task=x.gpus_per_task)
+        return SlurmPipelineExecutor(
+            steps, tasks=tasks, time=x.time, partition=x.partition, cpus_per_task=x.cpus_per_task,
+            mem_per_cpu_gb=int(max(1, round(x.mem_per_cpu_gb))), gpus_per_task=x.gpus_per_task,
+            job_name=f"sciqag-{job}", logging_dir=str(logging_dir), depends=depends or self.previous,
+            slurm_logs_folder=str(Path(x.slurm_logs_dir or self.logging_root / "slurm") / job),
+            env_command=x.env_command, sbatch_args=dict(x.sbatch_args) or None)
+
+    def _wait(self, name: str, ranks, merge) -> None:
+        """Until the merge job marked itself complete; an error when the jobs left the queue without that."""
+        jobs = [str(j) for j in (ranks.job_id, merge.job_id) if j and j != -1]
+        while not merge.logging_dir.isfile("completions/00000"):
+            if jobs and not _queued(jobs):
+                raise Unavailable(f"the slurm jobs of {name} ({', '.join(jobs)}) ended before the stage was merged: "
+                                  f"see the logs in {self.x.slurm_logs_dir or self.logging_root / 'slurm'}; a rerun "
+                                  "resubmits only the unfinished ranks")
+            log.info("waiting for the slurm jobs of %s (%s)", name, ", ".join(jobs))
+            time.sleep(self.x.poll_seconds)
+
+    def _summary(self, name: str, output: str) -> Summary:
+        """The stage's records by status (on Slurm without waiting, where nothing has run yet: the jobs)."""
+        summary = Summary(name)
+        if self.x.kind == "slurm" and not self.x.wait:
+            summary.counts["submitted to slurm"] += 1
+            return summary
+        for rec in iter_latest(output_path(Path(self.cfg.work_dir), output)):
+            summary.counts[status_of(rec)] += 1
+        return summary
+
+
+
+def _queued(jobs: list[str]) -> bool:
+    """Whether Slurm still lists any of ``jobs`` (pending or running); True when squeue cannot tell."""
+    try:
+        out = subprocess.run(["squeue", "-h", "-j", ",".join(jobs)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    return out.returncode != 0 or bool(out.stdout.strip())
+
+
+def run_scaled(cfg: Config, report: Callable[[str, object], int], done: pipeline.RunReport) -> int:
+    """`sciqag run` with the per-paper stages on datatrove. On Slurm with ``executor.wait: false`` the
+    keywords, seed and generate jobs are submitted and the command returns; evaluation and publish need
+    their output, so they run on the next `sciqag run` (whose finished ranks are skipped)."""
+    runner = ScaledRunner(cfg)
+    if cfg.executor.kind == "slurm" and not cfg.executor.wait:
+        cfg = Config.from_dict({**cfg.to_dict(), "stages": [s for s in cfg.stages if s not in ("evaluate", "publish")]})
+    return pipeline.run_all(cfg, report, done, runner=runner)
+

@@ -1,0 +1,190 @@
+"""`sciqag run --executor local|slurm|ray`: the per-paper stages as datatrove jobs.
+
+Real parts: datatrove's Local executor with worker processes, the real stages (pke keywords, the embedder,
+the numeric metric) and a real `transformers serve` (tiny model) as teacher and generator. One fake: ``sbatch``,
+a script put on PATH that records the job scripts it is given (there is no Slurm here), named so.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import read_jsonl, write_jsonl
+
+from sciqag_dataset import pipeline, scale
+from sciqag_dataset.cli import main
+from sciqag_dataset.config import Config
+from sciqag_dataset.errors import UserError
+
+VOLATILE = {"seconds", "elapsed", "duration", "started", "finished", "usage", "cached", "endpoint"}
+STAGE_FILES = ("keywords.jsonl", "seed.jsonl", "generated.jsonl", "numeric.jsonl", "coverage.jsonl",
+               "evaluated.jsonl")
+
+
+def config(work: Path, server, **executor) -> Config:
+    cfg = Config(work_dir=str(work))
+    cfg.stages = ["ingest", "keywords", "seed", "generate", "evaluate"]
+    for endpoint in (cfg.teacher, cfg.generator):
+        endpoint.url, endpoint.model, endpoint.max_tokens, endpoint.temperature = server.base_url, server.model, 24, 0.0
+    for section in (cfg.seed, cfg.generate):
+        section.context_tokens, section.chars_per_token = 2048, 1.0
+    cfg.evaluate.plots = False
+    cfg.evaluate.metrics = ["numeric", "coverage"]
+    for key, value in executor.items():
+        setattr(cfg.executor, key, value)
+    return cfg.validate()
+
+
+def records(path: Path) -> dict[str, dict]:
+    return {r.get("id") or f"{r['paper_id']}/{r['question']}": {k: v for k, v in r.items() if k not in VOLATILE}
+            for r in read_jsonl(path)}
+
+
+@pytest.mark.e2e
+def test_the_local_executor_gives_the_plain_run_record_for_record(says_server, tmp_path):
+    plain, scaled = tmp_path / "plain", tmp_path / "scaled"
+    assert pipeline.run_all(config(plain, says_server), lambda stage, result: 0) == 0
+    cfg = config(scaled, says_server, kind="local", tasks=2, workers=2)
+    assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
+    for name in STAGE_FILES:
+        assert records(scaled / name) == records(plain / name), name
+    assert len(records(plain / "seed.jsonl")) == 5
+    shards = sorted(p.name for p in scaled.glob("seed.shard-*.jsonl"))
+    assert shards == [f"seed.shard-{i}-of-2.jsonl" for i in range(2)]
+    # datatrove marked every rank and merge complete: a rerun skips them all and changes nothing
+    completions = list((scaled / ".datatrove").rglob("completions/*"))
+    assert len(completions) == 5 * (2 + 1)  # keywords, seed, generate, numeric, coverage: 2 ranks and a merge
+    before = {name: (scaled / name).read_bytes() for name in STAGE_FILES}
+    assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
+    assert {name: (scaled / name).read_bytes() for name in STAGE_FILES} == before
+
+
+def make_work(work: Path, n: int) -> None:
+    """Papers with keywords, as ingest and keywords leave them."""
+    write_jsonl(work / "papers.jsonl", [
+        {"id": f"p{i:03d}", "title": f"Film {i}", "source_format": "txt", "text": f"Film {i} was annealed at "
+         f"{300 + i} K for {i % 7 + 1} h; its band gap fell to {1 + i / 100:.2f} eV. " * 3} for i in range(n)])
+    write_jsonl(work / "keywords.jsonl", [{"id": f"p{i:03d}", "keywords": ["band gap"], "status": "ok"}
+                                          for i in range(n)])
+
+
+@pytest.mark.e2e
+def test_a_killed_scaled_run_redoes_no_finished_paper(tiny_server, tmp_path):
+    n = 40
+    work = tmp_path / "work"
+    make_work(work, n)
+    cmd = [sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work), "--stages", "seed",
+           "--endpoint", tiny_server.base_url, "--model", tiny_server.model, "--max-tokens", "8",
+           "--context-tokens", "2048", "--chars-per-token", "1", "--executor", "local", "--tasks", "4",
+           "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+
+    def finished() -> set[str]:
+        return {r["id"] for p in work.glob("seed.shard-*.jsonl") for r in read_jsonl(p)}
+
+    while time.time() < deadline and len(finished()) < 8:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its rank processes, as a lost machine would
+    proc.wait()
+    before = finished()
+    assert 8 <= len(before) < n, "the kill must land mid-run"
+
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(r["id"] for r in read_jsonl(work / "seed.jsonl")) == [f"p{i:03d}" for i in range(n)]
+    # model calls of the rerun, summed over the ranks' manifests: only the papers not finished before the kill
+    # (at most one per rank in flight at the kill comes from the cache)
+    usage = [json.loads(p.read_text())["usage"] for p in work.glob("seed.shard-*_manifest.json")]
+    assert sum(u["requests"] + u["cached"] for u in usage) == n - len(before)
+    assert sum(u["cached"] for u in usage) <= 4
+
+
+def test_slurm_job_scripts_chain_every_stage(says_server, tmp_path, monkeypatch):
+    fake = tmp_path / "bin" / "sbatch"  # FAKE sbatch: records each script and answers with a job id
+    fake.parent.mkdir()
+    log = tmp_path / "sbatch.log"
+    fake.write_text(f"""#!{sys.executable}
+import pathlib, shutil, sys
+log = pathlib.Path({str(log)!r})
+log.mkdir(exist_ok=True)
+n = len(list(log.glob("*.sh")))
+shutil.copy(sys.argv[-1], log / f"{{n}}.sh")
+(log / f"{{n}}.args").write_text(" ".join(sys.argv[1:-1]))
+print(f"Submitted batch job {{100 + n}}")
+""")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    work = tmp_path / "work"
+    cfg = config(work, says_server, kind="slurm", tasks=8, partition="cpu", time="02:00:00", cpus_per_task=4,
+                 mem_per_cpu_gb=3, env_command="source /shared/venv/bin/activate", wait=False)
+    assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
+    scripts = sorted(log.glob("*.sh"), key=lambda p: int(p.stem))
+    texts = [p.read_text() for p in scripts]
+    jobs = [t for t in texts if "launch_pickled_pipeline" in t]
+    # keywords, seed, generate: each 8 ranks then a 1-rank merge (evaluation runs on a rerun once they finish)
+    assert len(jobs) == 6
+    for text in jobs:
+        assert "#SBATCH --partition=cpu" in text and "#SBATCH --time=02:00:00" in text
+        assert "#SBATCH --cpus-per-task=4" in text and "#SBATCH --mem-per-cpu=3G" in text
+        assert "source /shared/venv/bin/activate" in text
+    assert "#SBATCH --array=0-7" in jobs[0] and "#SBATCH --array=0-0" in jobs[1]  # 8 ranks, then 1 merge
+    names = [next(line for line in t.splitlines() if "--job-name" in line) for t in jobs]
+    assert [n.split("=")[1] for n in names] == ["sciqag-keywords", "sciqag-keywords-merge", "sciqag-seed",
+                                               "sciqag-seed-merge", "sciqag-generate", "sciqag-generate-merge"]
+    args = [(log / f"{p.stem}.args").read_text() for p in scripts if "launch_pickled_pipeline" in p.read_text()]
+    assert "--dependency" not in args[0]
+    for k in range(1, 6):  # each job after the one before
+        assert "--dependency=afterok:" in args[k]
+    assert not (work / "seed.jsonl").exists()  # nothing ran here: the cluster runs it
+
+    # waiting (the default): jobs that leave the queue before their stage is merged are an error, not a hang
+    (fake.parent / "squeue").write_text(f"#!{sys.executable}\n")  # FAKE squeue: no job listed any more
+    (fake.parent / "squeue").chmod(0o755)
+    cfg = config(tmp_path / "work2", says_server, kind="slurm", tasks=2, partition="cpu", poll_seconds=0.1)
+    cfg.stages = ["ingest", "keywords"]
+    with pytest.raises(UserError, match="ended before the stage was merged"):
+        scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport())
+
+
+@pytest.mark.e2e
+def test_the_ray_executor_gives_the_plain_run_too(tmp_path):
+    pytest.importorskip("ray", reason="ray is in the dev extra; `pip install ray==2.60.0` to run this")
+    plain, scaled = tmp_path / "plain", tmp_path / "ray"
+    for work, kind in ((plain, "plain"), (scaled, "ray")):
+        assert main(["run", "--work", str(work), "--stages", "ingest,keywords", "--executor", kind, "--tasks", "2",
+                     "--workers", "2", "--cpus-per-task", "1", "--mem-per-cpu-gb", "1"]) == 0
+    assert records(scaled / "keywords.jsonl") == records(plain / "keywords.jsonl")
+    assert len(list(scaled.glob("keywords.shard-*-of-2.jsonl"))) == 2
+
+
+def test_options_are_refused_before_any_work(tmp_path, capsys):
+    cfg = Config(work_dir=str(tmp_path / "w"))
+    cfg.executor.kind = "slurm"
+    with pytest.raises(UserError, match="partition"):
+        scale.ScaledRunner(cfg)
+    cfg.executor.partition = "cpu"
+    with pytest.raises(UserError, match="needs an endpoint URL"):
+        scale.ScaledRunner(cfg)  # the embedded model runs on this machine only
+    cfg.teacher.url = cfg.generator.url = "http://user:secret@gpu-1:8080/v1"
+    cfg.stages = ["ingest", "seed", "generate"]
+    with pytest.raises(UserError, match="user:password"):
+        scale.ScaledRunner(cfg)
+    cfg = Config(work_dir=str(tmp_path / "w"))
+    cfg.executor.kind, cfg.generate.shard = "local", "0/2"
+    with pytest.raises(UserError, match="shard the same way twice"):
+        scale.ScaledRunner(cfg)
+
+
+def test_a_plain_run_imports_no_datatrove():
+    code = ("import sys; from sciqag_dataset.cli import main; from sciqag_dataset import scale; "
+            "print('datatrove' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
