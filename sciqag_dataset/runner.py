@@ -29,7 +29,7 @@ from typing import Any, Iterator
 from tqdm.auto import tqdm
 
 from .errors import MissingInput, UserError
-from .jsonl import JsonlWriter, compact, iter_latest, read_jsonl
+from .jsonl import JsonlIndex, JsonlWriter, compact, iter_latest, read_jsonl
 from .processes import WorkerInit
 from .redact import redact
 from .stage import Stage, digest, fingerprint
@@ -99,6 +99,10 @@ def merge_shards(work: str | Path, output: str, n: int | None = None) -> Summary
     shards = shard_files(work, output, n)
     if not shards:
         raise MissingInput(f"no {output.rpartition('.')[0]}.shard-*-of-{n or '*'}.jsonl files in {work}")
+    counts = sorted({p.name.rpartition("-of-")[2].split(".")[0] for p in shards})
+    if len(counts) > 1:  # slices of two splittings overlap: which line is newer cannot be told
+        raise UserError(f"{work} holds shard files of {' and '.join(counts)} shards for {output}: remove the "
+                        f"set you do not want (or pass its count), then merge")
     summary = Summary(f"merge {output}")
     with JsonlWriter(work / output) as writer:
         for path in shards:
@@ -106,10 +110,40 @@ def merge_shards(work: str | Path, output: str, n: int | None = None) -> Summary
                 writer.write(rec)
                 summary.counts[status_of(rec)] += 1
     compact(work / output)
+    _merge_manifests(work, output, shards)
     return summary
 
 
+def _merge_manifests(work: Path, output: str, shards: list[Path]) -> None:
+    """The stage's manifest, as an unsharded run writes it: the shards' counts and usage summed."""
+    parts = []
+    for path in shards:
+        manifest = path.with_name(path.name.removesuffix(".jsonl") + "_manifest.json")
+        if manifest.exists():
+            parts.append(json.loads(manifest.read_text(encoding="utf-8")))
+    if not parts:
+        return
+    merged: dict[str, Any] = {**parts[0], "output": output, "shards": len(shards)}
+    merged.pop("shard", None)
+    merged["counts"] = dict(sum((Counter(p.get("counts") or {}) for p in parts), Counter()))
+    for key in ("seconds", "peak_rss_mb"):
+        merged[key] = max(p.get(key) or 0 for p in parts)
+    merged["cpu_seconds"] = round(sum(p.get("cpu_seconds") or 0 for p in parts), 2)
+    usages = [p["usage"] for p in parts if isinstance(p.get("usage"), dict)]
+    if usages:
+        merged["usage"] = {k: sum(u.get(k) or 0 for u in usages) for k in usages[0]}
+    merged["finished"] = max(p.get("finished") or "" for p in parts)
+    path = work / (output.removesuffix(".jsonl") + "_manifest.json")
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(merged, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
 # ---------------------------------------------------------------- resume
+
+def latest_ids(path: Path) -> list[str]:
+    return [r["id"] for r in iter_latest(path)] if path.exists() else []
+
 
 def finished_fingerprints(path: Path) -> dict[str, str | None]:
     """id -> fingerprint of its latest line, for the ids whose latest line is not a failure."""
@@ -148,8 +182,11 @@ def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | 
     started, cpu_started = time.monotonic(), time.process_time()
     summary = Summary(stage.name)
     done = finished_fingerprints(out)
-    if shard is not None:  # what an earlier unsharded run (or an earlier merge) finished is finished too
-        done = {**finished_fingerprints(work / stage.output_file), **done}
+    # a sharded run: what the unsharded output already holds finished (an earlier plain run, or a merge) is
+    # finished too; when the shard file holds an older line for it, the record is copied over, so that the
+    # next merge cannot bring the older line back
+    merged = finished_fingerprints(work / stage.output_file) if shard is not None else {}
+    shard_ids = set(latest_ids(out)) if merged else set()
     inputs = iter(stage.inputs(work))
     first = next(inputs, None)  # a missing input fails here, before an output file or a progress bar
     total = stage.count(work) if stage.count and shard is None else None
@@ -160,7 +197,9 @@ def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | 
                 if shard is not None and not in_shard(rec["id"], *shard):
                     continue
                 fp = fingerprint(stage.params, rec)
-                if done.get(rec["id"]) == fp:
+                if done.get(rec["id"]) == fp or merged.get(rec["id"]) == fp:
+                    if done.get(rec["id"]) != fp and rec["id"] in shard_ids:
+                        writer.write(JsonlIndex(work / stage.output_file).get(rec["id"]))
                     summary.counts["skipped"] += 1
                     bar.update(1)
                     continue

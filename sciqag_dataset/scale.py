@@ -18,6 +18,7 @@ settings start the ranks afresh (the fingerprints still skip every unchanged pap
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -31,8 +32,8 @@ from . import pipeline
 from .config import Config
 from .errors import Unavailable, UserError
 from .jsonl import iter_latest
-from .redact import url_secrets
-from .runner import Summary, merge_shards, output_path, run_stage, status_of
+from .redact import redact_url
+from .runner import FAILED, Summary, merge_shards, output_path, run_stage, status_of
 from .stage import Stage, digest
 
 log = logging.getLogger(__name__)
@@ -105,9 +106,9 @@ def _check(cfg: Config) -> None:
         raise UserError(f"on a {x.kind} cluster every LLM stage needs an endpoint URL: the embedded model "
                         "runs on this machine only (set teacher.url, generator.url, judge.url)")
     urls = [u for e in endpoints for u in ([e.url] if isinstance(e.url, str) else e.url or [])]
-    if any(url_secrets(u) for u in urls):  # datatrove writes the steps, config included, to its logging dir
-        raise UserError("a URL with a user:password part would be written to datatrove's logging dir: name the "
-                        "key in api_key_env instead (keys are read from the environment in every rank)")
+    if any(redact_url(u) != u for u in urls):  # datatrove writes the steps, config included, to its logging dir
+        raise UserError("a URL with a user:password part or a query string would be written to datatrove's logging "
+                        "dir: name the key in api_key_env instead (every rank reads it from its environment)")
 
 
 def llm_endpoints(cfg: Config) -> list:
@@ -121,11 +122,16 @@ def llm_endpoints(cfg: Config) -> list:
 
 
 def run_key(cfg: Config) -> str:
-    """What decides which ranks are finished: the config, the task count, and the papers file as it is now."""
-    papers = Path(cfg.work_dir) / "papers.jsonl"
-    stat = papers.stat() if papers.exists() else None
+    """What decides which ranks count as finished: the config, the task count, and the record files of the
+    work dir as they are when the stage starts (its inputs and its own output; not the ranks' shard files).
+    So a run killed mid-stage finds its finished ranks again, while anything that changed the files since
+    (new papers, a plain run, a deleted output) starts the ranks afresh; the fingerprints still skip every
+    finished paper."""
+    work = Path(cfg.work_dir)
+    files = sorted(p for p in work.glob("*.jsonl") if ".shard-" not in p.name)
+    stats = [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]
     settings = {k: v for k, v in cfg.to_dict().items() if k not in ("executor", "benchmark", "publish", "train")}
-    return digest([settings, cfg.executor.tasks, stat and [stat.st_size, stat.st_mtime_ns]])[:10]
+    return digest([settings, cfg.executor.tasks, stats])[:10]
 
 
 class ScaledRunner:
@@ -133,36 +139,54 @@ class ScaledRunner:
 
     def __init__(self, cfg: Config):
         _check(cfg)
-        self.cfg, self.x = cfg, cfg.executor
-        self.logging_root = Path(self.x.logging_dir or Path(cfg.work_dir) / ".datatrove")
+        # absolute: ranks may start in another directory (Ray workers, Slurm nodes)
+        self.cfg = Config.from_dict({**cfg.to_dict(), "work_dir": str(Path(cfg.work_dir).resolve())})
+        self.x = self.cfg.executor
+        self.logging_root = Path(self.x.logging_dir or Path(self.cfg.work_dir) / ".datatrove").resolve()
         self.previous = None  # the last job launched (Slurm chains every job on the one before)
+        self.submitted = 0  # Slurm jobs submitted by this run
         self.count = 0
 
     def __call__(self, names: list[str], endpoints: pipeline.Endpoints) -> dict[str, Summary]:
         running = endpoints.serving() if self._needs_embedded(names) else None
-        key = run_key(self.cfg)
         config = self.cfg.to_dict()
         config["keywords"]["workers"] = 1  # the ranks are the worker processes
+        work = self.cfg.work_dir
         out = {}
         for name in names:
             self.count += 1
             stage = StageBuilder(name, config, running)
             output = stage().output_file
-            base = self.logging_root / f"{self.count:02d}-{name}-{key}"
-            ranks = self._executor([StageStep(stage, self.cfg.work_dir, self._threads())], self.x.tasks,
-                                   base / "ranks", name)
-            merge = self._executor([MergeStep(output, self.cfg.work_dir, self.x.tasks)], 1, base / "merge",
-                                   f"{name}-merge", depends=ranks)
+            base = self.logging_root / f"{self.count:02d}-{name}-{run_key(self.cfg)}"
+            ranks = self._executor([StageStep(stage, work, self._threads())], self.x.tasks, base / "ranks", name)
+            merge = self._executor([MergeStep(output, work, self.x.tasks)], 1, base / "merge", f"{name}-merge",
+                                   depends=ranks)
             if self.x.kind == "slurm":  # submitted after the job before; then waited for, unless told not to
                 merge.run()  # submits its dependency, the ranks, first
+                self.submitted += sum(j.job_id not in (None, -1) for j in (ranks, merge))
                 if self.x.wait:
                     self._wait(name, ranks, merge)
             else:
                 ranks.run()
+                if missing := ranks.get_incomplete_ranks():  # Ray logs a failed rank and goes on
+                    raise Unavailable(f"{name}: ranks {missing} did not finish; see {base / 'ranks' / 'logs'} "
+                                      "(a rerun runs only them)")
                 merge.run()
             self.previous = merge
+            if self.x.kind != "slurm" or self.x.wait:
+                self._reopen_failed(base, output)
             out[name] = self._summary(name, output)
         return out
+
+    def _reopen_failed(self, base: Path, output: str) -> None:
+        """A rank whose papers failed is not finished: its marker goes, so that a rerun retries them (and
+        the fingerprints skip the rest), as a plain rerun retries failed papers."""
+        stem = output.removesuffix(".jsonl")
+        for rank in range(self.x.tasks):
+            manifest = Path(self.cfg.work_dir) / f"{stem}.shard-{rank}-of-{self.x.tasks}_manifest.json"
+            if manifest.exists() and json.loads(manifest.read_text(encoding="utf-8"))["counts"].get(FAILED):
+                for marker in (base / "ranks" / "completions" / f"{rank:05d}", base / "merge" / "completions" / "00000"):
+                    marker.unlink(missing_ok=True)
 
     def _threads(self) -> int:
         if self.x.kind == "local":
@@ -170,9 +194,11 @@ class ScaledRunner:
         return self.x.cpus_per_task
 
     def _needs_embedded(self, names: list[str]) -> bool:
-        llm = {"seed": self.cfg.teacher, "generate": self.cfg.generator}
-        judged = [n for n in names if n in ("racar", "diversity")] and pipeline.judges(self.cfg)[0]
-        return any(n in llm and not llm[n].url for n in names) or bool(judged and not judged.url)
+        used = llm_endpoints(self.cfg)
+        asked = [e for e in used if (e is self.cfg.teacher and "seed" in names)
+                 or (e is self.cfg.generator and "generate" in names)
+                 or (e not in (self.cfg.teacher, self.cfg.generator) and {"racar", "diversity"} & set(names))]
+        return any(not e.url for e in asked)
 
     def _executor(self, steps: list, tasks: int, logging_dir: Path, job: str, depends=None):
         from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor, SlurmPipelineExecutor
@@ -180,7 +206,7 @@ class ScaledRunner:
         x = self.x
         if x.kind == "local":
             return LocalPipelineExecutor(steps, tasks=tasks, workers=min(x.workers or tasks, tasks),
-                                         logging_dir=str(logging_dir))
+                                         logging_dir=str(logging_dir))  # run in turn here: no `depends`
         if x.kind == "ray":
             import ray
 
@@ -197,14 +223,23 @@ class ScaledRunner:
             env_command=x.env_command, sbatch_args=dict(x.sbatch_args) or None)
 
     def _wait(self, name: str, ranks, merge) -> None:
-        """Until the merge job marked itself complete; an error when the jobs left the queue without that."""
-        jobs = [str(j) for j in (ranks.job_id, merge.job_id) if j and j != -1]
+        """Until the merge job marked itself complete. Ranks that left the queue unfinished are an error (their
+        merge, waiting on them with afterok, would stay queued for ever: it is cancelled)."""
+        ranks_job, merge_job = (str(j) if j not in (None, -1) else None for j in (ranks.job_id, merge.job_id))
+        logs = self.x.slurm_logs_dir or self.logging_root / "slurm"
         while not merge.logging_dir.isfile("completions/00000"):
-            if jobs and not _queued(jobs):
-                raise Unavailable(f"the slurm jobs of {name} ({', '.join(jobs)}) ended before the stage was merged: "
-                                  f"see the logs in {self.x.slurm_logs_dir or self.logging_root / 'slurm'}; a rerun "
-                                  "resubmits only the unfinished ranks")
-            log.info("waiting for the slurm jobs of %s (%s)", name, ", ".join(jobs))
+            if ranks_job and not _queued([ranks_job]) and ranks.get_incomplete_ranks():
+                if merge_job:
+                    try:
+                        subprocess.run(["scancel", merge_job], capture_output=True, timeout=60)
+                    except (OSError, subprocess.TimeoutExpired):
+                        log.warning("could not cancel slurm job %s (waiting on ranks that failed)", merge_job)
+                raise Unavailable(f"{name}: slurm job {ranks_job} ended with ranks {ranks.get_incomplete_ranks()} "
+                                  f"unfinished (logs in {logs}); a rerun submits only them")
+            if not (ranks_job and _queued([ranks_job])) and not (merge_job and _queued([merge_job])):
+                raise Unavailable(f"{name}: the slurm jobs ({ranks_job}, {merge_job}) left the queue before the "
+                                  f"stage was merged (logs in {logs}); a rerun submits what is unfinished")
+            log.info("waiting for the slurm jobs of %s (%s, %s)", name, ranks_job, merge_job)
             time.sleep(self.x.poll_seconds)
 
     def _summary(self, name: str, output: str) -> Summary:
@@ -225,7 +260,9 @@ def _queued(jobs: list[str]) -> bool:
         out = subprocess.run(["squeue", "-h", "-j", ",".join(jobs)], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return True
-    return out.returncode != 0 or bool(out.stdout.strip())
+    if out.returncode != 0:  # "Invalid job id": purged since it ended
+        return "invalid job id" not in (out.stderr + out.stdout).lower()
+    return bool(out.stdout.strip())
 
 
 def run_scaled(cfg: Config, report: Callable[[str, object], int], done: pipeline.RunReport) -> int:
@@ -233,7 +270,14 @@ def run_scaled(cfg: Config, report: Callable[[str, object], int], done: pipeline
     keywords, seed and generate jobs are submitted and the command returns; evaluation and publish need
     their output, so they run on the next `sciqag run` (whose finished ranks are skipped)."""
     runner = ScaledRunner(cfg)
-    if cfg.executor.kind == "slurm" and not cfg.executor.wait:
-        cfg = Config.from_dict({**cfg.to_dict(), "stages": [s for s in cfg.stages if s not in ("evaluate", "publish")]})
-    return pipeline.run_all(cfg, report, done, runner=runner)
+    if cfg.executor.kind != "slurm" or cfg.executor.wait:
+        return pipeline.run_all(cfg, report, done, runner=runner)
+    first = [s for s in cfg.stages if s not in ("evaluate", "publish")]
+    status = pipeline.run_all(Config.from_dict({**cfg.to_dict(), "stages": first}), report, done, runner=runner)
+    rest = [s for s in cfg.stages if s in ("evaluate", "publish")]
+    if runner.submitted or not rest:
+        return status  # evaluation needs their output: the next run, once they are done
+    # nothing was left to submit: the earlier jobs are done, and evaluation runs now, waited for
+    waited = Config.from_dict({**cfg.to_dict(), "stages": rest, "executor": {**cfg.to_dict()["executor"], "wait": True}})
+    return max(status, pipeline.run_all(waited, report, done, runner=ScaledRunner(waited)))
 

@@ -119,6 +119,8 @@ def cmd_run(args) -> int:
             return report.published(*result)
         return report.summary_line(result)
 
+    if cfg.executor.kind == "plain" and getattr(args, "executor.workers", None):
+        cfg.keywords.workers = cfg.executor.workers  # without an executor, --workers is keywords' as it was
     done = pipeline.RunReport()
     if cfg.executor.kind == "plain":
         status = pipeline.run_all(cfg, show, done)

@@ -37,7 +37,7 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._timeout = timeout
         try:
-            self._db = self._open()
+            self._db = self._open_when_free()
         except sqlite3.DatabaseError as exc:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
             log.warning("response cache %s is unreadable (%s); moved aside to %s and rebuilt", self.path, exc,
@@ -47,6 +47,18 @@ class ResponseCache:
                 if part.exists():
                     os.replace(part, f"{aside}{suffix}")
             self._db = self._open()
+
+    def _open_when_free(self, tries: int = 5) -> sqlite3.Connection:
+        """Open; a database another process holds locked (ranks of a scaled-out run opening it at once) is
+        waited for, never taken for a corrupt one and moved aside."""
+        for attempt in range(tries):
+            try:
+                return self._open()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == tries - 1:
+                    raise
+                time.sleep(1 + attempt)
+        raise AssertionError("unreachable")
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=self._timeout)
