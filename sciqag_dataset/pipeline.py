@@ -25,7 +25,7 @@ from .config import Config, EndpointConfig, GenerateConfig
 from .errors import Unavailable, UserError
 from .evaluation import benchmark as benchmark_module
 from .evaluation import racar
-from .evaluation.evaluate import plan_evaluate, run_evaluate
+from .evaluation.evaluate import plan_evaluate
 from .evaluation.filter import filter_pairs
 from .evaluation.merge import merge_evaluation
 from .llm import LLMClient, ResponseCache, check_reachable, client_from_config, resolve_api_key
@@ -159,13 +159,13 @@ def judges(cfg: Config) -> list[EndpointConfig]:
 
 
 def evaluate(cfg: Config, endpoints: Endpoints) -> dict[str, Summary]:
-    return run_evaluate(cfg.work_dir, cfg.evaluate, judge_clients(cfg, endpoints))
+    return evaluate_with(cfg, endpoints, plain_runner(cfg))
 
 
 def evaluate_with(cfg: Config, endpoints: Endpoints, runner: StageRunner) -> dict[str, Summary]:
     """The metric stages through ``runner``, then their merge into evaluated.jsonl, the summary and plots."""
     src, stages = evaluation_stages(cfg, endpoints)
-    summaries = runner([s.name for s in stages], endpoints)
+    summaries = runner([s.name for s in stages], endpoints, {s.name: s for s in stages})
     merge_evaluation(cfg.work_dir, src, cfg.evaluate)
     return summaries
 
@@ -196,14 +196,15 @@ def build_stage(name: str, cfg: Config, endpoints: Endpoints) -> Stage:
     return stages[name]
 
 
-#: How `run_all` runs a list of per-paper stages: by default one after another in this process; the scaled
-#: runner (``scale.py``) runs each as datatrove jobs. Returns each stage's summary.
-StageRunner = Callable[[list[str], Endpoints], dict[str, Summary]]
+#: How `run_all` runs a list of per-paper stages by name (``built``: those already built here, by name): by
+#: default one after another in this process; the scaled runner (``scale.py``) runs each as datatrove jobs,
+#: built inside its ranks. Returns each stage's summary.
+StageRunner = Callable[[list[str], Endpoints, "dict[str, Stage] | None"], dict[str, Summary]]
 
 
 def plain_runner(cfg: Config) -> StageRunner:
-    def run(names: list[str], endpoints: Endpoints) -> dict[str, Summary]:
-        return {n: run_stage(build_stage(n, cfg, endpoints), cfg.work_dir,
+    def run(names: list[str], endpoints: Endpoints, built: dict[str, Stage] | None = None) -> dict[str, Summary]:
+        return {n: run_stage((built or {}).get(n) or build_stage(n, cfg, endpoints), cfg.work_dir,
                              shard=cfg.generate.shard if n == "generate" else None) for n in names}
     return run
 
@@ -255,7 +256,7 @@ def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport |
             endpoints.choice  # noqa: B018 - a bad `embedded:` option is refused before any stage runs
         step("ingest", lambda: ingest(cfg))
         for name in ("keywords", "seed", "generate"):
-            step(name, lambda: runner([name], endpoints)[name])
+            step(name, lambda: runner([name], endpoints, None)[name])
             if endpoints.start_error is not None:  # its records are kept as failed; the rest cannot run either
                 raise endpoints.start_error
         step("evaluate", lambda: evaluate_with(cfg, endpoints, runner))

@@ -147,7 +147,8 @@ class ScaledRunner:
         self.submitted = 0  # Slurm jobs submitted by this run
         self.count = 0
 
-    def __call__(self, names: list[str], endpoints: pipeline.Endpoints) -> dict[str, Summary]:
+    def __call__(self, names: list[str], endpoints: pipeline.Endpoints,
+                 built: dict[str, Stage] | None = None) -> dict[str, Summary]:  # built here: unused, ranks build
         running = endpoints.serving() if self._needs_embedded(names) else None
         config = self.cfg.to_dict()
         config["keywords"]["workers"] = 1  # the ranks are the worker processes

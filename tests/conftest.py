@@ -110,6 +110,54 @@ class RecordingProxy:
         self.close()
 
 
+class ScriptedChat:
+    """FAKE OpenAI-style chat endpoint (loopback) for replies no server here writes (a judge's exact scores):
+    ``reply(body)`` returns the reply text, or ``(status, error payload)``. Each request body is recorded."""
+
+    def __init__(self, reply):
+        import http.server
+        import threading
+
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(body)
+                out = reply(body)
+                status, payload = out if isinstance(out, tuple) else (200, {
+                    "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": out}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 class FakeHfApi:
     """A fake of huggingface_hub.HfApi: the Hub cannot be reached here, so record the calls."""
 

@@ -15,14 +15,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import datasets
 import pytest
-from conftest import RecordingProxy, read_jsonl, write_jsonl
+from conftest import RecordingProxy, ScriptedChat, read_jsonl, write_jsonl
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.config import Config
@@ -281,45 +279,18 @@ def test_a_model_that_answers_nothing_and_two_models_of_one_name(says_server, tm
 
 # --- the judge --------------------------------------------------------------------------------------------
 
-class ScriptedJudge:
+class ScriptedJudge(ScriptedChat):
     """FAKE OpenAI-style endpoint (loopback): judge replies written by the test, chosen by the dimension the
     prompt asks for; it counts the questions in the prompt and returns ``scores[dim]`` for each."""
 
     def __init__(self, scores: dict[str, int]):
-        self.requests: list[dict] = []
-        judge = self
+        def reply(body):
+            prompt = body["messages"][-1]["content"]
+            dim = next(d for d in scores if f"Rate the {d}" in prompt)
+            n = prompt.count("\nModel answer ")
+            return json.dumps([{"score": scores[dim], "reasons": f"{dim} {k}"} for k in range(n)])
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                judge.requests.append(body)
-                prompt = body["messages"][-1]["content"]
-                dim = next(d for d in scores if f"Rate the {d}" in prompt)
-                n = prompt.count("\nModel answer ")
-                text = json.dumps([{"score": scores[dim], "reasons": f"{dim} {k}"} for k in range(n)])
-                data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                                   "choices": [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant", "content": text}}],
-                                   "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(reply)
 
 
 def test_a_judge_committee_scores_batches_and_a_gibberish_judge_invents_nothing(says_server, tiny_server, tmp_path):

@@ -10,11 +10,9 @@ the field, and no judge able to write the exact replies runs on this machine).
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import read_jsonl, write_jsonl
+from conftest import ScriptedChat, read_jsonl, write_jsonl
 
 from sciqag_dataset.evaluation.judge_prompts import build_racar_messages, racar_response_format
 from sciqag_dataset.evaluation import racar
@@ -165,7 +163,7 @@ def _judgements(scores):
     return json.dumps([{"score": s, "reasons": f"scored {s}"} for s in scores])
 
 
-class ScriptedJudge:
+class ScriptedJudge(ScriptedChat):
     """FAKE OpenAI-style endpoint (loopback): replies written by the test, chosen by the prompt's dimension.
 
     ``replies[dim]`` is a list: attempt k gets item k (the last one repeats). With
@@ -173,51 +171,15 @@ class ScriptedJudge:
     """
 
     def __init__(self, replies: dict[str, list[str]], reject_structured: bool = False):
-        self.replies, self.reject_structured = replies, reject_structured
-        self.requests: list[dict] = []
-        judge = self
+        def reply(body):
+            if reject_structured and "response_format" in body:
+                return 400, {"error": {"message": "response_format is not supported"}}
+            prompt = body["messages"][-1]["content"]
+            dim = next(d for d in RACAR_DIMENSIONS if f"Rate the {d}" in prompt)
+            attempt = prompt.count("a previous reply to this request could not be used")
+            return replies[dim][min(attempt, len(replies[dim]) - 1)]
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                judge.requests.append(body)
-                if judge.reject_structured and "response_format" in body:
-                    return self._send(400, {"error": {"message": "response_format is not supported"}})
-                prompt = body["messages"][-1]["content"]
-                dim = next(d for d in RACAR_DIMENSIONS if f"Rate the {d}" in prompt)
-                attempt = prompt.count("a previous reply to this request could not be used")
-                options = judge.replies[dim]
-                text = options[min(attempt, len(options) - 1)]
-                self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                                 "choices": [{"index": 0, "finish_reason": "stop",
-                                              "message": {"role": "assistant", "content": text}}],
-                                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-
-            def _send(self, status, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base_url(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(reply)
 
 
 def test_committee_with_retry_and_structured_fallback(tmp_path):
