@@ -5,8 +5,9 @@
 
 One run, one machine: the shipped sample papers are ingested once and copied ``--copies`` times under new ids
 (the text changes by a sentence, so keywords and metrics do real work), each with QA pairs taken from its own
-sentences (no model needed). Then for tasks = 1 and tasks = 2 (workers = tasks), in a fresh work dir each, the
-datatrove Local executor runs keywords, then numeric and coverage, as `sciqag run --executor local` does.
+sentences (no model needed); the text and Markdown samples are also written as that many input files. Then
+for tasks = 1 and tasks = 2 (workers = tasks), in a fresh work dir each, the datatrove Local executor runs
+ingest (of those files), keywords, then numeric and coverage, as `sciqag run --executor local` does.
 Printed: papers/s per stage for each task count and their ratio; per stage and paper: CPU seconds, peak RSS
 per worker (from the runner's manifests of every rank), model calls and tokens (0 here; with ``--llm-work``,
 seed and generate read from that work dir's manifests, e.g. README's embedded run).
@@ -29,7 +30,7 @@ from sciqag_dataset.config import Config  # noqa: E402
 from sciqag_dataset.jsonl import read_jsonl  # noqa: E402
 from sciqag_dataset.scale import ScaledRunner  # noqa: E402
 
-STAGES = (("keywords", ["keywords"]), ("numeric+coverage", ["numeric", "coverage"]))
+STAGES = (("ingest", ["ingest"]), ("keywords", ["keywords"]), ("numeric+coverage", ["numeric", "coverage"]))
 
 
 def corpus(root: Path, copies: int) -> Path:
@@ -52,26 +53,38 @@ def corpus(root: Path, copies: int) -> Path:
                 for k, s in enumerate(sentences)]})
     for name, rows in (("papers.jsonl", out_papers), ("seed.jsonl", seed)):
         (work / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    inputs = root / "inputs"  # the text and Markdown samples as files, as many copies, for ingest
+    inputs.mkdir()
+    for c in range(copies):
+        for path in Path(pipeline.sample_papers()[0]).glob("*_*.*"):
+            if path.suffix in (".md", ".txt"):
+                text = path.read_text(encoding="utf-8").replace("\n\n", f"\n\nThis is copy {c}.\n\n", 1)
+                (inputs / f"{path.stem}-{c}{path.suffix}").write_text(text, encoding="utf-8")
     return work
 
 
 def run(work: Path, tasks: int) -> dict[str, dict]:
-    cfg = Config(work_dir=str(work))
-    cfg.executor.kind, cfg.executor.tasks, cfg.executor.workers = "local", tasks, tasks
-    cfg.evaluate.metrics, cfg.evaluate.source, cfg.evaluate.plots = ["numeric", "coverage"], "seed", False
-    runner = ScaledRunner(cfg)
     out = {}
-    with pipeline.Endpoints(cfg) as endpoints:
-        for label, names in STAGES:
+    for label, names in STAGES:
+        # ingest in a work dir of its own: its papers are not the corpus the other stages read
+        stage_work = work.parent / f"{work.name}-ingest" if names == ["ingest"] else work
+        cfg = Config(work_dir=str(stage_work), inputs=[str(work.parent / "inputs")])
+        cfg.executor.kind, cfg.executor.tasks, cfg.executor.workers = "local", tasks, tasks
+        cfg.evaluate.metrics, cfg.evaluate.source, cfg.evaluate.plots = ["numeric", "coverage"], "seed", False
+        with pipeline.Endpoints(cfg) as endpoints:
             started = time.monotonic()
-            runner(names, endpoints)
-            out[label] = {"seconds": time.monotonic() - started, "costs": costs(work, names)}
+            ScaledRunner(cfg)(names, endpoints)
+            out[label] = {"seconds": time.monotonic() - started, "costs": costs(stage_work, names)}
     return out
 
 
 def costs(work: Path, names: list[str]) -> dict:
     """Summed over every rank's manifest: papers, CPU seconds, peak RSS of the largest rank, calls, tokens."""
-    total = {"papers": 0, "cpu": 0.0, "rss": 0.0, "calls": 0, "tokens": 0}
+    total = {"papers": 0, "cpu": float("nan"), "rss": float("nan"), "calls": 0, "tokens": 0}
+    if names == ["ingest"]:  # no per-rank manifest: the papers stored
+        total["papers"] = json.loads((work / "ingest_report.json").read_text())["counts"]["ok"]
+        return total
+    total["cpu"] = total["rss"] = 0.0
     for name in names:
         for path in work.glob(f"{name}.shard-*_manifest.json"):
             m = json.loads(path.read_text())
@@ -116,10 +129,11 @@ def main() -> None:
             print(f"tasks {tasks}: " + ", ".join(f"{k} {v['seconds']:.1f} s" for k, v in results[tasks].items()),
                   flush=True)
     n = results[1]["keywords"]["costs"]["papers"]
-    print(f"\n{n} papers ({args.copies} copies of the 5 samples), datatrove Local executor, {os.cpu_count()} cores")
+    print(f"\n{n} papers ({args.copies} copies of the 5 samples; ingest: the {results[1]['ingest']['costs']['papers']} "
+          f"text and Markdown files among them), datatrove Local executor, {os.cpu_count()} cores")
     print(f"{'stage':>16} | {'1 task p/s':>10} | {'2 tasks p/s':>11} | ratio")
     for label, _ in STAGES:
-        r1, r2 = (n / results[t][label]["seconds"] for t in (1, 2))
+        r1, r2 = (results[1][label]["costs"]["papers"] / results[t][label]["seconds"] for t in (1, 2))
         print(f"{label:>16} | {r1:>10.2f} | {r2:>11.2f} | {r2 / r1:.2f}x")
     print(f"\nper paper (1 task)\n{'stage':>16} | {'papers':>10} | {'CPU s':>10} | {'RSS MB':>8} | "
           f"{'model calls':>11} | {'tokens':>10}")

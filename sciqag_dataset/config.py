@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from . import remote
 from .errors import UserError
 from .llm.endpoint import EndpointConfig, JudgeEndpointConfig, ModelEndpointConfig
 from .options import check_fields, read_yaml
@@ -82,7 +83,9 @@ class GenerateConfig(QAGenConfig):
 
 @dataclass
 class PublishConfig:
-    output_dir: str | None = _opt(None, flag="output", short="-o", help="publish folder (default WORK/dataset)")
+    output_dir: str | None = _opt(None, flag="output", short="-o",
+                                  help="publish folder (default WORK/dataset): a path, or an fsspec URL "
+                                       "(s3://, gs://, hf://datasets/ORG/NAME...) built in WORK/dataset, then copied")
     configs: list[str] | None = _opt(None, choices=("papers", "seed", "generated", "evaluated"),
                                      help="configs to publish, comma-separated (default: those whose stage ran)")
     train: float = _opt(0.8, min=0.0, max=1.0, help="share of papers in the train split")
@@ -255,7 +258,8 @@ STAGES = ("ingest", "keywords", "seed", "generate", "evaluate", "publish")
 @dataclass
 class Config:
     work_dir: str = _opt("sciqag_work", flag="work", help="work directory")
-    inputs: list[str] = _opt([], help="papers to ingest: files or folders (default: the shipped sample papers)")
+    inputs: list[str] = _opt([], help="papers to ingest: files, folders or fsspec URLs "
+                                      "(default: the shipped sample papers)")
     stages: list[str] = _opt(list(STAGES), choices=STAGES, what="stage", help="what `sciqag run` does, comma-separated")
     ingest: IngestConfig = field(default_factory=IngestConfig)
     keywords: KeywordsConfig = field(default_factory=KeywordsConfig)
@@ -303,7 +307,14 @@ class Config:
 
     @property
     def output_dir(self) -> Path:
-        return Path(self.publish.output_dir or Path(self.work_dir) / "dataset")
+        """The local publish folder (where a remote publish is built before it is copied up)."""
+        out = remote.local(self.publish.output_dir)
+        return Path(self.work_dir) / "dataset" if not out or remote.is_remote(out) else Path(out)
+
+    @property
+    def publish_url(self) -> str | None:
+        """The remote publish folder, when ``publish.output_dir`` is a URL."""
+        return self.publish.output_dir if remote.is_remote(self.publish.output_dir) else None
 
 
 def _redacted_urls(value):

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
+from . import remote
 from .builders import generate as generate_stage_module
 from .builders import keywords as keywords_stage_module
 from .builders import seed as seed_stage_module
@@ -109,9 +110,11 @@ class Endpoints:
 
 # ---------------------------------------------------------------- one command per stage
 
-def ingest(cfg: Config) -> Summary:
+def ingest(cfg: Config, shard: tuple[int, int] | None = None, parsed_by: int | None = None) -> Summary:
+    """The papers into WORK/papers.jsonl; scaled out, ``shard`` parses one rank's slice and ``parsed_by``
+    stores what the ranks parsed."""
     return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate,
-                      follow_symlinks=cfg.ingest.follow_symlinks)
+                      follow_symlinks=cfg.ingest.follow_symlinks, shard=shard, parsed_by=parsed_by)
 
 
 def keywords_stage(cfg: Config, endpoints: Endpoints | None = None) -> Stage:
@@ -204,8 +207,9 @@ StageRunner = Callable[[list[str], Endpoints, "dict[str, Stage] | None"], dict[s
 
 def plain_runner(cfg: Config) -> StageRunner:
     def run(names: list[str], endpoints: Endpoints, built: dict[str, Stage] | None = None) -> dict[str, Summary]:
-        return {n: run_stage((built or {}).get(n) or build_stage(n, cfg, endpoints), cfg.work_dir,
-                             shard=cfg.generate.shard if n == "generate" else None) for n in names}
+        return {n: ingest(cfg) if n == "ingest" else
+                run_stage((built or {}).get(n) or build_stage(n, cfg, endpoints), cfg.work_dir,
+                          shard=cfg.generate.shard if n == "generate" else None) for n in names}
     return run
 
 
@@ -213,11 +217,16 @@ def filter_evaluated(cfg: Config) -> dict:
     return filter_pairs(cfg.work_dir, **cfg.filter.rules())
 
 
-def publish(cfg: Config) -> tuple[Path, str | None]:
-    """The publish folder, and the Hub URL when pushed."""
+def publish(cfg: Config) -> tuple[Path, list[str]]:
+    """The local publish folder, and where it was copied (Hub commit URLs, the remote folder's URL)."""
     out = write_folder(cfg.work_dir, cfg.output_dir, cfg)
-    url = push_to_hub(out, cfg.publish.push_to_hub, private=cfg.publish.private) if cfg.publish.push_to_hub else None
-    return out, url
+    copies = [push_to_hub(out, cfg.publish.push_to_hub, private=cfg.publish.private)] if cfg.publish.push_to_hub else []
+    if cfg.publish_url and remote.hub_repo(cfg.publish_url):  # the whole folder in one commit
+        copies.append(push_to_hub(out, remote.hub_repo(cfg.publish_url), private=cfg.publish.private))
+    elif cfg.publish_url:
+        remote.upload_folder(out, cfg.publish_url)
+        copies.append(cfg.publish_url)
+    return out, copies
 
 
 @dataclass
@@ -254,8 +263,7 @@ def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport |
     with Endpoints(cfg) as endpoints:
         if uses_embedded(cfg):
             endpoints.choice  # noqa: B018 - a bad `embedded:` option is refused before any stage runs
-        step("ingest", lambda: ingest(cfg))
-        for name in ("keywords", "seed", "generate"):
+        for name in ("ingest", "keywords", "seed", "generate"):
             step(name, lambda: runner([name], endpoints, None)[name])
             if endpoints.start_error is not None:  # its records are kept as failed; the rest cannot run either
                 raise endpoints.start_error

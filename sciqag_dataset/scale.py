@@ -6,9 +6,11 @@ the ranks' shard files into the stage's output (``MergeStep``), and the next sta
 killed run resumes twice over: datatrove skips the ranks it marked complete, and the runner's fingerprints
 skip the finished papers inside a rank that was killed. The merged output is the plain run's, record for record.
 
-Stages are built inside each rank from the config and the stage's name (``StageBuilder``), so that models,
-worker pools and HTTP clients are created where they run. Ingest runs first, in this process (it reads
-files, not records); the evaluation's merge into evaluated.jsonl and publish run after the last stage. The
+Ingest is a job too (``IngestStep``): each rank parses its hash slice of the input files (local paths or any
+fsspec URL), and the merge stores them in the plain run's order; every run reruns its ranks, which skip the
+files already parsed (see ``builders/ingest/ranks.py``). Stages are built inside each rank from the config and
+the stage's name (``StageBuilder``), so that models, worker pools and HTTP clients are created where they run.
+The evaluation's merge into evaluated.jsonl and publish run in this process, after the last stage. The
 embedded model is started once, here, and every rank on this machine talks to it; on a cluster each LLM
 stage needs an endpoint URL (a TGI/vLLM/SGLang server or an Inference Endpoint).
 
@@ -28,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from . import pipeline
+from . import pipeline, remote
 from .config import Config
 from .errors import Unavailable, UserError
 from .jsonl import iter_latest
@@ -91,6 +93,24 @@ class MergeStep:
         return f"SciQAG merge: {self.output}"
 
 
+@dataclass
+class IngestStep:
+    """Rank i of n parses its slice of the input files; with ``parsed_by``, the one merge rank stores them."""
+
+    config: dict
+    parsed_by: int | None = None
+
+    def __call__(self, data=None, rank: int = 0, world_size: int = 1):
+        cfg = Config.from_dict(self.config)
+        summary = (pipeline.ingest(cfg, parsed_by=self.parsed_by) if self.parsed_by
+                   else pipeline.ingest(cfg, shard=(rank, world_size)))
+        log.info("ingest rank %d/%d: %s", rank, world_size, summary.line())
+        return data
+
+    def __repr__(self) -> str:
+        return "SciQAG ingest" + (" merge" if self.parsed_by else "")
+
+
 def _check(cfg: Config) -> None:
     x = cfg.executor
     try:
@@ -140,7 +160,8 @@ class ScaledRunner:
     def __init__(self, cfg: Config):
         _check(cfg)
         # absolute: ranks may start in another directory (Ray workers, Slurm nodes)
-        self.cfg = Config.from_dict({**cfg.to_dict(), "work_dir": str(Path(cfg.work_dir).resolve())})
+        inputs = [p if remote.is_remote(p) else str(Path(remote.local(p)).resolve()) for p in cfg.inputs]
+        self.cfg = Config.from_dict({**cfg.to_dict(), "work_dir": str(Path(cfg.work_dir).resolve()), "inputs": inputs})
         self.x = self.cfg.executor
         self.logging_root = Path(self.x.logging_dir or Path(self.cfg.work_dir) / ".datatrove").resolve()
         self.previous = None  # the last job launched (Slurm chains every job on the one before)
@@ -156,28 +177,48 @@ class ScaledRunner:
         out = {}
         for name in names:
             self.count += 1
+            if name == "ingest":
+                out[name] = self._ingest(config)
+                continue
             stage = StageBuilder(name, config, running)
             output = stage().output_file
             base = self.logging_root / f"{self.count:02d}-{name}-{run_key(self.cfg)}"
-            ranks = self._executor([StageStep(stage, work, self._threads())], self.x.tasks, base / "ranks", name)
-            merge = self._executor([MergeStep(output, work, self.x.tasks)], 1, base / "merge", f"{name}-merge",
-                                   depends=ranks)
-            if self.x.kind == "slurm":  # submitted after the job before; then waited for, unless told not to
-                merge.run()  # submits its dependency, the ranks, first
-                self.submitted += sum(j.job_id not in (None, -1) for j in (ranks, merge))
-                if self.x.wait:
-                    self._wait(name, ranks, merge)
-            else:
-                ranks.run()
-                if missing := ranks.get_incomplete_ranks():  # Ray logs a failed rank and goes on
-                    raise Unavailable(f"{name}: ranks {missing} did not finish; see {base / 'ranks' / 'logs'} "
-                                      "(a rerun runs only them)")
-                merge.run()
-            self.previous = merge
+            self._jobs(name, StageStep(stage, work, self._threads()), MergeStep(output, work, self.x.tasks), base)
             if self.x.kind != "slurm" or self.x.wait:
                 self._reopen_failed(base, output)
             out[name] = self._summary(name, output)
         return out
+
+    def _ingest(self, config: dict) -> Summary:
+        """Ranks parse their slices of the input files, a merge stores them. Every run runs every rank (the
+        inputs may have changed): each skips the files its slice already holds at the same stamp."""
+        base = self.logging_root / f"{self.count:02d}-ingest"
+        for marker in [*base.glob("ranks/completions/*"), *base.glob("merge/completions/*")]:
+            marker.unlink()
+        self._jobs("ingest", IngestStep(config), IngestStep(config, parsed_by=self.x.tasks), base)
+        if self.x.kind == "slurm" and not self.x.wait:
+            return self._summary("ingest", "")
+        report = json.loads((Path(self.cfg.work_dir) / "ingest_report.json").read_text(encoding="utf-8"))
+        summary = Summary("ingest")
+        summary.counts.update({k: v for k, v in report["counts"].items() if v})
+        return summary
+
+    def _jobs(self, name: str, rank_step, merge_step, base: Path) -> None:
+        """``rank_step`` on every rank, then ``merge_step`` on one, after the jobs before."""
+        ranks = self._executor([rank_step], self.x.tasks, base / "ranks", name)
+        merge = self._executor([merge_step], 1, base / "merge", f"{name}-merge", depends=ranks)
+        if self.x.kind == "slurm":  # submitted after the job before; then waited for, unless told not to
+            merge.run()  # submits its dependency, the ranks, first
+            self.submitted += sum(j.job_id not in (None, -1) for j in (ranks, merge))
+            if self.x.wait:
+                self._wait(name, ranks, merge)
+        else:
+            ranks.run()
+            if missing := ranks.get_incomplete_ranks():  # Ray logs a failed rank and goes on
+                raise Unavailable(f"{name}: ranks {missing} did not finish; see {base / 'ranks' / 'logs'} "
+                                  "(a rerun runs only them)")
+            merge.run()
+        self.previous = merge
 
     def _reopen_failed(self, base: Path, output: str) -> None:
         """A rank whose papers failed is not finished: its marker goes, so that a rerun retries them (and

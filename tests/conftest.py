@@ -44,6 +44,31 @@ def says_server(tmp_path_factory):
         yield server
 
 
+@pytest.fixture(scope="session")
+def paper_host(tmp_path_factory):
+    """A real HTTP file server (the standard library's, as `python -m http.server` runs it) with a copy of the
+    sample papers under ``/papers/``: remote input through fsspec's HTTP filesystem, across processes. Yields
+    (base URL, the served folder)."""
+    import functools
+    import http.server
+    import shutil
+    import threading
+
+    from sciqag_dataset.pipeline import sample_papers
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    root = tmp_path_factory.mktemp("paper-host")
+    shutil.copytree(sample_papers()[0], root / "papers")
+    handler = functools.partial(Quiet, directory=str(root))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", root / "papers"
+    httpd.shutdown()
+
+
 class RecordingProxy:
     """A loopback HTTP proxy in front of a real server: it records each request's path, headers and body, then
     forwards the request unchanged and returns the real reply. It shows what a client sends to a host

@@ -24,12 +24,12 @@ from sciqag_dataset.config import Config
 from sciqag_dataset.errors import UserError
 
 VOLATILE = {"seconds", "elapsed", "duration", "started", "finished", "usage", "cached", "endpoint"}
-STAGE_FILES = ("keywords.jsonl", "seed.jsonl", "generated.jsonl", "numeric.jsonl", "coverage.jsonl",
+STAGE_FILES = ("papers.jsonl", "keywords.jsonl", "seed.jsonl", "generated.jsonl", "numeric.jsonl", "coverage.jsonl",
                "evaluated.jsonl")
 
 
-def config(work: Path, server, **executor) -> Config:
-    cfg = Config(work_dir=str(work))
+def config(work: Path, server, inputs: list[str] | None = None, **executor) -> Config:
+    cfg = Config(work_dir=str(work), inputs=inputs or [])
     cfg.stages = ["ingest", "keywords", "seed", "generate", "evaluate"]
     for endpoint in (cfg.teacher, cfg.generator):
         endpoint.url, endpoint.model, endpoint.max_tokens, endpoint.temperature = server.base_url, server.model, 24, 0.0
@@ -48,18 +48,23 @@ def records(path: Path) -> dict[str, dict]:
 
 
 @pytest.mark.e2e
-def test_the_local_executor_gives_the_plain_run_record_for_record(says_server, tmp_path):
+def test_the_local_executor_gives_the_plain_run_record_for_record(says_server, paper_host, tmp_path):
     plain, scaled = tmp_path / "plain", tmp_path / "scaled"
-    assert pipeline.run_all(config(plain, says_server), lambda stage, result: 0) == 0
-    cfg = config(scaled, says_server, kind="local", tasks=2, workers=2)
+    papers = [f"{paper_host[0]}/papers/"]  # read over HTTP by fsspec, in the ranks' processes too
+    assert pipeline.run_all(config(plain, says_server, papers), lambda stage, result: 0) == 0
+    cfg = config(scaled, says_server, papers, kind="local", tasks=2, workers=2)
     assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
     for name in STAGE_FILES:
         assert records(scaled / name) == records(plain / name), name
     assert len(records(plain / "seed.jsonl")) == 5
+    assert all(r["source_path"].startswith(papers[0]) for r in records(scaled / "papers.jsonl").values())
+    assert (json.loads((scaled / "ingest_report.json").read_text())["warnings"]
+            == json.loads((plain / "ingest_report.json").read_text())["warnings"])
     shards = sorted(p.name for p in scaled.glob("seed.shard-*.jsonl"))
     assert shards == [f"seed.shard-{i}-of-2.jsonl" for i in range(2)]
     completions = list((scaled / ".datatrove").rglob("completions/*"))
-    assert len(completions) == 5 * (2 + 1)  # keywords, seed, generate, numeric, coverage: 2 ranks and a merge
+    # ingest, keywords, seed, generate, numeric, coverage: 2 ranks and a merge each
+    assert len(completions) == 6 * (2 + 1)
     manifests = [json.loads((w / "seed_manifest.json").read_text()) for w in (plain, scaled)]
     assert manifests[1]["counts"] == manifests[0]["counts"] and manifests[1]["shards"] == 2  # the shards' summed
     # a rerun of the finished run redoes no paper and changes nothing
@@ -140,29 +145,30 @@ print(f"Submitted batch job {{100 + n}}")
     scripts = sorted(log.glob("*.sh"), key=lambda p: int(p.stem))
     texts = [p.read_text() for p in scripts]
     jobs = [t for t in texts if "launch_pickled_pipeline" in t]
-    # keywords, seed, generate: each 8 ranks then a 1-rank merge (evaluation runs on a rerun once they finish)
-    assert len(jobs) == 6
+    # ingest, keywords, seed, generate: each 8 ranks then a 1-rank merge (evaluation runs on a rerun once they
+    # finish)
+    assert len(jobs) == 8
     for text in jobs:
         assert "#SBATCH --partition=cpu" in text and "#SBATCH --time=02:00:00" in text
         assert "#SBATCH --cpus-per-task=4" in text and "#SBATCH --mem-per-cpu=3G" in text
         assert "source /shared/venv/bin/activate" in text
     assert "#SBATCH --array=0-7" in jobs[0] and "#SBATCH --array=0-0" in jobs[1]  # 8 ranks, then 1 merge
     names = [next(line for line in t.splitlines() if "--job-name" in line) for t in jobs]
-    assert [n.split("=")[1] for n in names] == ["sciqag-keywords", "sciqag-keywords-merge", "sciqag-seed",
+    assert [n.split("=")[1] for n in names] == ["sciqag-ingest", "sciqag-ingest-merge", "sciqag-keywords", "sciqag-keywords-merge", "sciqag-seed",
                                                "sciqag-seed-merge", "sciqag-generate", "sciqag-generate-merge"]
     ids = [100 + int(p.stem) for p in scripts if "launch_pickled_pipeline" in p.read_text()]  # the fake's job ids
     args = [(log / f"{p.stem}.args").read_text() for p in scripts if "launch_pickled_pipeline" in p.read_text()]
     assert "--dependency" not in args[0]
-    for k in range(1, 6):  # each job after the one before it
+    for k in range(1, 8):  # each job after the one before it
         assert f"--dependency=afterok:{ids[k - 1]}" in args[k], (k, args[k])
-    assert not (work / "seed.jsonl").exists()  # nothing ran here: the cluster runs it
+    assert not (work / "papers.jsonl").exists() and not (work / "seed.jsonl").exists()  # the cluster runs them
 
     # waiting (the default): ranks that leave the queue unfinished are an error, not a hang on their merge
     (fake.parent / "squeue").write_text(f"#!{sys.executable}\n")  # FAKE squeue: no job listed any more
     (fake.parent / "squeue").chmod(0o755)
     cfg = config(tmp_path / "work2", says_server, kind="slurm", tasks=2, partition="cpu", poll_seconds=0.1)
     cfg.stages = ["ingest", "keywords"]
-    with pytest.raises(UserError, match=r"ended with ranks \[0, 1\] unfinished"):
+    with pytest.raises(UserError, match=r"ingest: slurm job \d+ ended with ranks \[0, 1\] unfinished"):
         scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport())
 
 

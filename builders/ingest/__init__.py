@@ -43,8 +43,9 @@ from sciqag_dataset.records import REMOVED
 from sciqag_dataset.text_repair import repair, repair_text
 
 from .detect import detect_format
-from .files import iter_inputs, iter_papers, path_key, read_file
+from .files import input_list, iter_inputs, iter_papers, path_key, read_file, read_path
 from .json_papers import MAX_LEADING_FAILURES
+from .ranks import parse_slice, slice_reader
 from .text import IngestError, content_hash, normalize_doi, normalize_text, paper_id
 
 __all__ = ["MAX_LEADING_FAILURES", "IngestError", "content_hash", "detect_format", "iter_papers", "normalize_doi",
@@ -145,26 +146,33 @@ class _Report:
         os.replace(tmp, path)
 
 
-def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip",
-               follow_symlinks: bool = False) -> runner.Summary:
+def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip", follow_symlinks: bool = False,
+               shard: tuple[int, int] | None = None, parsed_by: int | None = None) -> runner.Summary:
     """Read ``paths`` into ``WORK/papers.jsonl``; write ``WORK/ingest_report.json``.
 
     ``on_duplicate``: "skip" keeps the first, "keep" stores the copy as ``<id>-dupN``, "error" stores the
     others and then raises UserError listing the duplicates. Whatever goes wrong with one input (finding,
     naming, opening, decoding, parsing or storing it) is recorded as a failure with its path (and line)
     and the other inputs are read.
+
+    Scaled out (``ranks.py``): ``shard=(i, n)`` only parses slice i into the work dir's ``.ingest`` folder;
+    ``parsed_by=n`` then stores what the n ranks parsed, as a plain run would have.
     """
     if on_duplicate not in ON_DUPLICATE:
         raise UserError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}, not {on_duplicate!r}")
+    paths = input_list(paths)  # a URL with credentials is refused before anything is written
     work = Path(work_dir)
     out, report_path = work / PAPERS_FILE, work / REPORT_FILE
+    exclude = frozenset({path_key(str(out)), path_key(str(report_path))})  # a work dir inside an input dir
+    if shard is not None:
+        return parse_slice(paths, work, shard, exclude, follow_symlinks)
     report = _Report(on_duplicate)
     seen = _Seen(out)
-    exclude = frozenset({path_key(str(out)), path_key(str(report_path))})  # a work dir inside an input dir
+    read = slice_reader(work, parsed_by) if parsed_by else read_path
     complete = False
     try:
         with JsonlWriter(out) as writer, tqdm(desc="ingest", unit="paper") as bar:
-            for path, items in iter_inputs(paths, exclude, follow_symlinks):
+            for path, items in iter_inputs(paths, exclude, follow_symlinks, read):
                 if _read_source(items, writer, seen, report, bar):
                     _mark_removed(repair_text(path)[0], writer, seen, report)
         complete = True

@@ -7,7 +7,9 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
+
+from sciqag_dataset import remote
 
 from .detect import decode, detect_format
 from .html import read_html
@@ -79,12 +81,13 @@ def expand(paths, exclude: frozenset[str] = frozenset(),
     ("error") while finding it. Stable order: folders walked sorted, hidden entries left out, each real
     file once. Folders that cannot be listed are reported, never skipped silently; links that lead out
     of the input folders are skipped (with a warning) unless ``follow_symlinks``."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = list(map(os.fspath, paths))
+    paths = input_list(paths)
     roots = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
     seen: set[str] = set()
     for p in paths:
+        if remote.is_remote(p):
+            yield from _expand_remote(p, seen)
+            continue
         if not os.path.isdir(p):
             if path_key(os.path.realpath(p)) not in seen:
                 seen.add(path_key(os.path.realpath(p)))
@@ -132,8 +135,45 @@ def expand(paths, exclude: frozenset[str] = frozenset(),
             yield err.filename or p, (_FAIL, f"cannot read folder: {err.strerror or err}")
 
 
+def input_list(paths) -> list[str]:
+    """The inputs as path strings (``file://`` URLs as paths); UserError for a URL that carries credentials."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = [remote.local(os.fspath(p)) for p in paths]
+    for p in filter(remote.is_remote, paths):
+        remote.check_url(p, "inputs")
+    return paths
+
+
+def _expand_remote(url: str, seen: set[str]) -> Iterator[tuple[str, tuple[str, str] | None]]:
+    try:
+        found = remote.list_files(url)
+    except Exception as exc:  # a missing bucket, a dead host: this input fails, the others are read
+        yield url, (_FAIL, f"cannot list: {type(exc).__name__}: {exc}")
+        return
+    for full in found:
+        if full not in seen:
+            seen.add(full)
+            name = full.rstrip("/").rsplit("/", 1)[-1]
+            yield full, ((_SKIP, "not a paper (folder documentation); name the file to ingest it")
+                         if _NOT_PAPERS.match(name) and full != url else None)
+
+
+def iter_remote_file(url: str) -> Iterator[dict]:
+    """``iter_file`` on a temporary copy, every path in what it yields naming the URL."""
+    try:
+        with remote.fetched(url) as copy:
+            for item in iter_file(str(copy)):
+                for key in ("path", "source_path", "error", "warning"):
+                    if isinstance(item.get(key), str):
+                        item[key] = item[key].replace(str(copy), url)
+                yield item
+    except Exception as exc:  # the copy failed (a dead host, a missing key): this file fails
+        yield {"path": url, "error": f"cannot read: {type(exc).__name__}: {exc}"}
+
+
 def path_key(path: str) -> str:
-    return os.path.normcase(os.path.abspath(path))
+    return path if remote.is_remote(path) else os.path.normcase(os.path.abspath(path))
 
 
 def _not_regular(path: str) -> tuple[str, str] | None:
@@ -151,12 +191,19 @@ def _not_regular(path: str) -> tuple[str, str] | None:
     return _SKIP, f"{kind}, not a paper file; skipped"
 
 
-def iter_inputs(paths, exclude: frozenset[str] = frozenset(),
-                follow_symlinks: bool = False) -> Iterator[tuple[str, Iterator[dict]]]:
+def read_path(path: str) -> Iterator[dict]:
+    """The items of one input file found by ``expand``: local or remote."""
+    if remote.is_remote(path):
+        return iter_remote_file(path)
+    verdict = _not_regular(path)
+    return iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else iter_file(path)
+
+
+def iter_inputs(paths, exclude: frozenset[str] = frozenset(), follow_symlinks: bool = False,
+                read: Callable[[str], Iterator[dict]] = read_path) -> Iterator[tuple[str, Iterator[dict]]]:
     """(path, its items) per input: papers, ``{"path", "error"}`` failures, ``{"path", "warning"}`` notes."""
     for path, verdict in expand(paths, exclude, follow_symlinks):
-        verdict = verdict or _not_regular(path)
-        yield path, iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else iter_file(path)
+        yield path, iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else read(path)
 
 
 def iter_items(paths, exclude: frozenset[str] = frozenset(), follow_symlinks: bool = False) -> Iterator[dict]:

@@ -14,7 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
-from .. import __version__, pipeline, scale
+from .. import __version__, pipeline, remote, scale
 from ..config import (STAGES, EmbeddedConfig, EvaluateConfig, ExecutorConfig, FilterConfig, GenerateConfig, IngestConfig,
                       KeywordsConfig, PublishConfig, SeedConfig)
 from ..console import run_command, setup_logging
@@ -99,8 +99,16 @@ def cmd_filter(args) -> int:
     return report.filtered(Path(cfg.work_dir), pipeline.filter_evaluated(cfg))
 
 
+def check_publish_targets(cfg) -> None:
+    check_publish_target(cfg.output_dir, Path(cfg.work_dir))
+    if cfg.publish_url and not remote.hub_repo(cfg.publish_url):
+        remote.check_target(cfg.publish_url)
+
+
 def cmd_publish(args) -> int:
-    return report.published(*pipeline.publish(resolve_config(args)))
+    cfg = resolve_config(args)
+    check_publish_targets(cfg)
+    return report.published(*pipeline.publish(cfg))
 
 
 def cmd_run(args) -> int:
@@ -108,7 +116,7 @@ def cmd_run(args) -> int:
     if cfg.train:  # one file for every stage: its `train:` section is checked now, as `sciqag train` reads it
         TrainConfig.from_dict(cfg.train, where="train")
     if "publish" in cfg.stages:
-        check_publish_target(cfg.output_dir, Path(cfg.work_dir))  # refused now, not after an hour of work
+        check_publish_targets(cfg)  # refused now, not after an hour of work
     prepare_work(cfg, cfg.stages)
     print(f"Work directory: {Path(cfg.work_dir).resolve()}")
 
@@ -142,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="read papers (txt, md, json/jsonl, SciQAG JSON, JATS/Elsevier XML, "
                                       "HTML, PDF) into WORK/papers.jsonl")
-    p.add_argument("root.inputs", nargs="+", metavar="INPUT", help="files or folders")
+    p.add_argument("root.inputs", nargs="+", metavar="INPUT", help="files, folders or fsspec URLs (s3://, hf://, https://...)")
     p.add_argument("-o", "--work", required=True, help="work directory")
     p.add_argument("--config", help="YAML config")
     add_section(p, "ingest", IngestConfig)

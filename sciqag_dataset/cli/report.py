@@ -80,12 +80,12 @@ def evaluation(work: Path, summaries: dict) -> int:
     return EXIT_OK
 
 
-def published(out: Path, hub_url: str | None) -> int:
+def published(out: Path, copies: list[str]) -> int:
     front = (out / "README.md").read_text(encoding="utf-8").split("---")[1]
     names = [c["config_name"] for c in yaml.safe_load(front)["configs"]]
     print(f"Published {out} (configs: {', '.join(names)})  ->  datasets.load_dataset({str(out)!r}, {names[0]!r})")
-    if hub_url:
-        print(f"Uploaded to the Hub: {hub_url}")
+    for copy in copies:
+        print(f"Uploaded: {copy}")
     return EXIT_OK
 
 

@@ -1,0 +1,101 @@
+"""Ingest on many ranks: rank i of n parses the input files whose path hashes into slice i and writes what the
+readers yielded to ``WORK/.ingest/shard-i-of-n.jsonl``; one merge then stores them, walking the inputs in the
+same order as a plain ingest, so ids, duplicates and the report are the plain run's (``run_ingest(parsed_by=n)``).
+
+Parsing (PDF above all) is the cost, storing is cheap: this is what spreads. The slices stay after the merge,
+so that a rerun parses only files that are new or changed (size and time, or the store's ETag, differ); a file
+a rank did not finish (a kill) is parsed again, and one no rank parsed is parsed by the merge itself.
+Each file's lines are framed: ``{"path", "stamp", "start"}``, its items, ``{"path", "stamp", "done"}``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable, Iterator
+
+from sciqag_dataset import remote
+from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
+from sciqag_dataset.runner import Summary, in_shard
+
+from .files import expand, path_key, read_path
+
+CACHE_DIR = ".ingest"  # hidden: never walked as input, even when the work dir is inside an input folder
+
+
+def slice_path(work: str | os.PathLike, i: int, n: int) -> Path:
+    return Path(work) / CACHE_DIR / f"shard-{i}-of-{n}.jsonl"
+
+
+def stamp(path: str) -> str | None:
+    try:
+        if remote.is_remote(path):
+            return remote.stamp(path)
+        st = os.stat(path)
+        return f"{st.st_size}:{st.st_mtime_ns}"
+    except Exception:  # unreadable now: parsed again (and failed with its reason) rather than trusted
+        return None
+
+
+def parse_slice(paths, work: str | os.PathLike, shard: tuple[int, int], exclude: frozenset[str] = frozenset(),
+                follow_symlinks: bool = False) -> Summary:
+    """Rank ``shard = (i, n)``: parse this slice's files that the slice file does not hold at their stamp."""
+    i, n = shard
+    out = slice_path(work, i, n)
+    done = {rec["path"]: rec["stamp"] for rec in read_jsonl(out) if rec.get("done")}
+    summary = Summary("ingest")
+    with JsonlWriter(out) as writer:
+        for path, verdict in expand(paths, exclude, follow_symlinks):
+            key = path_key(path)
+            if verdict or not in_shard(key, i, n):  # notes on skipped entries are the merge's to report
+                continue
+            st = stamp(path)
+            if st is not None and done.get(key) == st:
+                summary.counts["skipped"] += 1
+                continue
+            writer.write({"path": key, "stamp": st, "start": True})
+            for item in read_path(path):
+                writer.write({"path": key, "item": item})
+            writer.write({"path": key, "stamp": st, "done": True})
+            summary.counts["parsed"] += 1
+    return summary
+
+
+def slice_reader(work: str | os.PathLike, n: int) -> Callable[[str], Iterator[dict]]:
+    """``read(path)`` for the merge: the items a rank stored for the file, else the file parsed now."""
+    index: dict[str, tuple[Path, list[int]]] = {}
+    for i in range(n):
+        path = slice_path(work, i, n)
+        if not path.exists():
+            continue
+        with path.open("rb") as f:
+            key, offsets = None, []
+            for offset, line in _lines(f):
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue  # a torn last line
+                if rec.get("start"):
+                    key, offsets = rec["path"], []
+                elif rec.get("done") and rec["path"] == key:
+                    index[key] = (path, offsets)
+                elif rec["path"] == key:
+                    offsets.append(offset)
+
+    def read(path: str) -> Iterator[dict]:
+        hit = index.get(path_key(path))
+        if hit is None:
+            yield from read_path(path)
+            return
+        with hit[0].open("rb") as f:
+            for offset in hit[1]:
+                f.seek(offset)
+                yield json.loads(f.readline())["item"]
+    return read
+
+
+def _lines(f) -> Iterator[tuple[int, bytes]]:
+    offset = 0
+    for line in f:
+        yield offset, line
+        offset += len(line)

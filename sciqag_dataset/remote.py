@@ -1,0 +1,158 @@
+"""Papers read from, and the publish folder written to, any fsspec path: s3://, gs://, az://, hf://, http(s)://...
+
+The work dir stays a POSIX folder (this machine's disk, or a cluster's shared filesystem): the runner appends
+records line by line and the response cache is SQLite, and object stores do neither. What crosses to storage
+is whole files: each input paper is copied to a temporary file and read there; the publish folder is built in
+the work dir and then copied up, with the same ownership rule as a local one (a marker lists our files; a
+non-empty folder without it is refused; only files of our earlier publish are replaced or removed).
+
+Credentials come from the filesystem's own settings (AWS_* variables or ~/.aws for s3fs, HF_TOKEN for hf://,
+GOOGLE_APPLICATION_CREDENTIALS for gcsfs, ~/.netrc for http): a URL that carries them (``user:password@``, or a
+query string as in a signed URL) is refused, since a paper's source path is written into its records.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlsplit
+
+from . import __version__
+from .errors import UserError
+from .folders import MARKER
+
+_GLOB = set("*?[")
+
+
+def is_remote(path) -> bool:
+    """A URL of a filesystem other than this machine's (``file://`` paths are local)."""
+    return isinstance(path, str) and "://" in path and not path.startswith("file://")
+
+
+def local(path):
+    """``file:///x`` -> ``/x``; anything else unchanged."""
+    return path[len("file://"):] if isinstance(path, str) and path.startswith("file://") else path
+
+
+def check_url(url: str, option: str) -> None:
+    parts = urlsplit(url)
+    if parts.username or parts.password or parts.query:
+        raise UserError(f"{option}: a URL with a user:password part or a query string would be written into "
+                        "records and logs; give the filesystem its credentials through its environment "
+                        "(AWS_*, HF_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, ~/.netrc)")
+
+
+def filesystem(url: str):
+    """(fsspec filesystem, path inside it); a clear error when the protocol's package is missing."""
+    import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(url)
+    except ImportError as exc:  # fsspec's message names the package (s3fs, gcsfs, adlfs...)
+        raise UserError(f"{url}: {exc}") from None
+    except ValueError as exc:
+        raise UserError(f"{url}: {exc}") from None
+
+
+def _hidden(path: str, root: str) -> bool:
+    rel = posixpath.relpath(path, root) if path.startswith(root) else posixpath.basename(path)
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def list_files(url: str) -> list[str]:
+    """The files under a folder URL (recursively, hidden entries left out), those a glob matches, or the file
+    itself; sorted, as full URLs."""
+    fs, path = filesystem(url)
+    if set(path) & _GLOB:
+        found = [p for p in fs.glob(path) if fs.isfile(p)]
+    elif fs.isdir(path):
+        found = [p for p in fs.find(path) if not _hidden(p, path.rstrip("/"))]
+    elif fs.isfile(path):
+        return [url]
+    else:
+        raise FileNotFoundError(f"no such file or folder: {url}")
+    return sorted(p if "://" in p else fs.unstrip_protocol(p) for p in found)
+
+
+def stamp(url: str) -> str:
+    """What changes when the file does: size and the store's version tag or time."""
+    fs, path = filesystem(url)
+    info = fs.info(path)
+    tag = next((info[k] for k in ("ETag", "etag", "md5Hash", "version_id", "blob_id", "mtime", "LastModified",
+                                  "last_modified", "Last-Modified", "updated", "created") if info.get(k)), "")
+    return f"{info.get('size')}:{tag}"
+
+
+@contextmanager
+def fetched(url: str) -> Iterator[Path]:
+    """The file copied to a temporary folder under its own name (readers tell formats by extension)."""
+    fs, path = filesystem(url)
+    with tempfile.TemporaryDirectory(prefix="sciqag-input-") as tmp:
+        target = Path(tmp) / (posixpath.basename(path.rstrip("/")) or "paper")
+        fs.get_file(path, str(target))
+        yield target
+
+
+def hub_repo(url: str) -> str | None:
+    """``hf://datasets/org/name`` -> ``org/name`` (published with one commit through the Hub's API)."""
+    if url.startswith("hf://datasets/"):
+        parts = url[len("hf://datasets/"):].strip("/").split("/")
+        if len(parts) == 2:
+            return "/".join(parts)
+    return None
+
+
+def _marker(fs, root: str) -> dict | None:
+    try:
+        with fs.open(posixpath.join(root, MARKER), "r", encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def check_target(url: str, option: str = "publish.output_dir") -> None:
+    """Refuse a remote publish folder that holds files and no earlier publish of ours, before any work."""
+    check_url(url, option)
+    fs, root = filesystem(url)
+    try:
+        entries = fs.ls(root, detail=False) if fs.isdir(root) else []
+    except FileNotFoundError:
+        entries = []
+    except OSError as exc:
+        raise UserError(f"{option}: cannot read {url} ({exc})") from None
+    if fs.isfile(root):
+        raise UserError(f"{option}: {url} is a file, not a folder")
+    marker = _marker(fs, root)
+    if entries and (marker is None or marker.get("kind") != "publish"):
+        names = [posixpath.basename(e.rstrip("/")) for e in entries]
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        raise UserError(f"{option}: {url} is not empty and holds no earlier publish ({shown}); "
+                        "choose a new or empty folder")
+
+
+def upload_folder(folder: Path, url: str, last: str = "README.md") -> list[str]:
+    """Copy a local publish folder to ``url``: data files first, the card (which names them) last, then the
+    marker; files of the earlier publish no longer used are removed. Returns the files now published."""
+    check_target(url)
+    fs, root = filesystem(url)
+    previous = (_marker(fs, root) or {}).get("files", [])
+    new = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != MARKER)
+    fs.makedirs(root, exist_ok=True)
+    _write_marker(fs, root, sorted(set(previous) | set(new)))  # a kill from here on leaves nothing unlisted
+    for rel in sorted(new, key=lambda r: r == last):
+        fs.put_file(str(folder / rel), posixpath.join(root, rel))
+    for rel in sorted(set(previous) - set(new)):
+        if fs.isfile(posixpath.join(root, rel)):
+            fs.rm_file(posixpath.join(root, rel))
+    _write_marker(fs, root, new)
+    return new
+
+
+def _write_marker(fs, root: str, files: list[str]) -> None:
+    with fs.open(posixpath.join(root, MARKER), "w", encoding="utf-8") as f:
+        json.dump({"kind": "publish", "files": files, "version": __version__}, f, indent=1)
+

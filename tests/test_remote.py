@@ -1,0 +1,148 @@
+"""Papers from and the publish folder to fsspec URLs, and ingest spread over ranks.
+
+Real parts: fsspec's in-memory filesystem (an object store's semantics: no folders, whole-file writes) for the
+in-process tests, and `datasets` reading the copied publish from it; the HTTP path across processes is in
+test_scale.py (a real HTTP file server read by datatrove's ranks).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import datasets
+import fsspec
+import pytest
+import yaml
+from conftest import read_jsonl
+from test_benchmark import published_folder
+
+from sciqag_dataset import pipeline, remote
+from sciqag_dataset.builders.ingest import run_ingest
+from sciqag_dataset.builders.ingest.ranks import slice_path
+from sciqag_dataset.cli import main
+from sciqag_dataset.config import Config
+from sciqag_dataset.errors import UserError
+
+SAMPLES = Path(pipeline.sample_papers()[0])
+
+
+def memory_folder(name: str, files: dict[str, bytes]) -> str:
+    fs = fsspec.filesystem("memory")
+    for rel, data in files.items():
+        fs.pipe(f"/{name}/{rel}", data)
+    return f"memory://{name}"
+
+
+def sample_files() -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in SAMPLES.iterdir() if p.is_file()}
+
+
+def test_papers_are_read_from_an_fsspec_url(tmp_path):
+    url = memory_folder(tmp_path.name, {**sample_files(), ".cache/x.txt": b"Hidden\n\nnot a paper",
+                                        "sub/broken.pdf": b"%PDF-1.4 cut"})
+    summary = run_ingest([url], tmp_path / "work")
+    assert summary.counts["ok"] == 5 and summary.counts["failed"] == 1
+    papers = read_jsonl(tmp_path / "work" / "papers.jsonl")
+    assert sorted(p["source_path"] for p in papers) == sorted(
+        f"memory:///{tmp_path.name}/{name}" for name in sample_files() if name != "README.md")
+    # the same records as from the local folder, but for where they came from
+    local = tmp_path / "local"
+    run_ingest([str(SAMPLES)], local)
+    strip = lambda recs: sorted((r["id"], r["text"], r["title"]) for r in recs)  # noqa: E731
+    assert strip(papers) == strip(read_jsonl(local / "papers.jsonl"))
+    report = json.loads((tmp_path / "work" / "ingest_report.json").read_text())
+    assert report["failures"][0]["path"] == f"memory:///{tmp_path.name}/sub/broken.pdf"
+    assert "sciqag-input-" not in json.dumps(report)  # the temporary copy's path is never what is reported
+    assert [w["path"].rsplit("/", 1)[1] for w in report["warnings"]] == ["README.md"]
+    # a rerun reads and stores nothing new; a file that changed is stored again
+    assert run_ingest([url], tmp_path / "work").counts["skipped"] == 5
+    fsspec.filesystem("memory").pipe(f"/{tmp_path.name}/sodium_ion_cathode.md",
+                                     sample_files()["sodium_ion_cathode.md"] + b"\n\nA new closing paragraph.\n")
+    assert run_ingest([url], tmp_path / "work").counts["updated"] == 1
+
+
+def test_a_missing_url_fails_alone_and_a_url_with_credentials_is_refused(tmp_path):
+    url = memory_folder(tmp_path.name, sample_files())
+    summary = run_ingest([f"memory://{tmp_path.name}-missing", url], tmp_path / "w")
+    assert summary.counts["ok"] == 5 and summary.counts["failed"] == 1
+    report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
+    assert "cannot list" in report["failures"][0]["error"]
+    for bad in ("s3://AKIA:secret@bucket/papers", "https://host/papers.zip?X-Amz-Signature=secret"):
+        with pytest.raises(UserError, match="user:password part or a query string"):
+            run_ingest([bad], tmp_path / "w2")
+        assert not (tmp_path / "w2" / "papers.jsonl").exists()
+    with pytest.raises(UserError, match="user:password part or a query string"):
+        remote.check_target("s3://AKIA:secret@bucket/out")
+
+
+def test_publish_copies_the_folder_to_a_url_and_replaces_only_its_own_files(tmp_path, capsys):
+    folder = published_folder(tmp_path)  # a work dir and its local publish
+    work = tmp_path / "work"
+    cfg = Config(work_dir=str(work))
+    cfg.publish.train = cfg.publish.validation = 0.0
+    cfg.publish.configs = ["seed", "evaluated"]
+    cfg.publish.output_dir = url = f"memory://{tmp_path.name}/published"
+    fs = fsspec.filesystem("memory")
+    out, copies = pipeline.publish(cfg)
+    assert copies == [url] and out == work / "dataset"  # built in the work dir, then copied
+    card = fs.cat(f"/{tmp_path.name}/published/README.md").decode()
+    named = [f["path"] for c in yaml.safe_load(card.split("---")[1])["configs"] for f in c["data_files"]]
+    assert sorted(named) == sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.parquet"))
+    seed = datasets.load_dataset("parquet", data_files={"test": f"{url}/{named[0]}"})["test"]
+    assert len(seed) == len(datasets.load_dataset(str(folder), named[0].split("/")[0])["test"])
+    # republished with other data: the old data files go, a file someone else put there stays
+    fs.pipe(f"/{tmp_path.name}/published/NOTES.txt", b"theirs")
+    cfg.publish.configs = ["seed"]
+    pipeline.publish(cfg)
+    now = {p.rsplit("/published/", 1)[1] for p in fs.find(f"/{tmp_path.name}/published")}
+    assert "NOTES.txt" in now and not any(p.startswith("evaluated/") for p in now)
+    # a folder holding files and no publish of ours is refused before any work
+    memory_folder(f"{tmp_path.name}-theirs", {"data.csv": b"a,b\n"})
+    code = main(["publish", str(work), "--configs", "seed", "-o", f"memory://{tmp_path.name}-theirs"])
+    assert code != 0 and "holds no earlier publish (data.csv)" in capsys.readouterr().err
+    assert fs.cat(f"/{tmp_path.name}-theirs/data.csv") == b"a,b\n"
+    assert fs.find(f"/{tmp_path.name}-theirs") == [f"/{tmp_path.name}-theirs/data.csv"]
+
+
+def inputs(tmp_path: Path) -> Path:
+    """The sample papers, a copy under another name (a duplicate), a broken PDF and a note."""
+    folder = tmp_path / "papers"
+    shutil.copytree(SAMPLES, folder)
+    shutil.copy(folder / "sodium_ion_cathode.md", folder / "zz_copy.md")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 cut")
+    return folder
+
+
+def test_ingest_on_ranks_stores_what_a_plain_ingest_stores(tmp_path):
+    folder = inputs(tmp_path)
+    plain, ranked = tmp_path / "plain", tmp_path / "ranked"
+    run_ingest([str(folder)], plain)
+    parsed = [run_ingest([str(folder)], ranked, shard=(i, 3)).counts["parsed"] for i in range(3)]
+    assert sum(parsed) == 7 and not (ranked / "papers.jsonl").exists()  # ranks parse; the merge stores
+    run_ingest([str(folder)], ranked, parsed_by=3)
+    assert (ranked / "papers.jsonl").read_bytes() == (plain / "papers.jsonl").read_bytes()
+    reports = [json.loads((w / "ingest_report.json").read_text()) for w in (plain, ranked)]
+    for report in reports:
+        report.pop("papers")
+    assert reports[0] == reports[1] and reports[0]["duplicates"] and reports[0]["failures"]
+
+
+def test_a_killed_rank_parses_only_its_unfinished_files_again(tmp_path):
+    folder = inputs(tmp_path)
+    work = tmp_path / "w"
+    first = run_ingest([str(folder)], work, shard=(0, 1)).counts["parsed"]
+    path = slice_path(work, 0, 1)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    starts = [k for k, line in enumerate(lines) if '"start": true' in line]
+    # as a kill leaves it: the last file begun and not done, its last line torn
+    path.write_text("".join(lines[:starts[-1] + 2]) + lines[starts[-1] + 2][:20], encoding="utf-8")
+    again = run_ingest([str(folder)], work, shard=(0, 1)).counts
+    assert again["parsed"] == 1 and again["skipped"] == first - 1
+    (folder / "zz_copy.md").write_text("# A different paper\n\nIts own text about zeolites.\n", encoding="utf-8")
+    (folder / "new.txt").write_text("A new paper\n\nIts text about garnets.\n", encoding="utf-8")
+    assert run_ingest([str(folder)], work, shard=(0, 1)).counts["parsed"] == 2  # changed and new files
+    (folder / "later.txt").write_text("A later paper\n\nAdded after the ranks ran.\n", encoding="utf-8")
+    summary = run_ingest([str(folder)], work, parsed_by=1)  # a file no rank parsed: the merge reads it
+    ids = {r["title"] for r in read_jsonl(work / "papers.jsonl")}
+    assert {"A different paper", "A new paper", "A later paper"} <= ids and summary.counts["ok"] == 8
