@@ -16,7 +16,7 @@ import datasets
 
 from . import __version__
 from .errors import MissingInput, UserError
-from .jsonl import read_jsonl
+from .jsonl import JsonlIndex, read_jsonl
 from .qa.format import to_instruction
 from .qa.prompts import PROMPT_STYLES
 from .records import stage_records, usable
@@ -55,6 +55,11 @@ def split_of(paper_id: str, train: float = 0.8, validation: float = 0.1) -> str:
 class SciQAGConfig(datasets.BuilderConfig):
     train: float = 0.8
     validation: float = 0.1
+    allow_partial: bool = False  # papers read only in part (ingest's `partial`) are left out unless True
+
+
+def partial(paper: dict | None) -> bool:
+    return bool(((paper or {}).get("ingest") or {}).get("partial"))
 
 
 class SciQAG(datasets.GeneratorBasedBuilder):
@@ -88,11 +93,12 @@ class SciQAG(datasets.GeneratorBasedBuilder):
 
     def _records(self, work: Path) -> Iterator[dict]:
         name = self.config.name
+        keep = (lambda rec: True) if self.config.allow_partial else (lambda rec: not partial(rec))
         if name == "papers":
-            yield from stage_records(work, "papers.jsonl")
+            yield from filter(keep, stage_records(work, "papers.jsonl"))
             return
         for rec in stage_records(work, f"{name}.jsonl"):
-            if not usable(rec):
+            if not usable(rec) or not keep(rec):
                 continue
             if name == "seed":
                 # the style it was asked in, if a generator can be trained on it (not the embedded profile's)
@@ -103,7 +109,10 @@ class SciQAG(datasets.GeneratorBasedBuilder):
     def _generate_examples(self, work: Path, split: str):
         features = self.info.features
         if self.config.name == "evaluated":  # one row per QA pair; the split follows its paper
+            papers = JsonlIndex(work / STAGE_FILES["papers"])
             for n, row in enumerate(read_jsonl(work / evaluated_file(work))):
+                if not self.config.allow_partial and partial(papers.get(row["paper_id"])):
+                    continue
                 if split_of(row["paper_id"], self.config.train, self.config.validation) == split:
                     yield f"{row['paper_id']}-{n}", conform(row, features)
             return

@@ -92,6 +92,8 @@ class PublishConfig:
     validation: float = _opt(0.1, min=0.0, max=1.0, help="share of papers in the validation split; the rest is test")
     license: str = _opt("cc-by-4.0", help="the dataset's license id")
     pretty_name: str = _opt("SciQAG", help="the card's title")
+    allow_partial: bool = _opt(False, help="publish papers read only in part too (ingest's partial: recovered "
+                                           "XML, pages without text); left out by default")
     push_to_hub: str | None = _opt(None, metavar="REPO", help="also upload the folder to this Hub dataset repo")
     private: bool = _opt(False, help="create the Hub repo private")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__
-from .builder import CITATION, SPLITS, STAGE_FILES, SciQAG
+from .builder import CITATION, SPLITS, STAGE_FILES, SciQAG, partial
 from .config import Config
 from .errors import MissingInput, UserError
 from .folders import MARKER, check_publish_target, install_publish, new_staging
@@ -67,7 +67,7 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
         with tempfile.TemporaryDirectory() as cache:
             for name in names:
                 builder = SciQAG(config_name=name, data_dir=str(work), cache_dir=cache,
-                                 train=pc.train, validation=pc.validation)
+                                 train=pc.train, validation=pc.validation, allow_partial=pc.allow_partial)
                 builder.download_and_prepare()
                 data_files = []
                 for split in SPLITS:
@@ -94,6 +94,9 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                 configs_yaml.append({"config_name": name, "data_files": data_files})
                 features[name] = {k: _dtype(v) for k, v in builder.info.features.items()}
                 excluded += _excluded(work, name)
+        if not pc.allow_partial and (n := sum(map(partial, iter_latest(work / STAGE_FILES["papers"])))):
+            excluded.append({"config": "all", "status": "partial (read in part; publish --allow-partial)",
+                             "papers": n})
         if not configs_yaml:
             raise UserError(f"no config has usable records in {work}; nothing to publish (see the status "
                             "column of the stage files)")

@@ -31,6 +31,18 @@ METADATA = {
 
 MESSAGE = {"role": Value("string"), "content": Value("string")}
 
+#: How a paper was read, and how well: what to look at before trusting a corpus (``ingest_report.json`` sums it).
+INGEST = {
+    "extractor": Value("string"),  # the reader and its library: "pdf/pypdfium2", "latex/pylatexenc", "jats/lxml"
+    "words": Value("int64"),
+    "n_sections": Value("int32"),
+    "has_abstract": Value("bool"),
+    "references_dropped": Value("int32"),  # reference-list entries left out of the text
+    "partial": Value("bool"),  # read in part only (recovered XML, pages without text): kept out of publish
+    "partial_reason": Value("string"),
+    "warnings": List(Value("string")),
+}
+
 PAPER_COLUMNS = {
     "id": Value("string"),
     "title": Value("string"),
@@ -41,6 +53,7 @@ PAPER_COLUMNS = {
     "content_hash": Value("string"),
     "metadata": METADATA,
     "existing_qa": List(QA_PAIR),
+    "ingest": INGEST,
 }
 
 KEYWORD_COLUMNS = {"keywords": List(Value("string"))}

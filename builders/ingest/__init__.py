@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -42,7 +43,7 @@ from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
 from sciqag_dataset.records import REMOVED
 from sciqag_dataset.text_repair import repair, repair_text
 
-from .detect import detect_format
+from .detect import detect_format, format_of_name
 from .files import input_list, iter_inputs, iter_papers, path_key, read_file, read_path
 from .json_papers import MAX_LEADING_FAILURES
 from .ranks import parse_slice, slice_reader
@@ -59,6 +60,10 @@ REPORT_FILE = "ingest_report.json"
 _DUP_SUFFIX = re.compile(r"-dup\d+$")
 
 
+def _partial(rec: dict) -> bool:
+    return bool((rec.get("ingest") or {}).get("partial"))
+
+
 class _Seen:
     """Ids and hashes already stored or met in this run, and what earlier runs stored per source."""
 
@@ -68,6 +73,7 @@ class _Seen:
         # source -> base id -> (content hash, stored id) of earlier runs; a resumed paper consumes one, so a
         # file holding the same id twice resumes both, and what is left unconsumed its source no longer yields
         self.stored: dict[str, dict[str, list[tuple[str, str]]]] = {}
+        self.partial: set[str] = set()  # ids stored from a partial read: a complete copy replaces them
         latest: dict[str, dict] = {}
         for rec in read_jsonl(out):
             if "id" in rec:
@@ -76,6 +82,8 @@ class _Seen:
             if rec.get("status") in (runner.FAILED, REMOVED):
                 continue
             self.ids.setdefault(rec["id"], rec.get("source_path") or "")
+            if _partial(rec):
+                self.partial.add(rec["id"])
             if rec.get("content_hash"):
                 self.hashes.setdefault(rec["content_hash"], rec.get("source_path") or "")
             by_id = self.stored.setdefault(path_key(rec.get("source_path") or ""), {})
@@ -103,9 +111,18 @@ class _Seen:
             return self.ids[rec["id"]], "same id"
         return None
 
-    def add(self, rec: dict) -> None:
+    def completes(self, rec: dict) -> bool:
+        """A complete read of a paper stored so far only from a partial one (same id)."""
+        return rec["id"] in self.partial and not _partial(rec)
+
+    def add(self, rec: dict, replace: bool = False) -> None:
+        if replace:
+            self.ids[rec["id"]] = rec["source_path"]
+            self.partial.discard(rec["id"])
         self.ids.setdefault(rec["id"], rec["source_path"])
         self.hashes.setdefault(rec["content_hash"], rec["source_path"])
+        if _partial(rec):
+            self.partial.add(rec["id"])
 
     def free_id(self, base: str) -> str:
         n = 2
@@ -125,19 +142,31 @@ class _Report:
         self.failures: list[dict] = []
         self.duplicates: list[dict] = []
         self.warnings: list[dict] = []
+        self.formats: dict[str, Counter] = {}  # per format: papers ok / partial / failed, words
+
+    def paper(self, rec: dict) -> None:
+        """Every paper this run met (stored, resumed or a duplicate), for the per-format table."""
+        quality = rec.get("ingest") or {}
+        by = self.formats.setdefault(rec.get("source_format") or "?", Counter())
+        by["partial" if quality.get("partial") else "ok"] += 1
+        by["words"] += quality.get("words") or 0
 
     def note(self, path: str, message: str) -> None:
         self.warnings.append({"path": path, "warning": message})
         log.warning("%s: %s", path, message)
 
     def fail(self, item: dict) -> None:
+        self.formats.setdefault(format_of_name(item.get("path") or ""), Counter())["failed"] += 1
         self.failures.append(item)
         self.summary.counts[runner.FAILED] += 1
         log.warning("%s: %s", item["path"], item["error"])
 
     def write(self, path: Path, papers: Path, complete: bool) -> None:
         report = {"counts": dict(self.summary.counts), "complete": complete, "on_duplicate": self.on_duplicate,
-                  "papers": str(papers), "failures": self.failures, "duplicates": self.duplicates,
+                  "papers": str(papers),
+                  "formats": {f: {k: c[k] for k in ("ok", "partial", "failed", "words")}
+                              for f, c in sorted(self.formats.items())},
+                  "failures": self.failures, "duplicates": self.duplicates,
                   "warnings": self.warnings}
         report, _ = repair(report)  # paths that are not UTF-8 must not cost the report
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -220,6 +249,7 @@ def _mark_removed(source: str, writer: JsonlWriter, seen: _Seen, report: _Report
 def _store(item: dict, writer: JsonlWriter, seen: _Seen, report: _Report) -> None:
     """Append one paper unless it resumes an earlier run or duplicates another (then report it)."""
     counts = report.summary.counts
+    report.paper(item)
     resumed = seen.resumed(item)
     if resumed == "same":
         counts["skipped"] += 1
@@ -230,6 +260,12 @@ def _store(item: dict, writer: JsonlWriter, seen: _Seen, report: _Report) -> Non
         report.note(item["source_path"], f"{item['id']} changed since it was stored; stored again")
         return
     dup = seen.duplicate_of(item)
+    if dup is not None and seen.completes(item):
+        writer.write(item)  # the newer line wins: every later stage redoes this paper from the whole text
+        seen.add(item, replace=True)
+        counts["replaced partial"] += 1
+        report.note(item["source_path"], f"{item['id']}: replaces the partial record read from {dup[0]}")
+        return
     if dup is None:
         seen.add(item)
         writer.write(item)

@@ -71,6 +71,11 @@ def xml_flavour(head: str) -> str | None:
     return None
 
 
+def format_of_name(path: str) -> str:
+    """The format a file's extension names ("other" when none does): for counting files that failed."""
+    return EXTENSIONS.get(Path(path).suffix.lower(), "other")
+
+
 def detect_format(path: str | os.PathLike) -> str:
     """One of txt, md, json, jats, elsevier, xml (flavour decided on parsing), html, pdf.
 

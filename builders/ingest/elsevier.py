@@ -65,8 +65,8 @@ def read_elsevier(root, warn) -> dict:
     keywords = [inline(text(k.find("{*}text") if k.find("{*}text") is not None else k))
                 for k in idx.get(("ce", "keyword"), [])]
     keywords = keywords or [inline(text(k)) for k in idx.get(("dcterms", "subject"), [])]
-    return {"format": "elsevier", "title": text(first_of(("dc", "title"), ("ce", "title"))),
-            "sections": sections, "metadata": meta, "keywords": keywords}
+    return {"format": "elsevier", "extractor": "elsevier/lxml",
+            "title": text(first_of(("dc", "title"), ("ce", "title"))), "sections": sections, "metadata": meta, "keywords": keywords}
 
 
 def _elsevier_sections(container, heading: str, text, out: list[list[str]]) -> None:

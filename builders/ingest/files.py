@@ -27,12 +27,19 @@ log = logging.getLogger(__name__)
 def iter_file(path: str) -> Iterator[dict]:
     """Papers, ``{"path", "error"}`` failures and ``{"path", "warning"}`` notes for one file."""
     notes: list[str] = []
-    warn = notes.append
+    partial: list[str] = []
+
+    def warn(message: str, partial_read: bool = False) -> None:
+        """A reader's note; ``partial_read``: some of the paper could not be read (the record says so)."""
+        notes.append(message)
+        if partial_read:
+            partial.append(message)
 
     def flush() -> Iterator[dict]:
         for note in notes:
             yield {"path": path, "warning": note}
         notes.clear()
+        partial.clear()
 
     try:
         fmt = detect_format(path)
@@ -52,7 +59,7 @@ def iter_file(path: str) -> Iterator[dict]:
                 reader = {"txt": read_txt, "md": read_md, "html": read_html}[fmt]
                 raws = reader(text, warn)
         for raw in raws:
-            yield to_record(raw, path, fmt, warn)
+            yield to_record(raw, path, fmt, warn, notes, partial)
             yield from flush()
     except IngestError as exc:
         yield {"path": path, "error": str(exc)}

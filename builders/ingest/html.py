@@ -59,7 +59,8 @@ def read_html(text: str, warn) -> Iterator[dict]:
             sections[-1][1] += content + "\n\n"
     if not found:
         sections = [["", root.get_text("\n\n", strip=True)]]
-    yield {"format": "html", "title": title, "sections": [s for s in sections if s[0] or s[1].strip()],
+    yield {"format": "html", "extractor": "html/beautifulsoup4", "title": title,
+           "sections": [s for s in sections if s[0] or s[1].strip()],
            "metadata": {
                "doi": meta("citation_doi", "prism.doi", "dc.identifier"),
                "journal": meta("citation_journal_title", "prism.publicationname"),

@@ -57,7 +57,7 @@ def read_jats(art, warn) -> dict:
         sections.append(["Abstract", "\n\n".join(paras)])
     if first("body") is not None:
         _jats_sections(first("body"), "", text, sections)
-    return {"format": "jats", "title": text(first("article-title")), "sections": sections,
+    return {"format": "jats", "extractor": "jats/lxml", "title": text(first("article-title")), "sections": sections,
             "metadata": meta, "keywords": [inline(text(k)) for k in idx.get("kwd", [])]}
 
 

@@ -32,7 +32,7 @@ def read_pdf(path: str, warn) -> Iterator[dict]:
     if not title or re.search(r"\.(docx?|pdf|tex|dvi|indd)$|^Microsoft Word|^untitled$", title, re.I):
         first = next((ln.strip() for ln in body.split("\n") if ln.strip()), "")
         title = first if len(first) <= MAX_TITLE_CHARS else ""
-    yield {"format": "pdf", "title": title, "text": body,
+    yield {"format": "pdf", "extractor": "pdf/pypdf", "title": title, "text": body,
            "metadata": {"doi": info.get("/doi") or info.get("/DOI"), "authors": parse_authors(info.get("/Author"))},
            "doi_in_text": pages[0][:3000] if pages else ""}
 

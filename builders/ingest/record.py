@@ -1,6 +1,8 @@
 """A reader's raw parse -> a schema-conformed paper record."""
 from __future__ import annotations
 
+import re
+
 from sciqag_dataset import schema
 from sciqag_dataset.text_repair import repair, repair_text
 
@@ -8,8 +10,11 @@ from .text import (DOI_IN_TEXT, PAPER_FEATURES, IngestError, content_hash, inlin
                    paper_id, parse_authors, parse_keywords, parse_year)
 
 
-def to_record(raw: dict, path: str, fmt: str, warn) -> dict:
+def to_record(raw: dict, path: str, fmt: str, warn, notes=(), partial=()) -> dict:
     """A raw parse -> a schema-conformed paper record; IngestError when there is no text.
+
+    ``notes``: the reader's warnings about this paper so far; ``partial``: those that say part of it could not
+    be read. Both go into the record's ``ingest`` column with the quality signals.
 
     Text that cannot be written as UTF-8 (lone surrogates, from JSON escapes or a file name that is not
     UTF-8) is repaired to U+FFFD with a warning: one bad character never costs a paper.
@@ -60,6 +65,20 @@ def to_record(raw: dict, path: str, fmt: str, warn) -> dict:
         "existing_qa": raw.get("existing_qa") or [],
         "keywords": raw.get("keywords") or parse_keywords(meta.get("keywords")),
     }
+    partial = [*partial, *([raw["partial"]] if raw.get("partial") else [])]
+    record["ingest"] = {
+        "extractor": raw.get("extractor") or raw.get("format") or fmt,
+        "words": len(text.split()),
+        "n_sections": len(sections),
+        "has_abstract": bool(raw.get("has_abstract")) or any(_ABSTRACT.match(s["heading"]) for s in sections),
+        "references_dropped": int(raw.get("references_dropped") or 0),
+        "partial": bool(partial),
+        "partial_reason": "; ".join(partial) or None,
+        "warnings": list(notes),
+    }
     return schema.conform(record, PAPER_FEATURES)
+
+
+_ABSTRACT = re.compile(r"^\s*(?:abstract|summary)\b", re.I)
 
 

@@ -67,7 +67,7 @@ def parse_xml(data: bytes, warn):
         root = etree.fromstring(data, parser(True))
         if root is None or not len(root):
             raise IngestError(f"invalid XML: {exc}") from None
-        warn(f"malformed XML read in recovery mode ({exc}); some text may be missing")
+        warn(f"malformed XML read in recovery mode ({exc}); some text may be missing", True)
         return root
 
 

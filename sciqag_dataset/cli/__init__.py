@@ -52,7 +52,7 @@ def prepare_work(cfg, stages=()) -> Path:
 def cmd_ingest(args) -> int:
     cfg = resolve_config(args)
     prepare_work(cfg, ["ingest"])
-    return report.summary_line(pipeline.ingest(cfg))
+    return report.ingested(Path(cfg.work_dir), pipeline.ingest(cfg))
 
 
 def cmd_keywords(args) -> int:
@@ -125,6 +125,8 @@ def cmd_run(args) -> int:
             return report.evaluation(Path(cfg.work_dir), result)
         if stage == "publish":
             return report.published(*result)
+        if stage == "ingest":
+            return report.ingested(Path(cfg.work_dir), result)
         return report.summary_line(result)
 
     if cfg.executor.kind == "plain" and getattr(args, "executor.workers", None):

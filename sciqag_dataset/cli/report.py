@@ -25,6 +25,25 @@ def summary_line(summary: Summary) -> int:
     return EXIT_OK
 
 
+def ingested(work: Path, summary: Summary) -> int:
+    """The ingest summary, then papers ok / partial / failed per format (from ingest_report.json)."""
+    status = summary_line(summary)
+    try:
+        formats = json.loads((work / "ingest_report.json").read_text(encoding="utf-8")).get("formats") or {}
+    except (OSError, ValueError):
+        return status
+    if formats:
+        print(f"  {'format':<12} {'ok':>6} {'partial':>8} {'failed':>7} {'words/paper':>12}")
+        for name, c in formats.items():
+            read = c["ok"] + c["partial"]
+            print(f"  {name:<12} {c['ok']:>6} {c['partial']:>8} {c['failed']:>7} "
+                  f"{(c['words'] / read if read else 0):>12.0f}")
+        if any(c["partial"] for c in formats.values()):
+            print("  partial papers are left out of publish (publish --allow-partial keeps them); "
+                  "see ingest_report.json", file=sys.stderr)
+    return status
+
+
 def _fmt(value, pct: bool = False) -> str:
     if value is None:
         return "-"
