@@ -66,7 +66,8 @@ def read_elsevier(root, warn) -> dict:
                 for k in idx.get(("ce", "keyword"), [])]
     keywords = keywords or [inline(text(k)) for k in idx.get(("dcterms", "subject"), [])]
     return {"format": "elsevier", "extractor": "elsevier/lxml",
-            "title": text(first_of(("dc", "title"), ("ce", "title"))), "sections": sections, "metadata": meta, "keywords": keywords}
+            "title": text(first_of(("dc", "title"), ("ce", "title"))), "sections": sections, "metadata": meta,
+            "keywords": keywords}
 
 
 def _elsevier_sections(container, heading: str, text, out: list[list[str]]) -> None:
