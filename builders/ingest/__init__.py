@@ -13,10 +13,16 @@ jats        ``jats.py``     JATS/NLM ``<article>`` XML
 elsevier    ``elsevier.py`` Elsevier full-text XML (``ce:``/``dc:``/``prism:`` elements)
 html        ``html.py``     citation_* meta tags, h1-h3 as section headings; script/style/nav dropped
 pdf         ``pdf.py``      pypdf text per page; title from the metadata or the first line
+latex       ``latex.py``    a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file):
+                            the main file by ``\\documentclass``, inputs expanded, pylatexenc text with the
+                            math kept verbatim as LaTeX; bibliography, figures and tables removed
 =========== =============== ===========================================================================
 
 Formats are told by extension, checked against the content (``detect.py``); files with no or an unknown
-extension are recognised by content alone. Ids are stable: ``doi-<slug>`` from the DOI, else ``sha-`` +
+extension are recognised by content alone. A format whose library is missing fails its files with the extra
+to install (``readers.py``). Every record carries an ``ingest`` column: the extractor, words, sections,
+whether an abstract was found, references dropped, ``partial`` (read in part: recovered XML, missing
+inputs) with its reason, and the reader's warnings; the report counts papers ok/partial/failed per format. Ids are stable: ``doi-<slug>`` from the DOI, else ``sha-`` +
 16 hex of the SHA-256 of the normalised text. ``run_ingest`` appends to ``WORK/papers.jsonl`` and
 rewrites ``WORK/ingest_report.json`` on every run: ``{"counts", "failures": [{path, error}], "duplicates":
 [{id, kept, duplicate, reason}], "warnings": [{path, warning}]}``.

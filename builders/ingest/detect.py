@@ -56,6 +56,8 @@ def _sniff(text: str) -> str | None:
         return "html"
     if s[:1] == "<":
         return xml_flavour(s[:HEAD_BYTES]) or "xml"
+    if "\\documentclass" in s[:HEAD_BYTES]:
+        return "latex"
     if s.startswith("---\n") or _MD_HEADING.match(s):
         return "md"
     return None
@@ -77,7 +79,7 @@ def format_of_name(path: str) -> str:
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """One of txt, md, json, jats, elsevier, xml (flavour decided on parsing), html, pdf.
+    """One of txt, md, json, jats, elsevier, xml (flavour decided on parsing), html, pdf, latex.
 
     Raises IngestError for empty, binary or unrecognisable files.
     """
@@ -91,6 +93,8 @@ def detect_format(path: str | os.PathLike) -> str:
     family = EXTENSIONS.get(ext)
     if family == "pdf":
         raise IngestError("not a PDF: no %PDF- header")
+    if head[:2] == b"\x1f\x8b" or head[257:262] == b"ustar":  # gzip or tar: an arXiv source archive
+        return "latex"
     if not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and looks_binary(head):
         raise IngestError("binary file (not text, JSON, XML, HTML or PDF)")
     text = head.decode("utf-16" if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8-sig",

@@ -12,14 +12,12 @@ from typing import Callable, Iterable, Iterator
 from sciqag_dataset import remote
 
 from .detect import decode, detect_format
-from .html import read_html
 from .json_papers import read_json_papers
 from .markdown import read_md
-from .pdf import read_pdf
+from .readers import read_html, read_latex, read_pdf, read_xml
 from .record import to_record
-from .text import IngestError
+from .text import IngestError, LatexFragment
 from .txt import read_txt
-from .xml_reader import read_xml
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +48,8 @@ def iter_file(path: str) -> Iterator[dict]:
             return
         if fmt == "pdf":
             raws: Iterable[dict] = read_pdf(path, warn)
+        elif fmt == "latex":
+            raws = read_latex(path, warn)
         else:
             data = Path(path).read_bytes()
             if fmt in ("xml", "jats", "elsevier"):
@@ -61,6 +61,8 @@ def iter_file(path: str) -> Iterator[dict]:
         for raw in raws:
             yield to_record(raw, path, fmt, warn, notes, partial)
             yield from flush()
+    except LatexFragment as exc:  # not a failure: its paper is read through the main file
+        yield {"path": path, "warning": str(exc)}
     except IngestError as exc:
         yield {"path": path, "error": str(exc)}
     except OSError as exc:

@@ -13,6 +13,7 @@ EXTENSIONS = {
     ".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md",
     ".json": "json", ".jsonl": "json", ".ndjson": "json",
     ".xml": "xml", ".nxml": "xml", ".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf",
+    ".tex": "latex", ".ltx": "latex", ".gz": "latex", ".tgz": "latex", ".tar": "latex",  # arXiv sources
 }
 #: A title longer than this is more likely the first paragraph.
 MAX_TITLE_CHARS = 200
@@ -23,6 +24,10 @@ JSON_CHUNK = 1 << 20
 
 class IngestError(ValueError):
     """A file, or one record of a multi-record file, that cannot be read as a paper."""
+
+
+class LatexFragment(IngestError):
+    """A .tex file with no ``\\documentclass``: a part of a paper, read through the main file that inputs it."""
 
 
 

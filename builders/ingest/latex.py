@@ -1,0 +1,362 @@
+"""LaTeX: a ``.tex`` file, or an arXiv source archive (``.tar.gz``/``.tgz``/``.tar``, or one gzipped ``.tex``).
+
+The main file is the one with ``\\documentclass`` (and ``\\begin{document}``); ``\\input``/``\\include`` are
+expanded from the archive or the main file's folder (never above it); comments, ``\\iffalse`` blocks and the
+``comment`` environment go; argument-less ``\\newcommand``/``\\def`` macros are expanded. The structure is
+``\\title``, the abstract and ``\\section``s (appendix sections kept, marked); the bibliography, figures and
+tables are removed (their captions too). Text is rendered by pylatexenc with **math kept verbatim as LaTeX**
+(inline and display), so that questions can be asked about equations; siunitx quantities become "5 nm".
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import posixpath
+import re
+import tarfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+from .text import DOI_IN_TEXT, IngestError, LatexFragment, inline
+
+MAX_SOURCE_BYTES = 64 << 20  # TeX read from one archive: more is not a paper (and guards against gzip bombs)
+_MAX_DEPTH = 12
+
+
+def read_latex(path: str, warn) -> Iterator[dict]:
+    files, main = _sources(Path(path), warn)
+    source = _expand_inputs(files, main, warn)
+    preamble, body = _split_document(source)
+    macros = _macros(preamble + body)
+    body = _expand_macros(_drop_definitions(body), macros)
+    preamble = _expand_macros(preamble, macros)
+    yield _paper(preamble, body, warn)
+
+
+# ---------------------------------------------------------------- finding the source
+
+def _decode(data: bytes, name: str, warn) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        warn(f"{name}: not UTF-8; read as Latin-1")  # older arXiv sources
+        return data.decode("latin-1")
+
+
+def _sources(path: Path, warn) -> tuple[Callable[[str], str | None], str]:
+    """(load(name) -> text, main file name) from an archive or a file on disk."""
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+            data = gz.read(MAX_SOURCE_BYTES + 1)
+        if len(data) > MAX_SOURCE_BYTES:
+            raise IngestError(f"archive unpacks to more than {MAX_SOURCE_BYTES >> 20} MB: not a paper's source")
+        if not _is_tar(data):  # arXiv gzips a lone .tex file without a tar around it
+            text = _decode(data, path.name, warn)
+            if not _is_main(text):
+                raise IngestError("a gzipped file with no \\documentclass: not a LaTeX paper")
+            return (lambda name: text if name == "main.tex" else None), "main.tex"
+    if _is_tar(data):
+        return _from_tar(data, warn)
+    text = _decode(data, path.name, warn)
+    if not _is_main(text):
+        raise LatexFragment("a LaTeX file without \\documentclass (part of a paper?): read the main file, which "
+                            "inputs it")
+    folder = path.parent.resolve()
+
+    def load(name: str) -> str | None:
+        target = (folder / name).resolve()
+        if folder not in target.parents or not target.is_file():  # nothing above the paper's folder
+            return None
+        return _decode(target.read_bytes(), name, warn)
+    return load, path.name
+
+
+def _is_tar(data: bytes) -> bool:
+    return len(data) > 262 and data[257:262] == b"ustar"
+
+
+def _from_tar(data: bytes, warn) -> tuple[Callable[[str], str | None], str]:
+    texts: dict[str, str] = {}
+    total = 0
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            name = posixpath.normpath(member.name)
+            if not member.isfile() or not name.lower().endswith((".tex", ".bbl", ".ltx")) or name.startswith(".."):
+                continue
+            total += member.size
+            if total > MAX_SOURCE_BYTES:
+                raise IngestError(f"more than {MAX_SOURCE_BYTES >> 20} MB of TeX in the archive: not a paper's source")
+            texts[name] = _decode(tar.extractfile(member).read(), name, warn)
+    mains = [n for n, t in texts.items() if n.endswith((".tex", ".ltx")) and _is_main(t)]
+    if not mains:
+        raise IngestError("no main LaTeX file (with \\documentclass) in the archive")
+    # the one with a document body; then the conventional names; then the longest
+    main = max(mains, key=lambda n: ("\\begin{document}" in _strip_comments(texts[n]),
+                                      posixpath.basename(n) in ("main.tex", "ms.tex", "paper.tex", "article.tex"),
+                                      len(texts[n])))
+    if len(mains) > 1:
+        warn(f"{len(mains)} files with \\documentclass in the archive; read {main}")
+    return texts.get, main
+
+
+def _is_main(text: str) -> bool:
+    return "\\documentclass" in _strip_comments(text) or "\\documentstyle" in _strip_comments(text)
+
+
+_COMMENT = re.compile(r"(?<!\\)%.*")
+_IFFALSE = re.compile(r"\\iffalse\b.*?\\fi\b", re.S)
+_COMMENT_ENV = re.compile(r"\\begin\{comment\}.*?\\end\{comment\}", re.S)
+
+
+def _strip_comments(text: str) -> str:
+    text = _COMMENT.sub("", text)
+    return _COMMENT_ENV.sub("", _IFFALSE.sub("", text))
+
+
+_INPUT = re.compile(r"\\(?:input|include|subfile)\s*(?:\{\s*([^{}]+?)\s*\}|\s([^\s{}\\]+))")
+
+
+def _expand_inputs(load: Callable[[str], str | None], main: str, warn) -> str:
+    base = posixpath.dirname(main)
+
+    def expand(name: str, text: str, stack: tuple[str, ...]) -> str:
+        def one(m: re.Match) -> str:
+            wanted = (m[1] or m[2]).strip()
+            for candidate in (wanted, f"{wanted}.tex"):
+                key = posixpath.normpath(posixpath.join(base, candidate))
+                if key in stack:
+                    warn(f"\\input{{{wanted}}} includes itself; left out")
+                    return ""
+                found = load(key)
+                if found is not None:
+                    if len(stack) > _MAX_DEPTH:
+                        warn(f"\\input{{{wanted}}}: nested too deep; left out")
+                        return ""
+                    return "\n" + expand(key, found, (*stack, key)) + "\n"
+            if wanted.endswith((".tikz", ".pgf", ".pdf_tex", ".table")) or wanted.startswith(("fig", "tab")):
+                return ""  # a figure's or table's body: removed anyway
+            warn(f"\\input{{{wanted}}}: not in the source; that part of the paper is missing", True)
+            return ""
+        return _INPUT.sub(one, _strip_comments(text))
+    return expand(main, load(main) or "", (main,))
+
+
+# ---------------------------------------------------------------- macros
+
+def _group(text: str, start: int) -> tuple[str, int] | None:
+    """The balanced ``{...}`` opening at ``start`` (spaces before it allowed): (inside, index after it)."""
+    i = start
+    while i < len(text) and text[i] in " \t\n":
+        i += 1
+    if i >= len(text) or text[i] != "{":
+        return None
+    depth = 0
+    for j in range(i, len(text)):
+        c = text[j]
+        if c == "\\":
+            continue
+        if c == "{" and text[j - 1] != "\\":
+            depth += 1
+        elif c == "}" and text[j - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return text[i + 1:j], j + 1
+    return None
+
+
+_DEFINE = re.compile(r"\\(?:(?:re|provide)?newcommand\*?\s*(?:\{\s*\\([A-Za-z]+)\s*\}|\\([A-Za-z]+))|"
+                     r"def\s*\\([A-Za-z]+))\s*(\[\d\])?")
+
+
+def _macros(text: str) -> dict[str, str]:
+    """Argument-less macros: name -> body (those with arguments are left to the renderer)."""
+    found = {}
+    for m in _DEFINE.finditer(text):
+        if m[4]:
+            continue
+        body = _group(text, m.end())
+        if body is not None:
+            found[m[1] or m[2] or m[3]] = body[0]
+    return found
+
+
+def _drop_definitions(text: str) -> str:
+    out, pos = [], 0
+    for m in _DEFINE.finditer(text):
+        body = _group(text, m.end())
+        if body is None or m.start() < pos:
+            continue
+        out.append(text[pos:m.start()])
+        pos = body[1]
+    return "".join(out) + text[pos:]
+
+
+def _expand_macros(text: str, macros: dict[str, str]) -> str:
+    if not macros:
+        return text
+    pattern = re.compile(r"\\(" + "|".join(map(re.escape, sorted(macros, key=len, reverse=True))) + r")(?![A-Za-z])")
+    for _ in range(4):  # macros defined through other macros
+        text, n = pattern.subn(lambda m: macros[m[1]], text)
+        if not n:
+            break
+    return text
+
+
+# ---------------------------------------------------------------- structure and text
+
+def _split_document(source: str) -> tuple[str, str]:
+    begin = source.find("\\begin{document}")
+    if begin < 0:
+        return "", source
+    end = source.find("\\end{document}", begin)
+    return source[:begin], source[begin + len("\\begin{document}"):end if end >= 0 else None]
+
+
+_DROP_ENVS = ("figure", "figure*", "table", "table*", "wrapfigure", "wraptable", "sidewaysfigure",
+              "sidewaystable", "thebibliography", "filecontents", "filecontents*", "tikzpicture", "SCfigure")
+_DROP_ENV = re.compile(r"\\begin\{(" + "|".join(map(re.escape, _DROP_ENVS)) + r")\}.*?\\end\{\1\}", re.S)
+_ABSTRACT_ENV = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.S)
+_SECTION = re.compile(r"\\(part|chapter|section|subsection|subsubsection)\*?\s*(?:\[[^\]]*\])?(?=\s*\{)")
+#: Front matter read elsewhere (title, authors) or not text at all: the command and its arguments go.
+_GONE_ARGS = ("label", "bibliography", "bibliographystyle", "nocite", "includegraphics", "vspace", "hspace",
+              "title", "author", "affiliation", "altaffiliation", "address", "email", "thanks", "date", "keywords",
+              "pacs", "orcid", "institute", "homepage", "received", "accepted", "collaboration", "subjclass",
+              "dedicatory", "acknowledgments", "setlength", "addtolength", "input", "include")
+_GONE_ARG = re.compile(r"\\(?:" + "|".join(_GONE_ARGS) + r")\*?(?![A-Za-z])\s*(?:\[[^\]]*\])?(?=\s*\{)")
+_GONE = re.compile(r"\\(?:maketitle|tableofcontents|newpage|clearpage|noindent|centering|onecolumngrid|"
+                   r"twocolumngrid|appendix)(?![A-Za-z])")
+# a citation, or a cross-reference with the word before it ("Fig.~\\ref{x}"): both mean nothing without the paper
+_CITE = re.compile(r"(?:\b(?:Figs?\.?|Figures?|Eqs?\.?|Equations?|Tables?|Tabs?\.|Sections?|Secs?\.|Refs?\.|"
+                   r"Appendix)[~\s]*)?~?\\(?:[cC]ite[a-zA-Z]*|ref|eqref|autoref|cref|Cref|pageref)\*?\s*"
+                   r"(?:\[[^\]]*\]\s*){0,2}\{[^{}]*\}")
+
+
+def _paper(preamble: str, body: str, warn) -> dict:
+    references = sum(len(re.findall(r"\\bibitem\b", m[0])) for m in re.finditer(
+        r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}", body, re.S))
+    abstract = _ABSTRACT_ENV.search(body) or _ABSTRACT_ENV.search(preamble)
+    body = _DROP_ENV.sub("", _ABSTRACT_ENV.sub("", body))
+    sections = []
+    if abstract:
+        sections.append(["Abstract", _render(abstract[1])])
+    else:
+        macro = _macro_arg(preamble + body, "abstract")  # \abstract{...} of some journal classes
+        if macro:
+            sections.append(["Abstract", _render(macro)])
+    appendix = body.find("\\appendix")
+    heading, pos = "", 0
+    for m in _SECTION.finditer(body):
+        arg = _group(body, m.end())
+        if arg is None:
+            continue
+        sections.append([heading, _render(body[pos:m.start()])])
+        heading = inline(_render(arg[0]))
+        if 0 <= appendix < m.start():
+            heading = f"Appendix: {heading}"
+        pos = arg[1]
+    sections.append([heading, _render(body[pos:])])
+    sections = [s for s in sections if s[1].strip()]
+    if not sections:
+        raise IngestError("no text in the LaTeX document body")
+    title = _macro_arg(preamble + body, "title")
+    authors = [a for arg in _macro_args(preamble + body, "author") for a in re.split(r"\\and\b|,|\band\b",
+                                                                                     _no_thanks(arg))]
+    # the preamble only: a DOI in the body or the bibliography is another work's, and would become this id
+    doi = _macro_arg(preamble, "doi") or (m[1] if (m := DOI_IN_TEXT.search(preamble)) else None)
+    return {"format": "latex", "extractor": "latex/pylatexenc", "title": inline(_render(_no_thanks(title or ""))),
+            "sections": sections, "metadata": {"doi": doi, "authors": [inline(_render(a)) for a in authors]},
+            "references_dropped": references}
+
+
+def _macro_args(text: str, name: str) -> list[str]:
+    out = []
+    for m in re.finditer(r"\\" + name + r"\*?\s*(?:\[[^\]]*\])?(?=\s*\{)", text):
+        arg = _group(text, m.end())
+        if arg is not None:
+            out.append(arg[0])
+    return out
+
+
+def _macro_arg(text: str, name: str) -> str | None:
+    found = _macro_args(text, name)
+    return found[0] if found else None
+
+
+def _no_thanks(text: str) -> str:
+    for name in ("thanks", "footnote", "inst", "affiliation", "email", "orcid"):
+        while (m := re.search(r"\\" + name + r"\s*(?=\{)", text)) and (arg := _group(text, m.end())):
+            text = text[:m.start()] + text[arg[1]:]
+    return text.replace("\\\\", " ")
+
+
+# siunitx: \SI{5}{\nano\meter} -> "5 nm", so that numbers keep their units for numeric validation
+_PREFIX = {"yocto": "y", "zepto": "z", "atto": "a", "femto": "f", "pico": "p", "nano": "n", "micro": "µ",
+           "milli": "m", "centi": "c", "deci": "d", "kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
+_UNIT = {"meter": "m", "metre": "m", "gram": "g", "second": "s", "kelvin": "K", "celsius": "°C",
+         "degreeCelsius": "°C", "electronvolt": "eV", "volt": "V", "ampere": "A", "hour": "h", "minute": "min",
+         "mole": "mol", "molar": "M", "pascal": "Pa", "watt": "W", "joule": "J", "hertz": "Hz", "tesla": "T",
+         "ohm": "Ω", "siemens": "S", "liter": "L", "litre": "L", "percent": "%", "angstrom": "Å", "coulomb": "C",
+         "farad": "F", "newton": "N", "bar": "bar", "degree": "°", "radian": "rad", "candela": "cd",
+         "becquerel": "Bq", "gray": "Gy", "henry": "H", "weber": "Wb", "lux": "lx", "dalton": "Da"}
+_SI = re.compile(r"\\(SI|qty|si|unit|num)\s*(?:\[[^\]]*\])?(?=\s*\{)")
+
+
+def _units(spec: str) -> str:
+    out, prefix = [], ""
+    for token in re.findall(r"\\([A-Za-z]+)|([^\\\s]+)", spec):
+        name, literal = token
+        if literal:
+            out.append(literal.replace("~", " ").replace(".", "·"))
+        elif name in _PREFIX:
+            prefix = _PREFIX[name]
+        elif name == "per":
+            out.append("/")
+        elif name in ("squared", "square"):
+            out.append("²")
+        elif name in ("cubed", "cubic"):
+            out.append("³")
+        else:
+            out.append(prefix + _UNIT.get(name, name))
+            prefix = ""
+    return re.sub(r"\s*/\s*", "/", " ".join(out)).replace(" ²", "²").replace(" ³", "³")
+
+
+def _siunitx(text: str) -> str:
+    while m := _SI.search(text):
+        first = _group(text, m.end())
+        if first is None:
+            return text
+        if m[1] in ("SI", "qty"):
+            second = _group(text, first[1])
+            value, end = (f"{first[0]} {_units(second[0])}", second[1]) if second else (first[0], first[1])
+        elif m[1] == "num":
+            value, end = first
+        else:
+            value, end = _units(first[0]), first[1]
+        text = text[:m.start()] + value + text[end:]
+    return text
+
+
+_L2T = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
+_MARK = "\x01"  # where a citation was, until the spaces around it are tidied
+_AROUND_MARK = re.compile(r"[ \t\u00a0]*\x01+(?=[,.;:)\]]|\s|$)|\x01+")
+
+
+def _drop_commands(latex: str) -> str:
+    out, pos = [], 0
+    for m in _GONE_ARG.finditer(latex):
+        if m.start() < pos:
+            continue
+        arg = _group(latex, m.end())
+        out.append(latex[pos:m.start()])
+        pos = arg[1] if arg else m.end()
+    return _GONE.sub("", "".join(out) + latex[pos:])
+
+
+def _render(latex: str) -> str:
+    latex = _CITE.sub(_MARK, _drop_commands(_siunitx(latex)))
+    text = _AROUND_MARK.sub("", _L2T.latex_to_text(latex)).replace("\u00a0", " ")
+    return re.sub(r"\s*\(\s*\)", "", text)  # "(Fig. 2)" once the reference is gone

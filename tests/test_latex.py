@@ -1,0 +1,170 @@
+"""LaTeX papers: single files, arXiv source archives (multi-file tar.gz, one gzipped file), with pylatexenc.
+
+Every source here is written for these tests (no paper's text is copied)."""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from sciqag_dataset.builders.ingest import read_file, run_ingest
+
+MAIN = r"""\documentclass[twocolumn]{revtex4-2}
+\usepackage{amsmath,siunitx}
+\newcommand{\gap}{E_\mathrm{g}}
+\newcommand\material{CsPbBr$_3$}
+\newcommand{\vect}[1]{\mathbf{#1}}
+% \title{A title left in a comment}
+\begin{document}
+\title{Halide Segregation in \material{} Nanocrystals\\ under Illumination\thanks{Funded by nobody.}}
+\author{Ada Quill}
+\author{Bo Renner}
+\affiliation{Institute of Imaginary Materials}
+\begin{abstract}
+We follow the optical gap $\gap$ of \material{} nanocrystals under light \cite{smith2020}.
+The gap shifts by \SI{45}{\milli\electronvolt} within \SI{10}{\minute}.
+\end{abstract}
+\maketitle
+\section{Introduction}
+Mixed halide perovskites segregate under light~\cite{a,b}. We excite them at \SI{300}{\kelvin}.
+\input{sections/method}
+\iffalse
+A paragraph the authors cut.
+\fi
+\begin{figure}[t]
+\includegraphics{fig1.pdf}
+\caption{Spectra over time.}
+\label{fig:spectra}
+\end{figure}
+\section{Results}
+The gap follows
+\begin{equation}
+\gap(t) = \gap^{0} - \Delta \left(1 - e^{-t/\tau}\right), \label{eq:gap}
+\end{equation}
+with $\tau = 3.1$~min (Fig.~\ref{fig:spectra}).
+\appendix
+\section{Fitting details}
+We fitted with least squares.
+\begin{thebibliography}{9}
+\bibitem{a} A. Author, J. Imag. Mater. 1, 1 (2020), doi:10.1234/another.paper
+\bibitem{b} B. Author, ibid.
+\end{thebibliography}
+\end{document}
+"""
+METHOD = r"""\subsection{Synthesis}
+Nanocrystals were made by hot injection at \SI{170}{\celsius}. % a remark 100% dropped
+Yields reached 80\%.
+"""
+
+
+def archive(path: Path, files: dict[str, str]) -> Path:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def check_paper(rec: dict) -> None:
+    assert rec["title"] == "Halide Segregation in CsPbBr$_3$ Nanocrystals under Illumination"
+    assert rec["metadata"]["authors"] == ["Ada Quill", "Bo Renner"]
+    assert rec["metadata"]["doi"] is None  # the one in the bibliography is another paper's
+    assert [s["heading"] for s in rec["sections"]] == ["Abstract", "Introduction", "Synthesis", "Results",
+                                                       "Appendix: Fitting details"]
+    text = rec["text"]
+    # math kept verbatim as LaTeX, macros expanded, the label gone
+    assert "$E_\\mathrm{g}$" in text
+    assert "\\begin{equation} E_\\mathrm{g}(t) = E_\\mathrm{g}^{0} - \\Delta \\left(1 - e^{-t/\\tau}\\right)," in text
+    assert "\\label" not in text and "$\\tau = 3.1$ min." in text
+    # siunitx quantities with their units; comments, \iffalse blocks, figures, citations and references gone
+    assert "45 meV within 10 min" in text and "at 300 K" in text and "170 °C" in text and "80%" in text
+    for gone in ("title left in a comment", "authors cut", "Spectra over time", "Imaginary Materials",
+                 "Funded", "Author, J.", "remark", "\\cite", "smith2020", "Fig.", "<ref>", "<cit.>"):
+        assert gone not in text, gone
+    assert "under light. We excite" in text  # no space left before the full stop a citation stood before
+    q = rec["ingest"]
+    assert q["extractor"] == "latex/pylatexenc" and q["has_abstract"] and q["references_dropped"] == 2
+    assert q["partial"] is False
+
+
+def test_a_multi_file_arxiv_archive(tmp_path):
+    path = archive(tmp_path / "2411.00001.tar.gz", {"main.tex": MAIN, "sections/method.tex": METHOD,
+                                                    "old/draft.tex": "\\section{x} no class here"})
+    [rec] = read_file(path)
+    check_paper(rec)
+    assert rec["source_format"] == "latex"
+
+
+def test_a_tex_file_on_disk_and_its_inputs_and_a_fragment_is_not_a_paper(tmp_path):
+    (tmp_path / "paper" / "sections").mkdir(parents=True)
+    (tmp_path / "paper" / "main.tex").write_text(MAIN, encoding="utf-8")
+    (tmp_path / "paper" / "sections" / "method.tex").write_text(METHOD, encoding="utf-8")
+    work = tmp_path / "work"
+    summary = run_ingest([tmp_path / "paper"], work)
+    assert summary.counts["ok"] == 1 and not summary.counts["failed"]  # method.tex is read through main.tex
+    [rec] = [json.loads(line) for line in (work / "papers.jsonl").read_text().splitlines()]
+    check_paper(rec)
+    report = json.loads((work / "ingest_report.json").read_text())
+    assert any("without \\documentclass" in w["warning"] for w in report["warnings"])
+
+
+def test_a_gzipped_single_file_as_arxiv_serves_it(tmp_path):
+    path = tmp_path / "2411.00002"  # arXiv's download: no extension
+    path.write_bytes(gzip.compress(MAIN.replace("\\input{sections/method}", METHOD).encode()))
+    [rec] = read_file(path)
+    check_paper(rec)
+
+
+def test_a_missing_input_makes_the_paper_partial_and_nothing_outside_its_folder_is_read(tmp_path):
+    (tmp_path / "secret.tex").write_text("TOP SECRET TEXT", encoding="utf-8")
+    (tmp_path / "paper").mkdir()
+    source = MAIN.replace("\\input{sections/method}", "\\input{../secret}\n\\input{sections/missing}")
+    (tmp_path / "paper" / "main.tex").write_text(source, encoding="utf-8")
+    [rec] = read_file(tmp_path / "paper" / "main.tex")
+    assert "TOP SECRET" not in rec["text"]
+    assert rec["ingest"]["partial"] is True and "sections/missing" in rec["ingest"]["partial_reason"]
+
+
+def test_archives_that_are_not_papers_fail_with_a_reason(tmp_path):
+    no_main = archive(tmp_path / "a.tar.gz", {"intro.tex": METHOD})
+    data = tmp_path / "data.gz"
+    data.write_bytes(gzip.compress(b"1,2,3\n" * 100))
+    results = {Path(r["path"]).name: r.get("error") for r in (*read_file(no_main), *read_file(data))}
+    assert "no main LaTeX file" in results["a.tar.gz"]
+    assert "no \\documentclass" in results["data.gz"]
+
+
+def test_without_pylatexenc_latex_fails_with_the_extra_to_install_and_other_formats_are_read(tmp_path):
+    archive(tmp_path / "p.tar.gz", {"main.tex": MAIN.replace("\\input{sections/method}", "")})
+    (tmp_path / "note.txt").write_text("A Plain Paper\n\nIt is read without any extra package at all.\n")
+    code = ("import sys, json; sys.modules['pylatexenc'] = None; sys.modules['pylatexenc.latex2text'] = None\n"
+            "from sciqag_dataset.builders.ingest import iter_papers\n"
+            f"print(json.dumps(list(iter_papers([{str(tmp_path)!r}]))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    items = json.loads(out.stdout)
+    assert [i["error"] for i in items if "error" in i] == [
+        "reading LaTeX needs the `pylatexenc` package, which is not installed: pip install 'sciqag-hf[ingest]'"]
+    assert [i["title"] for i in items if "id" in i] == ["A Plain Paper"]
+
+
+@pytest.mark.parametrize("source, expected", [
+    (r"\newcommand{\K}{\kappa_\mathrm{L}}" "\n" r"\def\wt{wt\%}" "\n"
+     r"\begin{document}\section{A}Thermal $\K$ fell at 5\wt{} doping.\end{document}",
+     "Thermal $\\kappa_\\mathrm{L}$ fell at 5wt% doping."),
+    (r"\begin{document}\section{A}Current of \SI{2.5}{\milli\ampere\per\centi\meter\squared} and "
+     r"\si{\micro\meter} scale.\end{document}", "Current of 2.5 mA/cm² and µm scale."),
+])
+def test_macros_and_units(tmp_path, source, expected):
+    (tmp_path / "p.tex").write_text("\\documentclass{article}\n" + source, encoding="utf-8")
+    [rec] = read_file(tmp_path / "p.tex")
+    assert rec["text"] == expected
