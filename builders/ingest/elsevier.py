@@ -17,6 +17,8 @@ def read_elsevier(root, warn) -> dict:
     bib_ids = {el.get("id") for el in idx.get(("ce", "bib-reference"), []) if el.get("id")}
 
     def skip(el) -> str | None:
+        if local_name(el) == "display" and any(local_name(c) == "formula" for c in el):
+            return None  # a displayed equation: kept in place, as LaTeX
         if local_name(el) in _ELS_SKIP:
             return "drop"
         if local_name(el) in ("cross-ref", "cross-refs"):  # citation markers only
@@ -62,6 +64,10 @@ def read_elsevier(root, warn) -> dict:
         _elsevier_sections(first("ce", "sections"), "", text, sections)
     elif any_ns("rawtext") is not None:  # some API views carry only unstructured text
         sections.append(["", text(any_ns("rawtext"))])
+    for appendices in idx.get(("ce", "appendices"), []):
+        found: list[list[str]] = []
+        _elsevier_sections(appendices, "", text, found)
+        sections += [[f"Appendix: {h}" if h else "Appendix", body] for h, body in found]
     keywords = [inline(text(k.find("{*}text") if k.find("{*}text") is not None else k))
                 for k in idx.get(("ce", "keyword"), [])]
     keywords = keywords or [inline(text(k)) for k in idx.get(("dcterms", "subject"), [])]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .text import inline
-from .xml_common import attr, drop_citations, local_name, xml_text
+from .xml_common import attr, drop_citations, formula_tex, local_name, xml_text
 
 _JATS_SKIP = {"fig", "table-wrap", "fn-group", "supplementary-material", "ref-list", "graphic", "media"}
 _JATS_PARAS = ("p", "list", "disp-quote", "statement")
@@ -57,6 +57,11 @@ def read_jats(art, warn) -> dict:
         sections.append(["Abstract", "\n\n".join(paras)])
     if first("body") is not None:
         _jats_sections(first("body"), "", text, sections)
+    for app in idx.get("app", []):  # appendices, in <back>
+        found: list[list[str]] = []
+        title = next((c for c in app if local_name(c) == "title"), None)
+        _jats_sections(app, inline(text(title)) if title is not None else "", text, found)
+        sections += [[f"Appendix: {h}" if h else "Appendix", body] for h, body in found]
     return {"format": "jats", "extractor": "jats/lxml", "title": text(first("article-title")), "sections": sections,
             "metadata": meta, "keywords": [inline(text(k)) for k in idx.get("kwd", [])]}
 
@@ -68,6 +73,8 @@ def _jats_sections(container, heading: str, text, out: list[list[str]]) -> None:
         local = local_name(child)
         if local in _JATS_PARAS:
             paras.append(inline(text(child)))
+        elif local == "disp-formula":  # an equation between paragraphs: a paragraph of its own
+            paras.append(f"$${formula_tex(child)}$$")
         elif local == "sec":
             if paras:
                 out.append([heading, "\n\n".join(paras)])

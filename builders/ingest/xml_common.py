@@ -34,11 +34,18 @@ _CITES = re.compile(r"\s*[\[(]?\s*\x01(?:\s*[,;–-]?\s*\x01)*\s*[\])]?")
 
 
 def xml_text(el, skip: Callable[[object], str | None]) -> str:
-    """Text of an element; ``skip(child)`` returns "drop" or "cite" to leave a child out (tails stay)."""
+    """Text of an element; ``skip(child)`` returns "drop" or "cite" to leave a child out (tails stay).
+    Formulas become LaTeX (``$...$`` inline, ``$$...$$`` displayed, as a sentence of their own)."""
     parts = [el.text or ""]
     for child in el:
         verdict = skip(child) if isinstance(child.tag, str) else "entity"
-        if verdict == "entity":  # left unresolved (no DTD is loaded): &nbsp; -> U+00A0
+        local = local_name(child)
+        if verdict != "drop" and local in _FORMULAS:
+            tex = formula_tex(child)
+            parts.append((f" $${tex}$$ " if _displayed(child) else f"${tex}$") if tex else "")
+        elif local in _SPACE:  # Elsevier's typeset spaces: "0.5<ce:hsp/>nm" is "0.5 nm"
+            parts.append(" ")
+        elif verdict == "entity":  # left unresolved (no DTD is loaded): &nbsp; -> U+00A0
             parts.append(html.unescape(child.text or ""))
         elif verdict == "cite":
             parts.append(_CITE)
@@ -49,6 +56,61 @@ def xml_text(el, skip: Callable[[object], str | None]) -> str:
             parts.append(f" {sub} " if local_name(child) in _XML_BLOCKS else sub)
         parts.append(child.tail or "")
     return "".join(parts)
+
+
+_FORMULAS = {"inline-formula", "disp-formula", "formula", "math"}
+_SPACE = {"hsp", "vsp"}
+_TEX_ANNOTATION = ("tex", "latex", "application/x-tex", "application/x-latex")
+
+
+def _displayed(el) -> bool:
+    parent = el.getparent()
+    return (local_name(el) == "disp-formula" or (parent is not None and local_name(parent) == "display")
+            or (local_name(el) == "math" and el.get("display") == "block"))
+
+
+def formula_tex(el) -> str:
+    """A formula as LaTeX: its ``tex-math`` or TeX annotation, else the MathML's ``alttext``, else the MathML
+    written out as LaTeX-like text (``\\frac{a}{b}``, ``x^{2}``, ``E_{c}``)."""
+    for node in el.iter():
+        if not isinstance(node.tag, str):
+            continue
+        name = local_name(node)
+        if name == "tex-math" or (name == "annotation" and (node.get("encoding") or "").lower() in _TEX_ANNOTATION):
+            tex = (node.text or "").strip()
+            tex = re.sub(r"^\\documentclass.*?\\begin\{document\}|\\end\{document\}$", "", tex, flags=re.S)
+            return " ".join(tex.strip().strip("$").split())
+    math = el if local_name(el) == "math" else next((n for n in el.iter() if local_name(n) == "math"), None)
+    if math is None:  # a formula given as an image, or as plain text
+        return " ".join("".join(t for t in el.itertext()).split())
+    return " ".join((math.get("alttext") or _mathml(math)).split())
+
+
+def _mathml(el) -> str:
+    name = local_name(el)
+    kids = [c for c in el if isinstance(c.tag, str) and local_name(c) not in ("annotation", "annotation-xml")]
+    parts = [_mathml(c) for c in kids]
+    if name in ("mi", "mn", "mo", "mtext", "ms"):
+        return (el.text or "").strip()
+    if name == "mspace":
+        return " "
+    if name == "semantics":
+        return parts[0] if parts else ""
+    if len(parts) >= 2 and name in ("mfrac", "msup", "msub", "mroot", "munder", "mover"):
+        a, b = parts[0], parts[1]
+        return {"mfrac": f"\\frac{{{a}}}{{{b}}}", "msup": f"{a}^{{{b}}}", "msub": f"{a}_{{{b}}}",
+                "mroot": f"\\sqrt[{b}]{{{a}}}", "munder": f"{a}_{{{b}}}", "mover": f"{a}^{{{b}}}"}[name]
+    if len(parts) >= 3 and name in ("msubsup", "munderover"):
+        return f"{parts[0]}_{{{parts[1]}}}^{{{parts[2]}}}"
+    if name == "msqrt":
+        return f"\\sqrt{{{' '.join(parts)}}}"
+    if name == "mfenced":
+        return f"{el.get('open', '(')}{el.get('separators', ',').strip()[:1].join(parts)}{el.get('close', ')')}"
+    if name == "mtable":
+        return " \\\\ ".join(parts)
+    if name == "mtr":
+        return " & ".join(parts)
+    return " ".join(p for p in parts if p)
 
 
 def drop_citations(text: str) -> str:
