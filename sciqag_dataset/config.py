@@ -302,6 +302,14 @@ class Config:
     def validate(self) -> "Config":
         """Types and ranges of every option, and the publish split shares; UserError naming the option."""
         check_fields(self)
+        if remote.is_remote(self.work_dir):
+            raise UserError(f"work_dir: {self.work_dir} is a URL; the work dir must be a folder on this machine or "
+                            "a shared filesystem (records are appended, the cache is SQLite): put the papers "
+                            "(inputs) and the published dataset (publish.output_dir) on the object store instead")
+        for url in filter(remote.is_remote, self.inputs):
+            remote.check_url(url, "inputs")  # before the config is saved anywhere
+        if remote.is_remote(self.publish.output_dir):
+            remote.check_url(self.publish.output_dir, "publish.output_dir")
         if self.publish.train + self.publish.validation > 1 + 1e-9:
             raise UserError(f"publish.train + publish.validation must be at most 1, got "
                             f"{self.publish.train} + {self.publish.validation}")

@@ -21,6 +21,7 @@ from . import remote
 from .builders import generate as generate_stage_module
 from .builders import keywords as keywords_stage_module
 from .builders import seed as seed_stage_module
+from .builders.ingest import listing as ingest_listing
 from .builders.ingest import run_ingest
 from .config import Config, EndpointConfig, GenerateConfig
 from .errors import Unavailable, UserError
@@ -115,6 +116,11 @@ def ingest(cfg: Config, shard: tuple[int, int] | None = None, parsed_by: int | N
     stores what the ranks parsed."""
     return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate,
                       follow_symlinks=cfg.ingest.follow_symlinks, shard=shard, parsed_by=parsed_by)
+
+
+def ingest_inputs(cfg: Config) -> list[list]:
+    """Every input with its stamp (what decides whether a scaled ingest's ranks have work to do)."""
+    return ingest_listing(cfg.inputs or sample_papers(), cfg.work_dir, cfg.ingest.follow_symlinks)
 
 
 def keywords_stage(cfg: Config, endpoints: Endpoints | None = None) -> Stage:
@@ -221,9 +227,7 @@ def publish(cfg: Config) -> tuple[Path, list[str]]:
     """The local publish folder, and where it was copied (Hub commit URLs, the remote folder's URL)."""
     out = write_folder(cfg.work_dir, cfg.output_dir, cfg)
     copies = [push_to_hub(out, cfg.publish.push_to_hub, private=cfg.publish.private)] if cfg.publish.push_to_hub else []
-    if cfg.publish_url and remote.hub_repo(cfg.publish_url):  # the whole folder in one commit
-        copies.append(push_to_hub(out, remote.hub_repo(cfg.publish_url), private=cfg.publish.private))
-    elif cfg.publish_url:
+    if cfg.publish_url:
         remote.upload_folder(out, cfg.publish_url)
         copies.append(cfg.publish_url)
     return out, copies

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from . import __version__
 from .errors import UserError
 from .folders import MARKER
+from .redact import redact
 
 _GLOB = set("*?[")
 
@@ -33,16 +35,29 @@ def is_remote(path) -> bool:
 
 
 def local(path):
-    """``file:///x`` -> ``/x``; anything else unchanged."""
-    return path[len("file://"):] if isinstance(path, str) and path.startswith("file://") else path
+    """``file:///x`` (or ``file://localhost/x``, %-escapes decoded) -> ``/x``; anything else unchanged."""
+    if isinstance(path, str) and path.startswith("file://"):
+        parts = urlsplit(path)
+        return unquote(parts.path) if parts.netloc in ("", "localhost") else path
+    return path
 
 
 def check_url(url: str, option: str) -> None:
-    parts = urlsplit(url)
-    if parts.username or parts.password or parts.query:
-        raise UserError(f"{option}: a URL with a user:password part or a query string would be written into "
-                        "records and logs; give the filesystem its credentials through its environment "
-                        "(AWS_*, HF_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, ~/.netrc)")
+    """UserError for a URL that carries credentials, in any link of a chained URL (``simplecache::s3://...``)."""
+    for link in url.split("::"):
+        parts = urlsplit(link)
+        if "@" in parts.netloc or parts.query:
+            raise UserError(f"{option}: a URL with a user:password part or a query string would be written into "
+                            "records and logs; give the filesystem its credentials through its environment "
+                            "(AWS_*, HF_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, ~/.netrc)")
+
+
+_URL_TAIL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]*?)\?[^\s'\"<>]*")
+
+
+def clean(message: str) -> str:
+    """An error text with no URL credentials and no query strings (a redirect to a signed URL shows it)."""
+    return redact(_URL_TAIL.sub(r"\1?***", message))
 
 
 def filesystem(url: str):
@@ -62,28 +77,52 @@ def _hidden(path: str, root: str) -> bool:
     return any(part.startswith(".") for part in rel.split("/"))
 
 
+#: url -> stamp, from the listings of this process (an object store's LIST carries size and ETag: no HEAD each)
+_stamps: dict[str, str] = {}
+
+
 def list_files(url: str) -> list[str]:
     """The files under a folder URL (recursively, hidden entries left out), those a glob matches, or the file
-    itself; sorted, as full URLs."""
+    itself; sorted, as full URLs. Over http(s) a URL is a folder only when it ends with "/" (a page has links
+    too)."""
     fs, path = filesystem(url)
+    web = url.split("::")[-1].startswith(("http://", "https://"))
     if set(path) & _GLOB:
-        found = [p for p in fs.glob(path) if fs.isfile(p)]
-    elif fs.isdir(path):
-        found = [p for p in fs.find(path) if not _hidden(p, path.rstrip("/"))]
-    elif fs.isfile(path):
-        return [url]
+        root = path[:min(path.index(c) for c in _GLOB if c in path)].rsplit("/", 1)[0]
+        found = {p: i for p, i in fs.glob(path, detail=True).items() if i.get("type") != "directory"}
+    elif (path.endswith("/") if web else fs.isdir(path)):
+        root = path.rstrip("/")
+        found = fs.find(path, detail=True)
+    elif web or fs.isfile(path):
+        root, found = None, {path: fs.info(path)}  # named: read even if hidden
     else:
         raise FileNotFoundError(f"no such file or folder: {url}")
-    return sorted(p if "://" in p else fs.unstrip_protocol(p) for p in found)
+    out = []
+    for p, info in found.items():
+        if root is not None and _hidden(p, root):
+            continue
+        full = p if "://" in p else fs.unstrip_protocol(p)
+        if (st := _stamp(info)) is not None:
+            _stamps[full] = st
+        out.append(full)
+    return sorted(out)
 
 
-def stamp(url: str) -> str:
-    """What changes when the file does: size and the store's version tag or time."""
-    fs, path = filesystem(url)
-    info = fs.info(path)
+def _stamp(info: dict) -> str | None:
     tag = next((info[k] for k in ("ETag", "etag", "md5Hash", "version_id", "blob_id", "mtime", "LastModified",
-                                  "last_modified", "Last-Modified", "updated", "created") if info.get(k)), "")
+                                  "last_modified", "Last-Modified", "updated", "created") if info.get(k)), None)
+    if tag is None and info.get("size") is None:
+        return None  # nothing that would change with the file: never trusted
     return f"{info.get('size')}:{tag}"
+
+
+def stamp(url: str) -> str | None:
+    """What changes when the file does (size and the store's version tag or time); None when the store says
+    nothing of the kind."""
+    if url in _stamps:
+        return _stamps[url]
+    fs, path = filesystem(url)
+    return _stamp(fs.info(path))
 
 
 @contextmanager
@@ -91,18 +130,13 @@ def fetched(url: str) -> Iterator[Path]:
     """The file copied to a temporary folder under its own name (readers tell formats by extension)."""
     fs, path = filesystem(url)
     with tempfile.TemporaryDirectory(prefix="sciqag-input-") as tmp:
-        target = Path(tmp) / (posixpath.basename(path.rstrip("/")) or "paper")
+        name = posixpath.basename(path.rstrip("/")) or "paper"
+        stem, dot, ext = name.rpartition(".")
+        if len(name.encode()) > 200:  # object keys may be longer than a file name can be
+            name = (stem[:150] + dot + ext[:20]) if dot else name[:180]
+        target = Path(tmp) / name
         fs.get_file(path, str(target))
         yield target
-
-
-def hub_repo(url: str) -> str | None:
-    """``hf://datasets/org/name`` -> ``org/name`` (published with one commit through the Hub's API)."""
-    if url.startswith("hf://datasets/"):
-        parts = url[len("hf://datasets/"):].strip("/").split("/")
-        if len(parts) == 2:
-            return "/".join(parts)
-    return None
 
 
 def _marker(fs, root: str) -> dict | None:
@@ -117,6 +151,9 @@ def _marker(fs, root: str) -> dict | None:
 def check_target(url: str, option: str = "publish.output_dir") -> None:
     """Refuse a remote publish folder that holds files and no earlier publish of ours, before any work."""
     check_url(url, option)
+    if url.startswith("hf://"):  # a Hub repo is not a folder of ours: it has its own history and card
+        raise UserError(f"{option}: publish to the Hub with publish.push_to_hub (--push-to-hub ORG/NAME), "
+                        "which uploads the folder in one commit")
     fs, root = filesystem(url)
     try:
         entries = fs.ls(root, detail=False) if fs.isdir(root) else []

@@ -15,8 +15,9 @@ embedded model is started once, here, and every rank on this machine talks to it
 stage needs an endpoint URL (a TGI/vLLM/SGLang server or an Inference Endpoint).
 
 Completion markers live in ``LOGGING_DIR/<nn>-<stage>-<run key>``: the key hashes the config, the task count
-and the papers file's size and time, so a rerun of the same run skips finished ranks, and new papers or new
-settings start the ranks afresh (the fingerprints still skip every unchanged paper).
+and the record files upstream of the stage (for ingest: every input's stamp), so a rerun of the same run
+skips finished ranks and submits nothing, and new papers or new settings start the ranks afresh (the
+fingerprints still skip every unchanged paper).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from . import pipeline, remote
+from . import pipeline
 from .config import Config
 from .errors import Unavailable, UserError
 from .jsonl import iter_latest
@@ -99,8 +100,11 @@ class IngestStep:
 
     config: dict
     parsed_by: int | None = None
+    cwd: str | None = None  # where the run was started: relative input paths are read from there
 
     def __call__(self, data=None, rank: int = 0, world_size: int = 1):
+        if self.cwd and os.path.isdir(self.cwd):
+            os.chdir(self.cwd)
         cfg = Config.from_dict(self.config)
         summary = (pipeline.ingest(cfg, parsed_by=self.parsed_by) if self.parsed_by
                    else pipeline.ingest(cfg, shard=(rank, world_size)))
@@ -141,17 +145,25 @@ def llm_endpoints(cfg: Config) -> list:
     return used
 
 
-def run_key(cfg: Config) -> str:
-    """What decides which ranks count as finished: the config, the task count, and the record files of the
-    work dir as they are when the stage starts (its inputs and its own output; not the ranks' shard files).
-    So a run killed mid-stage finds its finished ranks again, while anything that changed the files since
-    (new papers, a plain run, a deleted output) starts the ranks afresh; the fingerprints still skip every
-    finished paper."""
+#: the record files in pipeline order: a stage's key hashes those before its own output
+_UPSTREAM = ("papers.jsonl", "keywords.jsonl", "seed.jsonl", "generated.jsonl")
+
+
+def run_key(cfg: Config, output: str) -> str:
+    """What decides which ranks of the stage writing ``output`` count as finished: the config, the task count,
+    and the record files upstream of it as they are now (the evaluation metrics: all four). A run killed
+    mid-stage, or run again, finds its finished ranks; new papers or new upstream records start the ranks
+    afresh (the fingerprints still skip every finished paper). Its own output and the stages after it are left
+    out, since they change as the run goes on (a missing output reopens the stage: ``_reopen_missing``)."""
     work = Path(cfg.work_dir)
-    files = sorted(p for p in work.glob("*.jsonl") if ".shard-" not in p.name)
-    stats = [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]
-    settings = {k: v for k, v in cfg.to_dict().items() if k not in ("executor", "benchmark", "publish", "train")}
-    return digest([settings, cfg.executor.tasks, stats])[:10]
+    upstream = _UPSTREAM[:_UPSTREAM.index(output)] if output in _UPSTREAM else _UPSTREAM
+    stats = [[name, (work / name).stat().st_size, (work / name).stat().st_mtime_ns]
+             for name in upstream if (work / name).exists()]
+    return digest([_settings(cfg), cfg.executor.tasks, stats])[:10]
+
+
+def _settings(cfg: Config) -> dict:
+    return {k: v for k, v in cfg.to_dict().items() if k not in ("executor", "benchmark", "publish", "train")}
 
 
 class ScaledRunner:
@@ -160,8 +172,7 @@ class ScaledRunner:
     def __init__(self, cfg: Config):
         _check(cfg)
         # absolute: ranks may start in another directory (Ray workers, Slurm nodes)
-        inputs = [p if remote.is_remote(p) else str(Path(remote.local(p)).resolve()) for p in cfg.inputs]
-        self.cfg = Config.from_dict({**cfg.to_dict(), "work_dir": str(Path(cfg.work_dir).resolve()), "inputs": inputs})
+        self.cfg = Config.from_dict({**cfg.to_dict(), "work_dir": str(Path(cfg.work_dir).resolve())})
         self.x = self.cfg.executor
         self.logging_root = Path(self.x.logging_dir or Path(self.cfg.work_dir) / ".datatrove").resolve()
         self.previous = None  # the last job launched (Slurm chains every job on the one before)
@@ -182,7 +193,8 @@ class ScaledRunner:
                 continue
             stage = StageBuilder(name, config, running)
             output = stage().output_file
-            base = self.logging_root / f"{self.count:02d}-{name}-{run_key(self.cfg)}"
+            base = self.logging_root / f"{self.count:02d}-{name}-{run_key(self.cfg, output)}"
+            _reopen_missing(base, Path(work) / output)
             self._jobs(name, StageStep(stage, work, self._threads()), MergeStep(output, work, self.x.tasks), base)
             if self.x.kind != "slurm" or self.x.wait:
                 self._reopen_failed(base, output)
@@ -190,12 +202,14 @@ class ScaledRunner:
         return out
 
     def _ingest(self, config: dict) -> Summary:
-        """Ranks parse their slices of the input files, a merge stores them. Every run runs every rank (the
-        inputs may have changed): each skips the files its slice already holds at the same stamp."""
-        base = self.logging_root / f"{self.count:02d}-ingest"
-        for marker in [*base.glob("ranks/completions/*"), *base.glob("merge/completions/*")]:
-            marker.unlink()
-        self._jobs("ingest", IngestStep(config), IngestStep(config, parsed_by=self.x.tasks), base)
+        """Ranks parse their slices of the input files, a merge stores them. The run key also hashes every
+        input's stamp, so new or changed files start the ranks afresh (each skips the files its slice holds at
+        the same stamp), and an unchanged input submits nothing."""
+        key = digest([_settings(self.cfg), self.x.tasks, pipeline.ingest_inputs(self.cfg)])[:10]
+        base = self.logging_root / f"{self.count:02d}-ingest-{key}"
+        _reopen_missing(base, Path(self.cfg.work_dir) / "papers.jsonl")
+        cwd = os.getcwd()  # inputs are read as given (relative paths too): from the directory of this run
+        self._jobs("ingest", IngestStep(config, cwd=cwd), IngestStep(config, parsed_by=self.x.tasks, cwd=cwd), base)
         if self.x.kind == "slurm" and not self.x.wait:
             return self._summary("ingest", "")
         report = json.loads((Path(self.cfg.work_dir) / "ingest_report.json").read_text(encoding="utf-8"))
@@ -294,6 +308,14 @@ class ScaledRunner:
             summary.counts[status_of(rec)] += 1
         return summary
 
+
+
+def _reopen_missing(base: Path, output: Path) -> None:
+    """A stage merged once whose output is gone (deleted by hand) runs again: its markers go. (A stage killed
+    before its merge keeps its finished ranks.)"""
+    if not output.exists() and (base / "merge" / "completions" / "00000").exists():
+        for marker in [*base.glob("ranks/completions/*"), *base.glob("merge/completions/*")]:
+            marker.unlink()
 
 
 def _queued(jobs: list[str]) -> bool:

@@ -128,6 +128,21 @@ def test_ingest_on_ranks_stores_what_a_plain_ingest_stores(tmp_path):
     assert reports[0] == reports[1] and reports[0]["duplicates"] and reports[0]["failures"]
 
 
+def test_the_merge_stores_what_the_ranks_parsed_without_reading_the_files_again(tmp_path):
+    folder = inputs(tmp_path)
+    work = tmp_path / "w"
+    for i in range(2):
+        run_ingest([str(folder)], work, shard=(i, 2))
+    # the file changes after its rank read it: the merge stores the rank's parse (it does not read the file)
+    (folder / "new_title.txt").write_text("Added Later\n\nA paper no rank has seen.\n", encoding="utf-8")
+    text = (folder / "thermoelectric_skutterudite.txt").read_text(encoding="utf-8")
+    (folder / "thermoelectric_skutterudite.txt").write_text(text + "\n\nA closing line added later.\n")
+    run_ingest([str(folder)], work, parsed_by=2)
+    stored = {r["source_path"].rsplit("/", 1)[1]: r for r in read_jsonl(work / "papers.jsonl")}
+    assert "added later" not in stored["thermoelectric_skutterudite.txt"]["text"]
+    assert stored["new_title.txt"]["title"] == "Added Later"  # no rank parsed it: the merge reads it
+
+
 def test_a_killed_rank_parses_only_its_unfinished_files_again(tmp_path):
     folder = inputs(tmp_path)
     work = tmp_path / "w"
@@ -138,11 +153,75 @@ def test_a_killed_rank_parses_only_its_unfinished_files_again(tmp_path):
     # as a kill leaves it: the last file begun and not done, its last line torn
     path.write_text("".join(lines[:starts[-1] + 2]) + lines[starts[-1] + 2][:20], encoding="utf-8")
     again = run_ingest([str(folder)], work, shard=(0, 1)).counts
-    assert again["parsed"] == 1 and again["skipped"] == first - 1
+    # the file cut off, and broken.pdf: a failure is never trusted (it may have been a dead host)
+    assert again["parsed"] == 2 and again["skipped"] == first - 2
     (folder / "zz_copy.md").write_text("# A different paper\n\nIts own text about zeolites.\n", encoding="utf-8")
     (folder / "new.txt").write_text("A new paper\n\nIts text about garnets.\n", encoding="utf-8")
-    assert run_ingest([str(folder)], work, shard=(0, 1)).counts["parsed"] == 2  # changed and new files
+    assert run_ingest([str(folder)], work, shard=(0, 1)).counts["parsed"] == 3  # changed, new, and the failure
     (folder / "later.txt").write_text("A later paper\n\nAdded after the ranks ran.\n", encoding="utf-8")
     summary = run_ingest([str(folder)], work, parsed_by=1)  # a file no rank parsed: the merge reads it
     ids = {r["title"] for r in read_jsonl(work / "papers.jsonl")}
     assert {"A different paper", "A new paper", "A later paper"} <= ids and summary.counts["ok"] == 8
+
+
+def test_credentials_are_refused_in_any_link_of_a_url_before_anything_is_written(tmp_path, capsys):
+    for bad in ("simplecache::s3://AKIA:secret@bucket/papers", "zip://a.txt::https://u:secret@host/p.zip"):
+        assert main(["ingest", bad, "-o", str(tmp_path / "w")]) == 2
+        assert "user:password part or a query string" in capsys.readouterr().err
+        assert not (tmp_path / "w").exists()  # not even the config, which would hold it
+    assert main(["ingest", str(SAMPLES), "-o", "s3://bucket/work"]) == 2
+    assert "the work dir must be a folder" in capsys.readouterr().err
+
+
+def test_an_error_never_shows_a_signed_url(tmp_path):
+    import http.server
+    import threading
+
+    class Redirecting(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            if self.path.startswith("/paper.txt"):
+                self.send_response(302)
+                self.send_header("Location", "/store/paper.txt?X-Amz-Signature=SIGNATURE-SECRET&X-Amz-Credential=AKIA")
+                self.end_headers()
+            else:
+                self.send_response(403)
+                self.end_headers()
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        run_ingest([f"http://127.0.0.1:{httpd.server_address[1]}/paper.txt"], tmp_path / "w")
+    finally:
+        httpd.shutdown()
+    written = (tmp_path / "w" / "ingest_report.json").read_text()
+    assert json.loads(written)["failures"] and "SIGNATURE-SECRET" not in written and "AKIA" not in written
+
+
+def test_one_page_over_http_is_a_paper_not_a_folder_and_names_are_stable(tmp_path, paper_host):
+    page = f"{paper_host[0]}/papers/perovskite_thin_films.md"
+    summary = run_ingest([page], tmp_path / "w")
+    assert summary.counts["ok"] == 1 and not summary.counts["failed"]
+    assert read_jsonl(tmp_path / "w" / "papers.jsonl")[0]["source_path"] == page
+    # in memory: a file named alone and found in its folder is one input, under one name; hidden files and
+    # folders stay out of globs as of folder walks
+    url = memory_folder(tmp_path.name, {**sample_files(), ".hidden.txt": b"Hidden\n\nnot a paper at all",
+                                        ".cache/b.md": b"# Cached\n\nnot a paper either"})
+    summary = run_ingest([url, f"{url}/thermoelectric_skutterudite.txt"], tmp_path / "w2")
+    assert summary.counts["ok"] == 5 and not summary.counts["duplicate"]
+    assert remote.list_files(f"{url}/*.txt") == [f"memory:///{tmp_path.name}/thermoelectric_skutterudite.txt"]
+    assert not any("/." in p for p in remote.list_files(f"{url}/**"))
+
+
+def test_a_work_dir_inside_the_input_folder_is_not_read_as_papers(tmp_path):
+    folder = tmp_path / "papers"
+    shutil.copytree(SAMPLES, folder)
+    work = folder / "work"
+    assert main(["ingest", str(folder), "-o", str(work)]) == 0  # writes work/config.yaml
+    assert main(["ingest", str(folder), "-o", str(work)]) == 0
+    report = json.loads((work / "ingest_report.json").read_text())
+    assert not report["failures"] and report["counts"]["skipped"] == 5

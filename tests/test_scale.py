@@ -67,12 +67,11 @@ def test_the_local_executor_gives_the_plain_run_record_for_record(says_server, p
     assert len(completions) == 6 * (2 + 1)
     manifests = [json.loads((w / "seed_manifest.json").read_text()) for w in (plain, scaled)]
     assert manifests[1]["counts"] == manifests[0]["counts"] and manifests[1]["shards"] == 2  # the shards' summed
-    # a rerun of the finished run redoes no paper and changes nothing
-    before = {name: (scaled / name).read_bytes() for name in STAGE_FILES}
+    # a rerun of the finished run runs no rank (same keys: every rank marked complete) and changes nothing
+    before = {p.name: p.read_bytes() for p in (*(scaled / n for n in STAGE_FILES), *scaled.glob("*manifest.json"))}
     assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
-    assert {name: (scaled / name).read_bytes() for name in STAGE_FILES} == before
-    for manifest in scaled.glob("*.shard-*_manifest.json"):
-        assert set(json.loads(manifest.read_text())["counts"]) <= {"skipped"}, manifest.name
+    after = {p.name: p.read_bytes() for p in (*(scaled / n for n in STAGE_FILES), *scaled.glob("*manifest.json"))}
+    assert after == before and len(list((scaled / ".datatrove").iterdir())) == 6
 
 
 def make_work(work: Path, n: int) -> None:
@@ -123,8 +122,9 @@ def test_a_killed_scaled_run_redoes_no_finished_paper(tiny_server, tmp_path):
     assert sum(u["cached"] for u in usage) <= 1
 
 
-def test_slurm_job_scripts_chain_every_stage(says_server, tmp_path, monkeypatch):
-    fake = tmp_path / "bin" / "sbatch"  # FAKE sbatch: records each script and answers with a job id
+def fake_sbatch(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """FAKE sbatch (no Slurm here): records each script and answers with a job id. Returns (bin dir, log dir)."""
+    fake = tmp_path / "bin" / "sbatch"
     fake.parent.mkdir()
     log = tmp_path / "sbatch.log"
     fake.write_text(f"""#!{sys.executable}
@@ -138,6 +138,11 @@ print(f"Submitted batch job {{100 + n}}")
 """)
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    return fake.parent, log
+
+
+def test_slurm_job_scripts_chain_every_stage(says_server, tmp_path, monkeypatch):
+    bin_dir, log = fake_sbatch(tmp_path, monkeypatch)
     work = tmp_path / "work"
     cfg = config(work, says_server, kind="slurm", tasks=8, partition="cpu", time="02:00:00", cpus_per_task=4,
                  mem_per_cpu_gb=3, env_command="source /shared/venv/bin/activate", wait=False)
@@ -164,12 +169,33 @@ print(f"Submitted batch job {{100 + n}}")
     assert not (work / "papers.jsonl").exists() and not (work / "seed.jsonl").exists()  # the cluster runs them
 
     # waiting (the default): ranks that leave the queue unfinished are an error, not a hang on their merge
-    (fake.parent / "squeue").write_text(f"#!{sys.executable}\n")  # FAKE squeue: no job listed any more
-    (fake.parent / "squeue").chmod(0o755)
+    (bin_dir / "squeue").write_text(f"#!{sys.executable}\n")  # FAKE squeue: no job listed any more
+    (bin_dir / "squeue").chmod(0o755)
     cfg = config(tmp_path / "work2", says_server, kind="slurm", tasks=2, partition="cpu", poll_seconds=0.1)
     cfg.stages = ["ingest", "keywords"]
     with pytest.raises(UserError, match=r"ingest: slurm job \d+ ended with ranks \[0, 1\] unfinished"):
         scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport())
+
+
+def test_a_finished_stage_is_not_submitted_again(says_server, tmp_path, monkeypatch):
+    """Finished ranks stay finished across runs (the key hashes what is upstream, not the stage's own output),
+    so `wait: false` reruns submit nothing once the jobs are done, and evaluation can follow."""
+    _, log = fake_sbatch(tmp_path, monkeypatch)
+    work = tmp_path / "work"
+    cfg = config(work, says_server, kind="local", tasks=2, workers=2)
+    cfg.stages = ["ingest", "keywords"]
+    for _ in range(2):  # as the cluster would have run them
+        assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
+    assert len(list((work / ".datatrove").iterdir())) == 2  # one key per stage, the same on the second run
+    cfg = config(work, says_server, kind="slurm", tasks=2, partition="cpu", wait=False)
+    cfg.stages = ["ingest", "keywords"]
+    assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
+    assert not log.exists() or not list(log.glob("*.sh"))  # nothing left to submit
+    (work / "keywords.jsonl").unlink()  # a deleted output reopens its stage
+    assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
+    names = [next(line for line in p.read_text().splitlines() if "--job-name" in line) for p in log.glob("*.sh")
+             if "launch_pickled_pipeline" in p.read_text()]  # not datatrove's stats jobs
+    assert sorted(n.split("=")[1] for n in names) == ["sciqag-keywords", "sciqag-keywords-merge"]
 
 
 @pytest.mark.e2e

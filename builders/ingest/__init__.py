@@ -22,7 +22,8 @@ Formats are told by extension, checked against the content (``detect.py``); file
 extension are recognised by content alone. A format whose library is missing fails its files with the extra
 to install (``readers.py``). Every record carries an ``ingest`` column: the extractor, words, sections,
 whether an abstract was found, references dropped, ``partial`` (read in part: recovered XML, missing
-inputs) with its reason, and the reader's warnings; the report counts papers ok/partial/failed per format. Ids are stable: ``doi-<slug>`` from the DOI, else ``sha-`` +
+inputs) with its reason, and the reader's warnings; the report counts papers ok/partial/failed per format.
+Ids are stable: ``doi-<slug>`` from the DOI, else ``sha-`` +
 16 hex of the SHA-256 of the normalised text. ``run_ingest`` appends to ``WORK/papers.jsonl`` and
 rewrites ``WORK/ingest_report.json`` on every run: ``{"counts", "failures": [{path, error}], "duplicates":
 [{id, kept, duplicate, reason}], "warnings": [{path, warning}]}``.
@@ -52,11 +53,11 @@ from sciqag_dataset.text_repair import repair, repair_text
 from .detect import detect_format, format_of_name
 from .files import input_list, iter_inputs, iter_papers, path_key, read_file, read_path
 from .json_papers import MAX_LEADING_FAILURES
-from .ranks import parse_slice, slice_reader
+from .ranks import excluded, listing, parse_slice, slice_reader
 from .text import IngestError, content_hash, normalize_doi, normalize_text, paper_id
 
-__all__ = ["MAX_LEADING_FAILURES", "IngestError", "content_hash", "detect_format", "iter_papers", "normalize_doi",
-           "normalize_text", "paper_id", "read_file", "run_ingest"]
+__all__ = ["MAX_LEADING_FAILURES", "IngestError", "content_hash", "detect_format", "iter_papers", "listing",
+           "normalize_doi", "normalize_text", "paper_id", "read_file", "run_ingest"]
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip"
     paths = input_list(paths)  # a URL with credentials is refused before anything is written
     work = Path(work_dir)
     out, report_path = work / PAPERS_FILE, work / REPORT_FILE
-    exclude = frozenset({path_key(str(out)), path_key(str(report_path))})  # a work dir inside an input dir
+    exclude = excluded(work)
     if shard is not None:
         return parse_slice(paths, work, shard, exclude, follow_symlinks)
     report = _Report(on_duplicate)

@@ -116,6 +116,8 @@ def expand(paths, exclude: frozenset[str] = frozenset(),
             keep = []
             for d in sorted(d for d in dirs if not d.startswith(".")):
                 full = os.path.join(root, d)
+                if path_key(os.path.realpath(full)) in exclude:  # the work dir, inside an input folder
+                    continue
                 if os.path.islink(full) and not follow_symlinks and not _inside(os.path.realpath(full), roots):
                     yield full, (_SKIP, "a link that leads out of the input folders; not followed "
                                         "(use --follow-symlinks)")
@@ -158,7 +160,7 @@ def _expand_remote(url: str, seen: set[str]) -> Iterator[tuple[str, tuple[str, s
     try:
         found = remote.list_files(url)
     except Exception as exc:  # a missing bucket, a dead host: this input fails, the others are read
-        yield url, (_FAIL, f"cannot list: {type(exc).__name__}: {exc}")
+        yield url, (_FAIL, remote.clean(f"cannot list: {type(exc).__name__}: {exc}"))
         return
     for full in found:
         if full not in seen:
@@ -178,7 +180,7 @@ def iter_remote_file(url: str) -> Iterator[dict]:
                         item[key] = item[key].replace(str(copy), url)
                 yield item
     except Exception as exc:  # the copy failed (a dead host, a missing key): this file fails
-        yield {"path": url, "error": f"cannot read: {type(exc).__name__}: {exc}"}
+        yield {"path": url, "error": remote.clean(f"cannot read: {type(exc).__name__}: {exc}")}
 
 
 def path_key(path: str) -> str:

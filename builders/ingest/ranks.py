@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
-from sciqag_dataset import remote
+from sciqag_dataset import __version__, remote
 from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
 from sciqag_dataset.runner import Summary, in_shard
 
@@ -28,13 +28,30 @@ def slice_path(work: str | os.PathLike, i: int, n: int) -> Path:
 
 
 def stamp(path: str) -> str | None:
+    """What says a file is as it was parsed: this version's readers, and its size and time (or the store's
+    tag); None when that cannot be told, and then the file is parsed again."""
     try:
         if remote.is_remote(path):
-            return remote.stamp(path)
-        st = os.stat(path)
-        return f"{st.st_size}:{st.st_mtime_ns}"
+            found = remote.stamp(path)
+        else:
+            st = os.stat(path)
+            found = f"{st.st_size}:{st.st_mtime_ns}"
     except Exception:  # unreadable now: parsed again (and failed with its reason) rather than trusted
         return None
+    return f"{__version__}|{found}" if found else None
+
+
+def excluded(work: str | os.PathLike) -> frozenset[str]:
+    """What ingest never reads as a paper: the work dir (when inside an input folder) and its two files."""
+    work = Path(work)
+    return frozenset({path_key(str(work / "papers.jsonl")), path_key(str(work / "ingest_report.json")),
+                      path_key(os.path.realpath(work))})
+
+
+def listing(paths, work: str | os.PathLike, follow_symlinks: bool = False) -> list[list]:
+    """Every input with its stamp, as the ranks will see it: what decides whether their work is current."""
+    return [[path_key(path), verdict and verdict[1], None if verdict else stamp(path)]
+            for path, verdict in expand(paths, excluded(work), follow_symlinks)]
 
 
 def parse_slice(paths, work: str | os.PathLike, shard: tuple[int, int], exclude: frozenset[str] = frozenset(),
@@ -54,9 +71,12 @@ def parse_slice(paths, work: str | os.PathLike, shard: tuple[int, int], exclude:
                 summary.counts["skipped"] += 1
                 continue
             writer.write({"path": key, "stamp": st, "start": True})
+            failed = False
             for item in read_path(path):
+                failed = failed or "error" in item
                 writer.write({"path": key, "item": item})
-            writer.write({"path": key, "stamp": st, "done": True})
+            # a failure may pass (a dead host, a file being written): never trusted, so a rerun reads it again
+            writer.write({"path": key, "stamp": None if failed else st, "done": True})
             summary.counts["parsed"] += 1
     return summary
 

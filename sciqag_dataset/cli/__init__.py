@@ -101,7 +101,7 @@ def cmd_filter(args) -> int:
 
 def check_publish_targets(cfg) -> None:
     check_publish_target(cfg.output_dir, Path(cfg.work_dir))
-    if cfg.publish_url and not remote.hub_repo(cfg.publish_url):
+    if cfg.publish_url:
         remote.check_target(cfg.publish_url)
 
 
