@@ -33,7 +33,7 @@ MESSAGE = {"role": Value("string"), "content": Value("string")}
 
 #: How a paper was read, and how well: what to look at before trusting a corpus (``ingest_report.json`` sums it).
 INGEST = {
-    "extractor": Value("string"),  # the reader and its library: "pdf/pypdfium2", "latex/pylatexenc", "jats/lxml"
+    "extractor": Value("string"),  # the reader and its library: "pdf/pdfplumber", "latex/pylatexenc", "jats/lxml"
     "words": Value("int64"),
     "n_sections": Value("int32"),
     "has_abstract": Value("bool"),

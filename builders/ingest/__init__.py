@@ -12,7 +12,7 @@ sciqag-json ``json_papers`` the SciQAG authors' release: dicts with ``doi``, ``t
 jats        ``jats.py``     JATS/NLM ``<article>`` XML
 elsevier    ``elsevier.py`` Elsevier full-text XML (``ce:``/``dc:``/``prism:`` elements)
 html        ``html.py``     citation_* meta tags, h1-h3 as section headings; script/style/nav dropped
-pdf         ``pdf.py``      pypdf text per page; title from the metadata or the first line
+pdf         ``pdf.py``      pdfplumber words with size and position: columns, headers, headings, references
 latex       ``latex.py``    a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file):
                             the main file by ``\\documentclass``, inputs expanded, pylatexenc text with the
                             math kept verbatim as LaTeX; bibliography, figures and tables removed

@@ -1,39 +1,300 @@
-"""PDF: pypdf text per page; the title from the metadata or the first line."""
+"""PDF, layout-aware (pdfplumber on pdfminer.six, MIT): words with their font size and position, read column by
+column; running headers and footers removed by their repetition across pages; paragraphs from line spacing,
+headings from font size, weight and numbering; the title from page 1's largest text; the abstract found; the
+reference list and figure/table captions removed; ligatures, loose accents and line-end hyphens repaired.
+Pages without a text layer are named in a warning (the paper is then partial); a paper that is mostly such
+pages fails with "run OCR first"."""
 from __future__ import annotations
 
 import re
+import statistics
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Iterator
 
-from pypdf import PdfReader
+import pdfplumber
 
-from .text import MAX_TITLE_CHARS, IngestError, inline, parse_authors
+from .text import DOI_IN_TEXT, MAX_TITLE_CHARS, IngestError, inline, parse_authors
+
+EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
+_LIGATURES = re.compile("[\ufb00-\ufb06]")
+_SPACING_ACCENTS = {"\u02c6": "\u0302", "\u00a8": "\u0308", "\u00b4": "\u0301", "`": "\u0300", "\u02dc": "\u0303",
+                    "\u00b8": "\u0327", "\u02c7": "\u030c", "\u02da": "\u030a", "\u02d8": "\u0306", "\u00af": "\u0304"}
+_LOOSE_ACCENT = re.compile("([" + "".join(_SPACING_ACCENTS) + r"])\s?([A-Za-z\u0131\u0237])")
+_HEADING_WORDS = re.compile(r"^(?:abstract|introduction|background|methods?|materials and methods|experimental(?: "
+                            r"section| details)?|results(?: and discussion)?|discussion|conclusions?|summary|"
+                            r"acknowledge?ments?|references|bibliography|appendix|supporting information|"
+                            r"data availability|author contributions|conflicts? of interest)\b", re.I)
+_NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+[A-Z]")
+_REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited)"
+                         r"\s*$", re.I)
+_AFTER_REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:appendix|supplementary|supporting information)\b", re.I)
+_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*[.:|]", re.I)
+_BRACKET_CITE = re.compile(r"\s?\[\d+(?:\s*[,–-]\s*\d+)*\]")
+_ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
+
+
+@dataclass
+class Line:
+    text: str
+    size: float
+    bold: bool
+    top: float
+    bottom: float
+    x0: float
+    page: int
+    column: int  # 0: spans the page, 1: left column, 2: right column
+    words: list = field(default_factory=list, repr=False)
 
 
 def read_pdf(path: str, warn) -> Iterator[dict]:
     try:
-        reader = PdfReader(path)
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise IngestError("encrypted PDF (a password is needed)")
-        pages = []
-        for n, page in enumerate(reader.pages, 1):
-            try:
-                pages.append(page.extract_text() or "")
-            except Exception as exc:  # one bad page must not lose the others
-                warn(f"page {n}: no text extracted ({type(exc).__name__}: {exc})")
-        info = reader.metadata or {}
+        with pdfplumber.open(path, password="") as pdf:
+            info = pdf.metadata or {}
+            pages, empty = [], []
+            for n, page in enumerate(pdf.pages, 1):
+                try:
+                    lines = _lines(page, n)
+                except Exception as exc:  # one bad page must not lose the others
+                    warn(f"page {n}: no text extracted ({type(exc).__name__}: {exc})", True)
+                    lines = []
+                if sum(len(ln.text) for ln in lines) < 20:
+                    empty.append(n)
+                pages.append(lines)
     except IngestError:
         raise
-    except Exception as exc:  # pypdf raises many types on damaged files
-        raise IngestError(f"invalid PDF: {type(exc).__name__}: {exc}") from None
-    body = "\n\n".join(p for p in pages if p.strip())
-    if not body.strip():
-        raise IngestError("PDF has no extractable text (scanned? run OCR first)")
-    title = inline(info.get("/Title"))
-    if not title or re.search(r"\.(docx?|pdf|tex|dvi|indd)$|^Microsoft Word|^untitled$", title, re.I):
-        first = next((ln.strip() for ln in body.split("\n") if ln.strip()), "")
-        title = first if len(first) <= MAX_TITLE_CHARS else ""
-    yield {"format": "pdf", "extractor": "pdf/pypdf", "title": title, "text": body,
-           "metadata": {"doi": info.get("/doi") or info.get("/DOI"), "authors": parse_authors(info.get("/Author"))},
-           "doi_in_text": pages[0][:3000] if pages else ""}
+    except Exception as exc:  # pdfminer raises many types on damaged or encrypted files
+        name = type(exc).__name__
+        if "Password" in name or "Encrypt" in name:
+            raise IngestError("encrypted PDF (a password is needed)") from None
+        raise IngestError(f"invalid PDF: {name}: {exc}") from None
+    if not pages or len(empty) > len(pages) / 2:
+        raise IngestError(f"no text layer on {len(empty)} of {len(pages)} page(s) (scanned?): run OCR first")
+    if empty:
+        warn(f"page(s) {', '.join(map(str, empty))} have no text layer (scanned?): their text is missing", True)
+    yield _paper(pages, info, warn)
 
 
+# ---------------------------------------------------------------- page -> lines
+
+def _lines(page, n: int) -> list[Line]:
+    words = page.extract_words(extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False)
+    if not words:
+        return []
+    mid = page.width / 2
+    # two columns: plenty of words on either side of the middle, and few that cross it
+    two = sum(w["x1"] <= mid for w in words) > 0.2 * len(words) and sum(w["x0"] >= mid for w in words) > \
+        0.2 * len(words) and sum(w["x0"] < mid < w["x1"] for w in words) < 0.05 * len(words)
+    rows: dict[int, list[dict]] = {}
+    for w in words:
+        bottom = round(w["bottom"])
+        near = next((b for b in (bottom - 1, bottom + 1, bottom - 2) if b in rows), bottom)
+        rows.setdefault(near, []).append(w)  # baselines a point apart: one row
+    lines = []
+    for ws in rows.values():
+        ws.sort(key=lambda w: w["x0"])
+        parts = [(0, ws)]
+        if two:  # a row splits at the gutter: a gap wider than a word space across the middle
+            cut = next((k for k in range(1, len(ws)) if ws[k - 1]["x1"] <= mid + 2 and ws[k]["x0"] >= mid - 2
+                        and ws[k]["x0"] - ws[k - 1]["x1"] > max(6.0, ws[k]["size"] * 0.9)), None)
+            if cut is not None:
+                parts = [(1, ws[:cut]), (2, ws[cut:])]
+            elif ws[-1]["x1"] <= mid + 2:
+                parts = [(1, ws)]
+            elif ws[0]["x0"] >= mid - 2:
+                parts = [(2, ws)]
+        for column, part in parts:
+            lines.append(Line(" ".join(w["text"] for w in part), statistics.median(w["size"] for w in part),
+                              sum("bold" in w["fontname"].lower() for w in part) > len(part) / 2,
+                              min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
+                              column, part))
+    return _reading_order(lines, page.height)
+
+
+def _reading_order(lines: list[Line], height: float) -> list[Line]:
+    """Full-width lines cut the page into bands; in each band the left column comes before the right."""
+    lines.sort(key=lambda ln: ln.top)
+    out, band = [], []
+    for ln in lines:
+        if ln.column == 0:
+            out += sorted(band, key=lambda b: (b.column, b.top))
+            band = []
+            out.append(ln)
+        else:
+            band.append(ln)
+    return out + sorted(band, key=lambda b: (b.column, b.top))
+
+
+# ---------------------------------------------------------------- lines -> paper
+
+def _furniture(pages: list[list[Line]], heights: dict[int, float] | None = None) -> set[tuple[int, float]]:
+    """Lines near the top or bottom edge whose text (digits aside) repeats on many pages: running heads, feet."""
+    if len(pages) < 2:
+        return set()
+    edge = {}
+    for lines in pages:
+        if not lines:
+            continue
+        lo, hi = min(ln.top for ln in lines), max(ln.bottom for ln in lines)
+        span = max(hi - lo, 1)
+        for ln in lines:
+            if ln.top - lo < EDGE * span or hi - ln.bottom < EDGE * span:
+                edge[(ln.page, ln.top)] = re.sub(r"\d+", "#", ln.text.lower()).strip()
+    counts = Counter(t for page in {(k[0], t) for k, t in edge.items()} for t in [page[1]])  # pages, not lines
+    need = max(2, int(0.4 * len(pages)))
+    return {k for k, t in edge.items() if counts[t] >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", t)}
+
+
+def _paper(pages: list[list[Line]], info: dict, warn) -> dict:
+    furniture = _furniture(pages)
+    lines = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
+    sizes = Counter()
+    for ln in lines:
+        sizes[round(ln.size, 1)] += len(ln.text)
+    body = sizes.most_common(1)[0][0] if sizes else 10.0
+    first = [ln for ln in lines if ln.page == 1]
+    title_lines = _title(first, body)
+    title = inline(" ".join(ln.text for ln in title_lines))
+    meta_title = inline(info.get("Title"))
+    if not title and meta_title and _plausible_title(meta_title):
+        title = meta_title
+    if not title and first and len(first[0].text.split()) <= 20 and not first[0].text.endswith("."):
+        title = first[0].text  # all one size: the first line, as a plain text file's title
+    heads = {id(ln) for ln in title_lines}
+    blocks = _blocks([ln for ln in lines if id(ln) not in heads], body)
+    sections, references, has_abstract = _sections(blocks, body)
+    # the paper's own words, without the halves of words broken at a line end
+    vocab = Counter(w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text)))
+    sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
+    first_pages = " ".join(ln.text for lines_ in pages[:2] for ln in lines_)  # running heads included
+    doi = info.get("doi") or info.get("DOI")
+    if not doi:
+        found = DOI_IN_TEXT.search(f"{info.get('Subject') or ''} {first_pages}")
+        doi = found[1] if found else None
+    return {"format": "pdf", "extractor": "pdf/pdfplumber", "title": title if len(title) <= MAX_TITLE_CHARS else "",
+            "sections": [s for s in sections if s[1].strip()],
+            "metadata": {"doi": doi, "authors": parse_authors(info.get("Author"))},
+            "has_abstract": has_abstract, "references_dropped": references}
+
+
+def _plausible_title(text: str) -> bool:
+    return (len(text) > 15 and " " in text and not re.search(r"^doi|\.(docx?|pdf|tex|dvi|indd)$|^microsoft|"
+                                                             r"^untitled|^\d", text, re.I))
+
+
+def _title(first: list[Line], body: float) -> list[Line]:
+    """Page 1's largest text above its first body paragraph (consecutive lines of that size)."""
+    top = [ln for ln in first if ln.size > body * 1.15 and len(ln.text) > 3]
+    if not top:
+        return []
+    size = max(ln.size for ln in top)
+    lines = sorted((ln for ln in top if abs(ln.size - size) < 0.5), key=lambda ln: ln.top)
+    run = [lines[0]]
+    for ln in lines[1:]:
+        if ln.top - run[-1].bottom < 1.5 * size:
+            run.append(ln)
+    return run
+
+
+@dataclass
+class Block:
+    lines: list[Line]
+
+    @property
+    def text(self) -> str:
+        return _join_lines([ln.text for ln in self.lines])
+
+
+def _blocks(lines: list[Line], body: float) -> list[Block]:
+    """Consecutive lines of one column and font size, without a paragraph's gap between them."""
+    blocks: list[Block] = []
+    for ln in lines:
+        prev = blocks[-1].lines[-1] if blocks else None
+        same = (prev is not None and prev.page == ln.page and prev.column == ln.column
+                and abs(prev.size - ln.size) < 0.6 and prev.bold == ln.bold
+                and 0 <= ln.top - prev.bottom < 0.8 * max(ln.size, body)
+                and not (_is_heading(ln, body) or _is_heading(prev, body)))
+        if same:
+            blocks[-1].lines.append(ln)
+        elif prev is not None and prev.page != ln.page and blocks and _continues(blocks[-1], ln, body):
+            blocks[-1].lines.append(ln)  # a paragraph running on over a page or column break
+        else:
+            blocks.append(Block([ln]))
+    return blocks
+
+
+def _continues(block: Block, ln: Line, body: float) -> bool:
+    last = block.lines[-1]
+    return (abs(last.size - ln.size) < 0.6 and not _is_heading(ln, body) and not _is_heading(last, body)
+            and not re.search(r"[.!?:]$", last.text) and ln.text[:1].islower())
+
+
+def _is_heading(ln: Line, body: float) -> bool:
+    words = ln.text.split()
+    if not words or len(words) > 14 or re.search(r"[.,;]$", ln.text) and not _NUMBERED.match(ln.text):
+        return False
+    if _CAPTION.match(ln.text):
+        return False
+    return (ln.size > body * 1.12 or (ln.bold and len(words) <= 10) or bool(_NUMBERED.match(ln.text) and ln.bold)
+            or bool(_HEADING_WORDS.match(ln.text) and len(words) <= 5 and (ln.text.isupper() or ln.bold)))
+
+
+def _sections(blocks: list[Block], body: float) -> tuple[list[list], int, bool]:
+    """[heading, paragraphs] in order; the reference list and captions out. Returns (sections, reference
+    entries dropped, abstract found)."""
+    sections: list[list] = [["", []]]
+    references, in_refs, has_abstract = 0, False, False
+    headed = any(len(b.lines) == 1 and _is_heading(b.lines[0], body) for b in blocks)
+    for block in blocks:
+        text = block.text
+        if len(block.lines) == 1 and _is_heading(block.lines[0], body):
+            in_refs = bool(_REFERENCES.match(text)) or (in_refs and not _AFTER_REFERENCES.match(text))
+            if not in_refs:
+                heading = re.sub(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+", "", text)
+                has_abstract = has_abstract or heading.lower().startswith("abstract")
+                sections.append([heading, []])
+            continue
+        if in_refs:
+            references += max(1, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
+            continue
+        if headed and len(sections) == 1 and block.lines[0].page == 1 and len(text.split()) < 25:
+            continue  # front matter before the first heading: authors, affiliations, dates
+        if _CAPTION.match(text):
+            continue
+        m = re.match(r"^(abstract|summary)\s*[:.—–-]?\s+", text, re.I)
+        if m and not has_abstract:  # "Abstract: We ..." run into its paragraph
+            sections.append(["Abstract", [text[m.end():]]])
+            has_abstract = True
+            continue
+        sections[-1][1].append(text)
+    if not has_abstract and sections[0][1] and len(" ".join(sections[0][1]).split()) >= 40:
+        sections[0][0], has_abstract = "Abstract", True  # the unlabelled paragraph under the title
+    return sections, references, has_abstract
+
+
+def _join_lines(texts: list[str]) -> str:
+    out = ""
+    for t in texts:
+        if out.endswith("-") and t[:1].islower():
+            out = out + "\x00" + t  # decided later, with the paper's vocabulary
+        else:
+            out = f"{out} {t}" if out else t
+    return out
+
+
+def _repair(text: str, vocab: Counter) -> str:
+    """Ligatures, loose accents, line-end hyphens (joined where the joined word is the paper's, or where
+    neither half is a word of it), bracketed citation numbers."""
+    text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m[0]), text)
+    text = _LOOSE_ACCENT.sub(lambda m: unicodedata.normalize(
+        "NFC", {"\u0131": "i", "\u0237": "j"}.get(m[2], m[2]) + _SPACING_ACCENTS[m[1]]), text)
+
+    def hyphen(m: re.Match) -> str:
+        head, tail = m[1], m[2]
+        joined = (head + tail).lower()
+        if vocab[joined] or (not vocab[tail.lower()] and not vocab[head.lower()]):
+            return head + tail
+        return f"{head}-{tail}"
+    text = re.sub(r"(\w+)-\x00(\w+)", hyphen, text).replace("\x00", "")
+    return _BRACKET_CITE.sub("", text)

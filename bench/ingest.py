@@ -1,0 +1,113 @@
+"""Ingest throughput, side by side in one run on this machine.
+
+    python bench/ingest.py               # 24 files per format
+    python bench/ingest.py --copies 60
+
+1. PDF pages/s: pypdf's text per page (the reader before the layout-aware one) against the layout-aware
+   reader (pdfplumber: words, columns, headers, headings), over the same files.
+2. Papers/s per format (text, Markdown, JATS XML, LaTeX archive, PDF) with 1 and 2 workers: `sciqag run
+   --stages ingest --executor local --tasks W --workers W`, a fresh work dir each.
+
+Inputs are written here: copies of the test samples (tests/pdf_samples.py, tests/test_latex.py, the JATS
+fixture), each copy's text changed by a sentence so that none is a duplicate.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TQDM_DISABLE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from pdf_samples import make_paper_pdf  # noqa: E402
+from pypdf import PdfReader  # noqa: E402
+from test_latex import MAIN, METHOD  # noqa: E402
+
+from sciqag_dataset import pipeline  # noqa: E402
+from sciqag_dataset.builders.ingest import read_file  # noqa: E402
+from sciqag_dataset.config import Config  # noqa: E402
+from sciqag_dataset.scale import ScaledRunner  # noqa: E402
+
+
+def inputs(root: Path, copies: int) -> dict[str, Path]:
+    samples = Path(pipeline.sample_papers()[0])
+    jats = (ROOT / "tests" / "fixtures" / "ingest" / "jats_article.xml").read_text(encoding="utf-8")
+    folders = {}
+    for fmt in ("txt", "md", "xml", "latex", "pdf"):
+        folders[fmt] = root / fmt
+        folders[fmt].mkdir(parents=True)
+    for c in range(copies):
+        note = f"This is copy {c}."
+        (folders["txt"] / f"p{c}.txt").write_text(
+            (samples / "thermoelectric_skutterudite.txt").read_text().replace("\n\n", f"\n\n{note}\n\n", 1))
+        (folders["md"] / f"p{c}.md").write_text(
+            (samples / "sodium_ion_cathode.md").read_text().replace("\n\n", f"\n\n{note}\n\n", 1))
+        (folders["xml"] / f"p{c}.xml").write_text(  # a DOI and a sentence of its own: not a duplicate
+            jats.replace('pub-id-type="doi">', f'pub-id-type="doi">{c}', 1).replace("<p>", f"<p>{note} ", 1))
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            for name, text in (("main.tex", MAIN.replace("We fitted", f"{note} We fitted")),
+                               ("sections/method.tex", METHOD)):
+                data = text.encode()
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        (folders["latex"] / f"p{c}.tar.gz").write_bytes(buf.getvalue())
+        make_paper_pdf(folders["pdf"] / f"p{c}.pdf", batch=f"{c + 2} weeks", doi=f"10.5555/imag.2031.{c}")
+    return folders
+
+
+def pdf_pages_per_second(folder: Path) -> tuple[float, float, int]:
+    files = sorted(folder.glob("*.pdf"))
+    pages = sum(len(PdfReader(f).pages) for f in files)
+    started = time.perf_counter()
+    for f in files:
+        [p.extract_text() for p in PdfReader(f).pages]
+    old = pages / (time.perf_counter() - started)
+    started = time.perf_counter()
+    for f in files:
+        read_file(f)
+    new = pages / (time.perf_counter() - started)
+    return old, new, pages
+
+
+def papers_per_second(folder: Path, work: Path, workers: int) -> float:
+    cfg = Config(work_dir=str(work), inputs=[str(folder)])
+    cfg.executor.kind, cfg.executor.tasks, cfg.executor.workers = "local", workers, workers
+    with pipeline.Endpoints(cfg) as endpoints:
+        started = time.perf_counter()
+        summary = ScaledRunner(cfg)(["ingest"], endpoints)["ingest"]
+        seconds = time.perf_counter() - started
+    files = len(list(folder.iterdir()))
+    if summary.counts["ok"] != files:
+        print(f"warning: {folder.name}: {summary.counts['ok']} of {files} papers stored ({dict(summary.counts)})")
+    return files / seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--copies", type=int, default=24)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        folders = inputs(root / "in", args.copies)
+        old, new, pages = pdf_pages_per_second(folders["pdf"])
+        rates = {fmt: [papers_per_second(folder, root / f"w-{fmt}-{w}", w) for w in (1, 2)]
+                 for fmt, folder in folders.items()}
+    print(f"\nPDF, {pages} pages ({args.copies} files): pypdf text per page {old:.1f} pages/s, layout-aware reader "
+          f"{new:.1f} pages/s ({new / old:.2f}x)")
+    print(f"\n{args.copies} papers per format, datatrove Local executor, {os.cpu_count()} cores")
+    print(f"{'format':>8} | {'1 worker p/s':>12} | {'2 workers p/s':>13} | ratio")
+    for fmt, (one, two) in rates.items():
+        print(f"{fmt:>8} | {one:>12.1f} | {two:>13.1f} | {two / one:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

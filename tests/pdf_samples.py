@@ -1,0 +1,118 @@
+"""PDFs with the structures real papers have, drawn with reportlab (the text is written for these tests):
+two columns, running headers and footers, a two-line title, an abstract, numbered bold headings, a ligature,
+a loose accent, a word hyphenated at a line end, a figure caption, a reference list, and optionally pages with
+no text layer (a scan)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import reportlab
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.ttfonts import TTFont
+from reportlab.pdfgen import canvas
+
+FONTS = Path(os.path.dirname(reportlab.__file__)) / "fonts"
+pdfmetrics.registerFont(TTFont("Vera", str(FONTS / "Vera.ttf")))
+pdfmetrics.registerFont(TTFont("VeraBd", str(FONTS / "VeraBd.ttf")))
+
+TITLE = ("Oxygen Vacancies Control the Band Gap", "of Sputtered Zinc Oxide Films")
+DOI = "10.5555/imag.2031.042"
+LEFT = [
+    ("h", "1. Introduction"),
+    ("p", "Zinc oxide films are grown by sputtering for"),
+    ("p", "transparent electrodes. Their band gap de\ufb01nes"),
+    ("p", "the optical window, and vacancy concen-"),
+    ("p", "trations change it by up to 0.2 eV [4, 5]."),
+    ("gap", ""),
+    ("p", "Lema\u02c6\u0131tre and co-workers measured the"),
+    ("p", "gap of annealed films in 2029 [6]."),
+    ("gap", ""),
+    ("h", "2. Methods"),
+    ("p", "Films of 200 nm were sputtered at 300 K"),
+    ("p", "in argon with 2 % oxygen, then annealed"),
+    ("p", "for 1 h at 673 K under vacuum."),
+]
+RIGHT = [
+    ("caption", "Figure 1. Transmission spectra of the films."),
+    ("gap", ""),
+    ("h", "3. Results"),
+    ("p", "The gap fell from 3.30 eV to 3.12 eV as the"),
+    ("p", "oxygen vacancy density rose; the \ufb01t of the"),
+    ("p", "absorption edge gave a slope of 1.8."),
+    ("gap", ""),
+    ("h", "4. Conclusions"),
+    ("p", "Vacancies set the gap of sputtered films,"),
+    ("p", "so annealing tunes the optical window."),
+]
+REFERENCES = ["[1] A. Writer, J. Imag. Mater. 1 (2025) 1.", "[2] B. Writer, J. Imag. Mater. 2 (2026) 2.",
+              "[3] C. Writer, Imag. Lett. 3 (2027) 3.", "[4] D. Writer, Imag. Lett. 4 (2028) 4.",
+              "[5] E. Writer, Imag. Lett. 5 (2029) 5.", "[6] F. Writer, Imag. Lett. 6 (2029) 6."]
+
+
+def _furniture(c, page: int, pages: int, doi: str = DOI) -> None:
+    width, height = A4
+    c.setFont("Vera", 8)
+    c.drawString(56, height - 40, "Journal of Imaginary Materials 12 (2031) 101\u2013109")
+    c.drawRightString(width - 56, 30, f"Page {page} of {pages}")
+    if page == 1:
+        c.drawString(56, 30, f"https://doi.org/{doi}")
+
+
+def _column(c, x: float, y: float, items) -> float:
+    for kind, text in items:
+        if kind == "gap":
+            y -= 8
+            continue
+        c.setFont("VeraBd" if kind == "h" else "Vera", 11 if kind == "h" else 9)
+        if kind == "h":
+            y -= 6
+        c.drawString(x, y, text)
+        y -= 16 if kind == "h" else 12
+    return y
+
+
+def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", doi: str = DOI) -> Path:
+    pages = 3 + scanned_pages
+    width, height = A4
+    c = canvas.Canvas(str(path), pagesize=A4)
+    c.setTitle("doi:" + doi)  # a metadata title that is not a title
+    c.setAuthor("Ada Quill; Bo Renner")
+    # page 1: title, authors, abstract across the page, then two columns
+    _furniture(c, 1, pages, doi)
+    c.setFont("VeraBd", 17)
+    c.drawString(56, height - 90, TITLE[0])
+    c.drawString(56, height - 112, TITLE[1])
+    c.setFont("Vera", 10)
+    c.drawString(56, height - 140, "Ada Quill, Bo Renner")
+    c.setFont("VeraBd", 11)
+    c.drawString(56, height - 170, "Abstract")
+    c.setFont("Vera", 9)
+    for k, line in enumerate(["Sputtered zinc oxide films lose up to 0.2 eV of band gap as oxygen vacancies",
+                              "accumulate; annealing in vacuum restores a controlled vacancy density."]):
+        c.drawString(56, height - 186 - 12 * k, line)
+    _column(c, 56, height - 230, LEFT)
+    _column(c, width / 2 + 10, height - 230, RIGHT)
+    c.showPage()
+    # page 2: two columns of body text
+    _furniture(c, 2, pages)
+    body = [("p", f"Sample {k} kept its gap within 0.01 eV over {batch}.") for k in range(1, 9)]
+    _column(c, 56, height - 80, [("h", "5. Stability")] + body[:4])
+    _column(c, width / 2 + 10, height - 80, body[4:])
+    c.showPage()
+    # scanned pages: drawn shapes, no text
+    for k in range(scanned_pages):
+        c.setFillGray(0.5)
+        c.rect(80, 200, width - 160, height - 400, fill=1)
+        c.showPage()
+    # last page: the reference list
+    _furniture(c, pages, pages)
+    y = _column(c, 56, height - 80, [("h", "References")])
+    c.setFont("Vera", 8)
+    for ref in REFERENCES:
+        c.drawString(56, y, ref)
+        y -= 11
+    c.showPage()
+    c.save()
+    return path

@@ -1,0 +1,54 @@
+"""PDF papers, layout-aware (pdfplumber): a two-column paper with running headers and footers, a two-line
+title, a ligature, a loose accent, a line-end hyphen, a caption and a reference list, drawn with reportlab
+(tests/pdf_samples.py); pages with no text layer."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from pdf_samples import DOI, make_paper_pdf
+
+from sciqag_dataset.builders.ingest import read_file, run_ingest
+
+
+@pytest.fixture(scope="module")
+def paper(tmp_path_factory) -> dict:
+    [rec] = read_file(make_paper_pdf(tmp_path_factory.mktemp("pdf") / "paper.pdf"))
+    return rec
+
+
+def test_title_doi_and_sections_come_from_the_layout(paper):
+    # page 1's largest text, both lines (the metadata title "doi:..." is not a title)
+    assert paper["title"] == "Oxygen Vacancies Control the Band Gap of Sputtered Zinc Oxide Films"
+    assert paper["metadata"]["doi"] == DOI  # printed in page 1's footer
+    assert [s["heading"] for s in paper["sections"]] == ["Abstract", "Introduction", "Methods", "Results",
+                                                         "Conclusions", "Stability"]
+    q = paper["ingest"]
+    assert q["extractor"] == "pdf/pdfplumber" and q["has_abstract"] and q["references_dropped"] == 6
+    assert not q["partial"]
+
+
+def test_the_text_is_clean_and_in_reading_order(paper):
+    text = paper["text"]
+    for gone in ("Journal of Imaginary Materials", "Page 1 of 3", "Page 2", "Transmission spectra",
+                 "A. Writer", "Imag. Lett.", "[4, 5]", "[6]", "Ada Quill"):
+        assert gone not in text, gone  # running heads and feet, caption, references, citations, front matter
+    assert "Their band gap defines the optical window" in text  # the ligature ﬁ
+    assert "Lemaître and co-workers" in text  # a loose circumflex over a dotless i
+    assert "vacancy concentrations change it by up to 0.2 eV." in text  # hyphen joined, citation gone
+    assert "\ufb01" not in text and "\u02c6" not in text
+    # the left column before the right one, each paragraph whole
+    assert text.index("Films of 200 nm") < text.index("The gap fell from 3.30 eV") < text.index("Vacancies set")
+    sections = {s["heading"]: s["text"] for s in paper["sections"]}
+    assert sections["Methods"] == ("Films of 200 nm were sputtered at 300 K in argon with 2 % oxygen, then "
+                                   "annealed for 1 h at 673 K under vacuum.")
+    assert sections["Abstract"].startswith("Sputtered zinc oxide films lose up to 0.2 eV of band gap as oxygen")
+
+
+def test_pages_without_a_text_layer_are_named_and_a_scan_fails(tmp_path):
+    [rec] = read_file(make_paper_pdf(tmp_path / "one.pdf", scanned_pages=1))
+    assert rec["ingest"]["partial"] and "page(s) 3 have no text layer" in rec["ingest"]["partial_reason"]
+    run_ingest([make_paper_pdf(tmp_path / "mostly.pdf", scanned_pages=5)], tmp_path / "w")
+    report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
+    assert report["failures"][0]["error"] == "no text layer on 5 of 8 page(s) (scanned?): run OCR first"
+    assert report["formats"]["pdf"]["failed"] == 1
