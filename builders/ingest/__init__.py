@@ -11,7 +11,7 @@ sciqag-json ``json_papers`` the SciQAG authors' release: dicts with ``doi``, ``t
                             ``keywords``, ``Q&A``; their pairs go to ``existing_qa`` (origin "released")
 jats        ``jats.py``     JATS/NLM ``<article>`` XML
 elsevier    ``elsevier.py`` Elsevier full-text XML (``ce:``/``dc:``/``prism:`` elements)
-html        ``html.py``     citation_* meta tags, h1-h3 as section headings; script/style/nav dropped
+html        ``html.py``     trafilatura main content + citation_* metadata, abstract, references removed
 pdf         ``pdf.py``      pdfplumber words with size and position: columns, headers, headings, references
 latex       ``latex.py``    a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file):
                             the main file by ``\\documentclass``, inputs expanded, pylatexenc text with the

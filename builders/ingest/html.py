@@ -1,75 +1,206 @@
-"""HTML: citation_* meta tags, h1-h3 as section headings; scripts, styles and navigation dropped."""
+"""HTML: the article's main content by trafilatura (the extractor datatrove uses), with scholarly rules on top.
+
+Before extraction (lxml): ``citation_*`` / ``dc.*`` meta tags give the metadata; the abstract is taken from its
+own element (or ``citation_abstract``); the reference list (counted), figures, tables and captions, citation
+superscripts and site chrome are removed; subscripts join their formula ("Ni12P5") and other superscripts are
+written ``^x``. trafilatura then keeps the article's paragraphs, whatever their tags (``div`` paragraphs, a
+first paragraph in a bare ``span``), and drops navigation by link density. Headings become sections. A page
+with no article metadata and no article body (a search result, a journal's home page) is refused.
+"""
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
-from bs4 import BeautifulSoup
+import lxml.etree
+import lxml.html
+import trafilatura
 
-from .text import inline, split_list
+from .text import IngestError, inline, split_list
 
-
-_HTML_DROP = ["script", "style", "nav", "noscript", "aside", "form", "svg", "button", "template", "iframe",
-              "figure", "table", "menu"]
-_HTML_HEADINGS = ("h1", "h2", "h3")
-_HTML_BLOCKS = ("p", "li", "pre", "blockquote", "dd", "dt", "h4", "h5", "h6")
+_REF_CONTAINER = re.compile(r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"
+                            r"(?:$|[\s_-])", re.I)
+_FIGURE_LIKE = re.compile(r"(?:^|[\s_-])(?:fig(?:ure)?s?|tables?|tbl|caption\w*|table-wrap|figure-wrap)"
+                          r"(?:$|[\s_-])", re.I)
+_ABSTRACT = re.compile(r"(?:^|[\s_-])abstract(?:$|[\s_-])", re.I)
+_NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords", re.I)
+_REFERENCES_HEADING = re.compile(r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)?|bibliography|notes and references|"
+                                 r"literature cited)\s*$", re.I)
+_NUMBERING = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
+_CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|top of page|back to top|article tools|"
+                     r"download pdf|cite this|share|permissions|metrics)$", re.I)
+_DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "form", "button", "svg", "iframe", "template", "menu",
+              "figure", "figcaption", "table", "img", "math-display")
 
 
 def read_html(text: str, warn) -> Iterator[dict]:
-    soup = BeautifulSoup(text, "lxml")
-    metas: dict[str, list[str]] = {}
-    for m in soup.find_all("meta"):
-        key = (m.get("name") or m.get("property") or "").strip().lower()
-        if key and m.get("content"):
-            metas.setdefault(key, []).append(m["content"].strip())
+    try:
+        tree = lxml.html.document_fromstring(text)
+    except (lxml.etree.ParserError, ValueError) as exc:
+        raise IngestError(f"invalid HTML: {exc}") from None
+    metas = _metas(tree)
 
     def meta(*keys):
         return next((metas[k][0] for k in keys if k in metas), None)
 
-    def link(rel):
-        el = soup.find("link", rel=rel)
-        return el.get("href") if el else None
-
-    h1 = soup.find("h1")
-    title = meta("citation_title", "dc.title", "og:title") or (h1.get_text(" ", strip=True) if h1 else None) \
-        or (soup.title.get_text(" ", strip=True) if soup.title else "")
-    for tag in soup.find_all(_HTML_DROP):
-        if not tag.decomposed:  # a parent may have taken it already
-            tag.decompose()
-    for tag in soup.find_all(["header", "footer"]):
-        if not tag.find_parent(["article", "main"]):  # site chrome, not the article's own header
-            tag.decompose()
-    for sup in soup.find_all("sup"):  # 10<sup>19</sup> -> 10^19, kept in one string
-        parent = sup.parent
-        sup.replace_with("^" + sup.get_text())
-        parent.smooth()
-    root = soup.find("article") or soup.find("main") or soup.body or soup
-    sections: list[list[str]] = [["", ""]]
-    wanted = list(_HTML_HEADINGS + _HTML_BLOCKS)
-    found = False
-    for el in root.find_all(wanted):
-        if el.find_parent(wanted) is not None:
-            continue  # inside a block already taken whole
-        found = True
-        content = inline(el.get_text(" ", strip=True))
-        if el.name in _HTML_HEADINGS:
-            is_title = content.lower() == inline(title).lower()
-            if not (el.name == "h1" and (is_title or len(sections) == 1 and not sections[0][1])):
-                sections.append([content, ""])
-        elif content:
-            sections[-1][1] += content + "\n\n"
-    if not found:
-        sections = [["", root.get_text("\n\n", strip=True)]]
-    yield {"format": "html", "extractor": "html/beautifulsoup4", "title": title,
-           "sections": [s for s in sections if s[0] or s[1].strip()],
+    h1 = next(iter(tree.iter("h1")), None)
+    articles = list(tree.iter("article"))
+    title = meta("citation_title", "dc.title", "og:title") or (inline(h1.text_content()) if h1 is not None else "") \
+        or inline(tree.findtext(".//title"))
+    references = _clean(tree)
+    abstract = _abstract(tree) or meta("citation_abstract", "dc.description")
+    body = trafilatura.extract(lxml.html.tostring(tree, encoding="unicode"), output_format="xml",
+                               include_tables=False, include_images=False, include_links=False,
+                               include_comments=False, include_formatting=True, favor_recall=True)
+    sections = _sections(body, title)
+    if abstract:
+        sections = [["Abstract", inline(abstract)]] + [s for s in sections if s[0].lower() != "abstract"]
+    words = sum(len(s[1].split()) for s in sections)
+    paragraphs = [p for s in sections for p in s[1].split("\n\n") if p.strip()]
+    scholarly = any(k.startswith(("citation_", "dc.", "prism.")) for k in metas) or \
+        (len(articles) == 1 and words >= 15)  # one <article>: a page of its own (a list has one per item)
+    prose = words >= 150 and sum(len(p.split()) >= 20 for p in paragraphs) >= 2
+    if not scholarly and not prose:
+        raise IngestError("not an article page: no citation_/dc. metadata and no article body (a search result, "
+                          "an index or a home page?)")
+    if not prose:
+        warn(f"little article text on the page ({words} words): a landing page with the full text elsewhere?")
+    yield {"format": "html", "extractor": "html/trafilatura", "title": title, "sections": sections,
+           "has_abstract": bool(abstract), "references_dropped": references,
            "metadata": {
                "doi": meta("citation_doi", "prism.doi", "dc.identifier"),
                "journal": meta("citation_journal_title", "prism.publicationname"),
                "authors": metas.get("citation_author") or metas.get("dc.creator") or [],
                "year": meta("citation_publication_date", "citation_date", "dc.date", "article:published_time"),
-               "license": meta("dc.rights") or link("license"),
-               "url": link("canonical") or meta("og:url", "citation_fulltext_html_url"),
+               "license": meta("dc.rights") or _link(tree, "license"),
+               "url": _link(tree, "canonical") or meta("og:url", "citation_fulltext_html_url"),
            },
            "keywords": [k for v in metas.get("citation_keywords", []) + metas.get("keywords", [])
                         for k in split_list(v)]}
 
 
+def _metas(tree) -> dict[str, list[str]]:
+    metas: dict[str, list[str]] = {}
+    for m in tree.iter("meta"):
+        key = (m.get("name") or m.get("property") or "").strip().lower()
+        if key and m.get("content"):
+            metas.setdefault(key, []).append(m.get("content").strip())
+    return metas
+
+
+def _link(tree, rel: str) -> str | None:
+    el = next((e for e in tree.iter("link") if rel in (e.get("rel") or "").split()), None)
+    return el.get("href") if el is not None else None
+
+
+def _classes(el) -> str:
+    return f"{el.get('class') or ''} {el.get('id') or ''}"
+
+
+def _drop(el) -> None:
+    """Remove an element and keep its tail text."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail or ""
+    prev = el.getprevious()
+    if prev is not None:
+        prev.tail = (prev.tail or "") + tail
+    else:
+        parent.text = (parent.text or "") + tail
+    parent.remove(el)
+
+
+def _clean(tree) -> int:
+    """Remove what is not the paper's prose; return the reference entries removed."""
+    references = 0
+    ref_ids = set()
+    for el in list(tree.iter()):
+        if not isinstance(el.tag, str) or el.getparent() is None:
+            continue
+        if _REF_CONTAINER.search(_classes(el)) and el.tag not in ("a", "sup", "span", "body", "html"):
+            entries = el.findall(".//li") or [c for c in el if isinstance(c.tag, str)]
+            references += len(entries)
+            ref_ids |= {e.get("id") for e in el.iter() if isinstance(e.tag, str) and e.get("id")}
+            _drop(el)
+    for head in [h for h in tree.iter("h2", "h3", "h4") if _REFERENCES_HEADING.match(h.text_content() or "")]:
+        parent, seen = head.getparent(), False  # "References" and what follows it in its section
+        if parent is None:
+            continue
+        for sib in list(parent):
+            seen = seen or sib is head
+            if seen:
+                entries = sib.findall(".//li")
+                references += len(entries)
+                ref_ids |= {e.get("id") for e in sib.iter() if isinstance(e.tag, str) and e.get("id")}
+                _drop(sib)
+    for sup in list(tree.iter("sup")):  # citation markers: links to the reference list
+        links = sup.findall(".//a")
+        targets = [(a.get("href") or "").lstrip("#") for a in links]
+        rest = "".join(sup.itertext())
+        for a in links:
+            rest = rest.replace(a.text_content(), "", 1)
+        rest = re.sub(r"[\s,–—\-\[\]()]", "", rest)
+        if links and not rest and all(t in ref_ids or re.match(r"(?:ref|cit|bib|cr|b)\d", t, re.I) for t in targets):
+            _drop(sup)
+    for a in list(tree.iter("a")):  # bracketed citation links in the text: "[12]"
+        if re.fullmatch(r"\[?\d+(?:[–,-]\d+)*\]?", (a.text_content() or "").strip()) and \
+                (a.get("href") or "").lstrip("#") in ref_ids:
+            _drop(a)
+    for el in list(tree.iter(*_DROP_TAGS)):
+        if el.getparent() is not None:
+            _drop(el)
+    for el in list(tree.iter("header", "footer")):
+        inside = any(a.tag in ("article", "main") for a in el.iterancestors())
+        if not inside and el.getparent() is not None:
+            _drop(el)
+    for el in list(tree.iter()):
+        if isinstance(el.tag, str) and el.getparent() is not None and el.tag in ("div", "section", "h3", "h4", "p") \
+                and _FIGURE_LIKE.search(_classes(el)):
+            _drop(el)
+    for el in list(tree.iter("a", "span", "div", "li")):
+        if el.getparent() is not None and _CHROME.match(inline(el.text_content())):
+            _drop(el)
+    for sub in list(tree.iter("sub")):  # Ni<sub>12</sub>P<sub>5</sub> -> Ni12P5, one word
+        _inline(sub, "")
+    for sup in list(tree.iter("sup")):  # cm<sup>-2</sup> -> cm^-2, as the XML readers write it
+        _inline(sup, "^")
+    return references
+
+
+def _inline(el, prefix: str) -> None:
+    text = prefix + "".join(el.itertext()).strip() if "".join(el.itertext()).strip() else ""
+    el.tail = text + (el.tail or "")
+    _drop(el)
+
+
+def _abstract(tree) -> str | None:
+    """The abstract's paragraphs, taken out of the page (so it is not read twice)."""
+    for el in tree.iter("div", "section", "p", "blockquote"):
+        if _ABSTRACT.search(_classes(el)) and not _NOT_ABSTRACT.search(_classes(el)):
+            for head in list(el.iter("h1", "h2", "h3", "h4")):
+                if inline(head.text_content()).lower() in ("abstract", "summary"):
+                    _drop(head)
+            text = inline(el.text_content())
+            if len(text.split()) >= 10:
+                _drop(el)
+                return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
+    return None
+
+
+def _sections(xml: str | None, title: str) -> list[list[str]]:
+    if not xml:
+        return []
+    main = lxml.etree.fromstring(xml.encode()).find("main")
+    sections: list[list] = [["", []]]
+    for el in main if main is not None else []:
+        text = inline("".join(el.itertext()))
+        if el.tag == "head":
+            if text and text.lower() != inline(title).lower() and not _REFERENCES_HEADING.match(text):
+                sections.append([_NUMBERING.sub("", text), []])
+        elif text and not _CHROME.match(text):
+            sections[-1][1].append(text)
+        tail = inline(el.tail)
+        if tail and not _CHROME.match(tail):  # text outside any paragraph: a first paragraph in a bare span
+            sections[-1][1].append(tail)
+    return [[h, "\n\n".join(p for p in paras if p)] for h, paras in sections if paras]

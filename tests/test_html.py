@@ -1,0 +1,52 @@
+"""Publisher HTML through trafilatura and the scholarly rules: div and span paragraphs, navigation, reference
+lists with their link text, caption titles, the abstract, ±, subscripts, citation superscripts, and pages that
+are not articles. The page (tests/fixtures/ingest/publisher_page.html) is written for these tests in the shape
+publisher pages have."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sciqag_dataset.builders.ingest import read_file
+
+FIX = Path(__file__).parent / "fixtures" / "ingest"
+
+
+@pytest.fixture(scope="module")
+def page() -> dict:
+    [rec] = read_file(FIX / "publisher_page.html")
+    return rec
+
+
+def test_the_article_is_read_whole_and_nothing_else(page):
+    assert page["title"] == "Nickel Phosphide Nanosheets Split Water at Low Overpotential"
+    assert page["metadata"]["doi"] == "10.5555/jic.2031.777"
+    assert [s["heading"] for s in page["sections"]] == ["Abstract", "Introduction", "Results and Discussion",
+                                                        "Conclusions"]
+    sections = {s["heading"]: s["text"] for s in page["sections"]}
+    # a first paragraph in a bare span and div paragraphs (class NLM_p, Para) are body text
+    assert sections["Introduction"].startswith("Hydrogen from water needs cheap cathodes")
+    assert "ratio of nickel to phosphorus" in sections["Introduction"]
+    assert "46 mV per decade" in sections["Results and Discussion"] and "no nickel was found" in page["text"]
+    # the abstract is the abstract, not the whole body
+    assert sections["Abstract"].startswith("Nanosheets of Ni12P5 drive") and "Tafel" not in sections["Abstract"]
+    text = page["text"]
+    for gone in ("Jump to main content", "Top of Page", "Article tools", "Download PDF", "Crossref", "PubMed",
+                 "A. Writer", "Polarisation curves", "sulfuric acid", "Privacy", "Log in", "Catalyst"):
+        assert gone not in text, gone  # navigation, references, captions, tables, footer
+    assert "98 ± 4 mV" in text and "4 ± 1 nm" in text  # ± kept
+    assert "Ni12P5" in text and "Ni2P reference" in text and "cm^−2" in text  # formulas whole, exponents marked
+    assert "can pay." in text and "^21" not in text and "23" not in sections["Introduction"]  # citations gone
+    q = page["ingest"]
+    assert q["extractor"] == "html/trafilatura" and q["has_abstract"] and q["references_dropped"] == 4
+
+
+def test_a_page_that_is_not_an_article_is_refused(tmp_path):
+    results = "".join(f'<li><a href="/doi/10.5555/x.{k}">Result {k}: a study of films</a> <span>2031</span></li>'
+                      for k in range(30))
+    (tmp_path / "search.html").write_text(f"<html><head><title>Search results</title></head><body><nav><a href='/'>"
+                                          f"Home</a></nav><h1>Search results for perovskite</h1><ul>{results}</ul>"
+                                          "</body></html>", encoding="utf-8")
+    [item] = read_file(tmp_path / "search.html")
+    assert item["error"].startswith("not an article page")
