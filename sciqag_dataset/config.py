@@ -37,6 +37,9 @@ class IngestConfig:
                              help="a paper met twice: skip (keep the first, report the rest), keep (suffix the id), "
                                   "error")
     follow_symlinks: bool = _opt(False, help="also read links that lead out of the input folders")
+    pdf_backend: str = _opt("pdfplumber", choices=("pdfplumber", "grobid"),
+                            help="PDFs: the built-in layout-aware reader, or a GROBID server (--grobid-url)")
+    grobid_url: str | None = _opt(None, metavar="URL", help="the GROBID server, e.g. http://localhost:8070")
 
 
 @dataclass
@@ -308,6 +311,10 @@ class Config:
                             "(inputs) and the published dataset (publish.output_dir) on the object store instead")
         for url in filter(remote.is_remote, self.inputs):
             remote.check_url(url, "inputs")  # before the config is saved anywhere
+        if self.ingest.pdf_backend == "grobid" and not self.ingest.grobid_url:
+            raise UserError("ingest.pdf_backend grobid needs ingest.grobid_url (--grobid-url URL)")
+        if self.ingest.grobid_url:
+            remote.check_url(self.ingest.grobid_url, "ingest.grobid_url")
         if remote.is_remote(self.publish.output_dir):
             remote.check_url(self.publish.output_dir, "publish.output_dir")
         if self.publish.train + self.publish.validation > 1 + 1e-9:

@@ -114,8 +114,9 @@ class Endpoints:
 def ingest(cfg: Config, shard: tuple[int, int] | None = None, parsed_by: int | None = None) -> Summary:
     """The papers into WORK/papers.jsonl; scaled out, ``shard`` parses one rank's slice and ``parsed_by``
     stores what the ranks parsed."""
+    grobid = cfg.ingest.grobid_url if cfg.ingest.pdf_backend == "grobid" else None
     return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate,
-                      follow_symlinks=cfg.ingest.follow_symlinks, shard=shard, parsed_by=parsed_by)
+                      follow_symlinks=cfg.ingest.follow_symlinks, shard=shard, parsed_by=parsed_by, grobid_url=grobid)
 
 
 def ingest_inputs(cfg: Config) -> list[list]:

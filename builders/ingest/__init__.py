@@ -35,6 +35,7 @@ out of every join.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -183,7 +184,8 @@ class _Report:
 
 
 def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip", follow_symlinks: bool = False,
-               shard: tuple[int, int] | None = None, parsed_by: int | None = None) -> runner.Summary:
+               shard: tuple[int, int] | None = None, parsed_by: int | None = None,
+               grobid_url: str | None = None) -> runner.Summary:
     """Read ``paths`` into ``WORK/papers.jsonl``; write ``WORK/ingest_report.json``.
 
     ``on_duplicate``: "skip" keeps the first, "keep" stores the copy as ``<id>-dupN``, "error" stores the
@@ -192,7 +194,8 @@ def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip"
     and the other inputs are read.
 
     Scaled out (``ranks.py``): ``shard=(i, n)`` only parses slice i into the work dir's ``.ingest`` folder;
-    ``parsed_by=n`` then stores what the n ranks parsed, as a plain run would have.
+    ``parsed_by=n`` then stores what the n ranks parsed, as a plain run would have. ``grobid_url``: PDFs go to
+    that GROBID server (``grobid.py``).
     """
     if on_duplicate not in ON_DUPLICATE:
         raise UserError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}, not {on_duplicate!r}")
@@ -200,11 +203,13 @@ def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip"
     work = Path(work_dir)
     out, report_path = work / PAPERS_FILE, work / REPORT_FILE
     exclude = excluded(work)
+    read = functools.partial(read_path, grobid_url=grobid_url)
     if shard is not None:
-        return parse_slice(paths, work, shard, exclude, follow_symlinks)
+        return parse_slice(paths, work, shard, exclude, follow_symlinks, read, reader=f"grobid {grobid_url}"
+                           if grobid_url else "")
     report = _Report(on_duplicate)
     seen = _Seen(out)
-    read = slice_reader(work, parsed_by) if parsed_by else read_path
+    read = slice_reader(work, parsed_by, read) if parsed_by else read
     complete = False
     try:
         with JsonlWriter(out) as writer, tqdm(desc="ingest", unit="paper") as bar:

@@ -14,7 +14,7 @@ from sciqag_dataset import remote
 from .detect import decode, detect_format
 from .json_papers import read_json_papers
 from .markdown import read_md
-from .readers import read_html, read_latex, read_pdf, read_xml
+from .readers import read_grobid, read_html, read_latex, read_pdf, read_xml
 from .record import to_record
 from .text import IngestError, LatexFragment
 from .txt import read_txt
@@ -22,8 +22,9 @@ from .txt import read_txt
 log = logging.getLogger(__name__)
 
 
-def iter_file(path: str) -> Iterator[dict]:
-    """Papers, ``{"path", "error"}`` failures and ``{"path", "warning"}`` notes for one file."""
+def iter_file(path: str, grobid_url: str | None = None) -> Iterator[dict]:
+    """Papers, ``{"path", "error"}`` failures and ``{"path", "warning"}`` notes for one file; PDFs through the
+    GROBID server at ``grobid_url`` when one is given."""
     notes: list[str] = []
     partial: list[str] = []
 
@@ -47,7 +48,7 @@ def iter_file(path: str) -> Iterator[dict]:
             yield from read_json_papers(path, warn, flush)
             return
         if fmt == "pdf":
-            raws: Iterable[dict] = read_pdf(path, warn)
+            raws: Iterable[dict] = read_grobid(path, warn, grobid_url) if grobid_url else read_pdf(path, warn)
         elif fmt == "latex":
             raws = read_latex(path, warn)
         else:
@@ -170,11 +171,11 @@ def _expand_remote(url: str, seen: set[str]) -> Iterator[tuple[str, tuple[str, s
                          if _NOT_PAPERS.match(name) and full != url else None)
 
 
-def iter_remote_file(url: str) -> Iterator[dict]:
+def iter_remote_file(url: str, grobid_url: str | None = None) -> Iterator[dict]:
     """``iter_file`` on a temporary copy, every path in what it yields naming the URL."""
     try:
         with remote.fetched(url) as copy:
-            for item in iter_file(str(copy)):
+            for item in iter_file(str(copy), grobid_url):
                 for key in ("path", "source_path", "error", "warning"):
                     if isinstance(item.get(key), str):
                         item[key] = item[key].replace(str(copy), url)
@@ -202,12 +203,12 @@ def _not_regular(path: str) -> tuple[str, str] | None:
     return _SKIP, f"{kind}, not a paper file; skipped"
 
 
-def read_path(path: str) -> Iterator[dict]:
+def read_path(path: str, grobid_url: str | None = None) -> Iterator[dict]:
     """The items of one input file found by ``expand``: local or remote."""
     if remote.is_remote(path):
-        return iter_remote_file(path)
+        return iter_remote_file(path, grobid_url)
     verdict = _not_regular(path)
-    return iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else iter_file(path)
+    return iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else iter_file(path, grobid_url)
 
 
 def iter_inputs(paths, exclude: frozenset[str] = frozenset(), follow_symlinks: bool = False,

@@ -55,8 +55,10 @@ def listing(paths, work: str | os.PathLike, follow_symlinks: bool = False) -> li
 
 
 def parse_slice(paths, work: str | os.PathLike, shard: tuple[int, int], exclude: frozenset[str] = frozenset(),
-                follow_symlinks: bool = False) -> Summary:
-    """Rank ``shard = (i, n)``: parse this slice's files that the slice file does not hold at their stamp."""
+                follow_symlinks: bool = False, read: Callable[[str], Iterator[dict]] = read_path,
+                reader: str = "") -> Summary:
+    """Rank ``shard = (i, n)``: parse this slice's files that the slice file does not hold at their stamp.
+    ``reader`` names reader settings that change what a file yields (the PDF backend): part of the stamp."""
     i, n = shard
     out = slice_path(work, i, n)
     done = {rec["path"]: rec["stamp"] for rec in read_jsonl(out) if rec.get("done")}
@@ -67,12 +69,13 @@ def parse_slice(paths, work: str | os.PathLike, shard: tuple[int, int], exclude:
             if verdict or not in_shard(key, i, n):  # notes on skipped entries are the merge's to report
                 continue
             st = stamp(path)
+            st = f"{reader}|{st}" if st is not None and reader else st
             if st is not None and done.get(key) == st:
                 summary.counts["skipped"] += 1
                 continue
             writer.write({"path": key, "stamp": st, "start": True})
             failed = False
-            for item in read_path(path):
+            for item in read(path):
                 failed = failed or "error" in item
                 writer.write({"path": key, "item": item})
             # a failure may pass (a dead host, a file being written): never trusted, so a rerun reads it again
@@ -81,7 +84,8 @@ def parse_slice(paths, work: str | os.PathLike, shard: tuple[int, int], exclude:
     return summary
 
 
-def slice_reader(work: str | os.PathLike, n: int) -> Callable[[str], Iterator[dict]]:
+def slice_reader(work: str | os.PathLike, n: int,
+                 read_file: Callable[[str], Iterator[dict]] = read_path) -> Callable[[str], Iterator[dict]]:
     """``read(path)`` for the merge: the items a rank stored for the file, else the file parsed now."""
     index: dict[str, tuple[Path, list[int]]] = {}
     for i in range(n):
@@ -105,7 +109,7 @@ def slice_reader(work: str | os.PathLike, n: int) -> Callable[[str], Iterator[di
     def read(path: str) -> Iterator[dict]:
         hit = index.get(path_key(path))
         if hit is None:
-            yield from read_path(path)
+            yield from read_file(path)
             return
         with hit[0].open("rb") as f:
             for offset in hit[1]:

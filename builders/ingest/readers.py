@@ -28,8 +28,12 @@ try:
 except ImportError as exc:
     read_xml = _missing("XML", exc)
 try:
+    from .grobid import read_grobid
+except ImportError as exc:
+    read_grobid = _missing("PDF through GROBID", exc)
+try:
     from .latex import read_latex
 except ImportError as exc:
     read_latex = _missing("LaTeX", exc)
 
-__all__ = ["read_html", "read_latex", "read_pdf", "read_xml"]
+__all__ = ["read_grobid", "read_html", "read_latex", "read_pdf", "read_xml"]
