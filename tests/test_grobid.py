@@ -1,6 +1,6 @@
 """PDFs through a GROBID server. GROBID cannot run here (a Java service): a FAKE GROBID, a loopback HTTP
 server that checks the request as GROBID's API takes it and answers with a recorded TEI reply
-(tests/fixtures/ingest/grobid_reply.tei.xml), or with 503 while "busy"."""
+(tests/fixtures/grobid/reply.tei.xml), or with 503 while "busy"."""
 from __future__ import annotations
 
 import http.server
@@ -15,7 +15,7 @@ from sciqag_dataset.builders.ingest import run_ingest
 from sciqag_dataset.cli import main
 from sciqag_dataset.jsonl import read_jsonl
 
-TEI = (Path(__file__).parent / "fixtures" / "ingest" / "grobid_reply.tei.xml").read_bytes()
+TEI = (Path(__file__).parent / "fixtures" / "grobid" / "reply.tei.xml").read_bytes()
 
 
 class FakeGrobid:

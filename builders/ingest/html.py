@@ -29,13 +29,15 @@ _REFERENCES_HEADING = re.compile(r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)
 _NUMBERING = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
 _CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|top of page|back to top|article tools|"
                      r"download pdf|cite this|share|permissions|metrics)$", re.I)
+_ARTICLE_LINK = re.compile(r"/doi/|doi\.org/10\.|/articles?/|/content/article", re.I)  # many: a list of papers
 _DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "form", "button", "svg", "iframe", "template", "menu",
               "figure", "figcaption", "table", "img", "math-display")
 
 
 def read_html(text: str, warn) -> Iterator[dict]:
-    try:
-        tree = lxml.html.document_fromstring(text)
+    try:  # bytes: an XHTML page declares its encoding, which lxml refuses on a str
+        tree = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"),
+                                             parser=lxml.html.HTMLParser(encoding="utf-8"))
     except (lxml.etree.ParserError, ValueError) as exc:
         raise IngestError(f"invalid HTML: {exc}") from None
     metas = _metas(tree)
@@ -53,14 +55,18 @@ def read_html(text: str, warn) -> Iterator[dict]:
                                include_tables=False, include_images=False, include_links=False,
                                include_comments=False, include_formatting=True, favor_recall=True)
     sections = _sections(body, title)
+    structured = _structure(tree, sections, title)
+    if len(structured) > len(sections):  # trafilatura's text, in the page's own sections
+        sections = structured
     if abstract:
         sections = [["Abstract", inline(abstract)]] + [s for s in sections if s[0].lower() != "abstract"]
     words = sum(len(s[1].split()) for s in sections)
     paragraphs = [p for s in sections for p in s[1].split("\n\n") if p.strip()]
+    listing = len({a.get("href") for a in tree.iter("a") if _ARTICLE_LINK.search(a.get("href") or "")}) >= 5
     scholarly = any(k.startswith(("citation_", "dc.", "prism.")) for k in metas) or \
         (len(articles) == 1 and words >= 15)  # one <article>: a page of its own (a list has one per item)
     prose = words >= 150 and sum(len(p.split()) >= 20 for p in paragraphs) >= 2
-    if not scholarly and not prose:
+    if not scholarly and (not prose or listing):
         raise IngestError("not an article page: no citation_/dc. metadata and no article body (a search result, "
                           "an index or a home page?)")
     if not prose:
@@ -165,11 +171,15 @@ def _clean(tree) -> int:
         _inline(sub, "")
     for sup in list(tree.iter("sup")):  # cm<sup>-2</sup> -> cm^-2, as the XML readers write it
         _inline(sup, "^")
+    for el in list(tree.iter("i", "b", "em", "strong", "u", "small", "font", "tt", "var")):
+        if el.getparent() is not None and not any(isinstance(c.tag, str) for c in el):
+            _inline(el, "", strip=False)  # plain text: trafilatura splits paragraphs at inline formatting
     return references
 
 
-def _inline(el, prefix: str) -> None:
-    text = prefix + "".join(el.itertext()).strip() if "".join(el.itertext()).strip() else ""
+def _inline(el, prefix: str, strip: bool = True) -> None:
+    inner = "".join(el.itertext())
+    text = prefix + (inner.strip() if strip else inner) if inner.strip() else inner
     el.tail = text + (el.tail or "")
     _drop(el)
 
@@ -188,19 +198,61 @@ def _abstract(tree) -> str | None:
     return None
 
 
+_BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "section", "article", "blockquote", "dd", "dl", "h1", "h2", "h3", "h4",
+               "h5", "h6", "table", "main", "body"}
+
+
+def _leaf(el) -> bool:
+    return not any(isinstance(d.tag, str) and d.tag in _BLOCK_TAGS for d in el.iterdescendants())
+
+
+def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
+    """The page's own headings (h2-h4) over the paragraphs trafilatura kept, where it dropped the headings:
+    trafilatura decides what is the article's text, the page's markup how it is divided."""
+    kept = " ".join(text for _, text in sections)
+    if not kept:
+        return []
+    out: list[list] = [["", []]]
+    for el in tree.iter():
+        if not isinstance(el.tag, str):
+            continue
+        if el.tag in ("h2", "h3", "h4"):
+            heading = inline(el.text_content())
+            if heading and heading.lower() != inline(title).lower() and not _REFERENCES_HEADING.match(heading):
+                out.append([_NUMBERING.sub("", heading), []])
+        elif el.tag in _BLOCK_TAGS or el.tag == "span":
+            if not _leaf(el) or (el.tag == "span" and _leaf(el.getparent())):
+                continue  # its blocks come one by one; a span inside a paragraph is part of it
+            text = inline(el.text_content())
+            if len(text.split()) >= 4 and text in kept:
+                out[-1][1].append(text)
+    found = [[h, "\n\n".join(dict.fromkeys(paras))] for h, paras in out if paras]
+    words = sum(len(t.split()) for _, t in found)
+    return found if words >= 0.8 * len(kept.split()) else []
+
+
 def _sections(xml: str | None, title: str) -> list[list[str]]:
     if not xml:
         return []
     main = lxml.etree.fromstring(xml.encode()).find("main")
     sections: list[list] = [["", []]]
-    for el in main if main is not None else []:
-        text = inline("".join(el.itertext()))
-        if el.tag == "head":
-            if text and text.lower() != inline(title).lower() and not _REFERENCES_HEADING.match(text):
-                sections.append([_NUMBERING.sub("", text), []])
-        elif text and not _CHROME.match(text):
-            sections[-1][1].append(text)
-        tail = inline(el.tail)
-        if tail and not _CHROME.match(tail):  # text outside any paragraph: a first paragraph in a bare span
-            sections[-1][1].append(tail)
+
+    def walk(container) -> None:
+        for el in container:
+            text = inline("".join(el.itertext()))
+            if el.tag == "head":
+                if text and text.lower() != inline(title).lower() and not _REFERENCES_HEADING.match(text):
+                    sections.append([_NUMBERING.sub("", text), []])
+            elif el.tag in ("p", "list", "quote", "code", "item", "row", "cell", "hi", "lb", "ref"):
+                if text and not _CHROME.match(text):
+                    sections[-1][1].append(text)
+            else:  # a wrapper (div, section): its blocks, in order
+                if inline(el.text):
+                    sections[-1][1].append(inline(el.text))
+                walk(el)
+            tail = inline(el.tail)
+            if tail and not _CHROME.match(tail):  # text outside any paragraph: a first paragraph in a bare span
+                sections[-1][1].append(tail)
+    if main is not None:
+        walk(main)
     return [[h, "\n\n".join(p for p in paras if p)] for h, paras in sections if paras]

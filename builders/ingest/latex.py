@@ -86,6 +86,8 @@ def _from_tar(data: bytes, warn) -> tuple[Callable[[str], str | None], str]:
             name = posixpath.normpath(member.name)
             if not member.isfile() or not name.lower().endswith((".tex", ".bbl", ".ltx")) or name.startswith(".."):
                 continue
+            if posixpath.basename(name).startswith("._") or name.startswith("__MACOSX/"):
+                continue  # macOS resource forks, not sources
             total += member.size
             if total > MAX_SOURCE_BYTES:
                 raise IngestError(f"more than {MAX_SOURCE_BYTES >> 20} MB of TeX in the archive: not a paper's source")
@@ -138,9 +140,14 @@ def _expand_inputs(load: Callable[[str], str | None], main: str, warn) -> str:
                     return "\n" + expand(key, found, (*stack, key)) + "\n"
             if wanted.endswith((".tikz", ".pgf", ".pdf_tex", ".table")) or wanted.startswith(("fig", "tab")):
                 return ""  # a figure's or table's body: removed anyway
-            warn(f"\\input{{{wanted}}}: not in the source; that part of the paper is missing", True)
+            begin = text.find("\\begin{document}")
+            if name == main and (begin < 0 or m.start() < begin) and "\\documentclass" in text:
+                warn(f"\\input{{{wanted}}} (in the preamble): not in the source; left out")  # settings, not text
+            else:
+                warn(f"\\input{{{wanted}}}: not in the source; that part of the paper is missing", True)
             return ""
-        return _INPUT.sub(one, _strip_comments(text))
+        text = _strip_comments(text)
+        return _INPUT.sub(one, text)
     return expand(main, load(main) or "", (main,))
 
 
@@ -167,6 +174,9 @@ def _group(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
+#: redefined by classes and templates to change their looks; their meaning (the structure) stays ours
+_STRUCTURAL = {"section", "subsection", "subsubsection", "paragraph", "chapter", "part", "title", "author",
+               "maketitle", "abstract", "appendix", "cite", "ref", "label", "caption", "item", "emph", "textbf"}
 _DEFINE = re.compile(r"\\(?:(?:re|provide)?newcommand\*?\s*(?:\{\s*\\([A-Za-z]+)\s*\}|\\([A-Za-z]+))|"
                      r"def\s*\\([A-Za-z]+))\s*(\[\d\])?")
 
@@ -175,7 +185,7 @@ def _macros(text: str) -> dict[str, str]:
     """Argument-less macros: name -> body (those with arguments are left to the renderer)."""
     found = {}
     for m in _DEFINE.finditer(text):
-        if m[4]:
+        if m[4] or (m[1] or m[2] or m[3]) in _STRUCTURAL:
             continue
         body = _group(text, m.end())
         if body is not None:
@@ -356,7 +366,18 @@ def _drop_commands(latex: str) -> str:
     return _GONE.sub("", "".join(out) + latex[pos:])
 
 
+_HREF = re.compile(r"\\href\s*\{[^{}]*\}\s*(?=\{)")
+_URL = re.compile(r"\\(?:url|nolinkurl)\s*\{([^{}]*)\}")
+
+
 def _render(latex: str) -> str:
+    latex = _HREF.sub("", latex)  # \href{url}{text} -> {text} (pylatexenc's rule for it fails on some input)
+    latex = _URL.sub(lambda m: m[1].replace("_", "\\_").replace("%", "\\%").replace("#", "\\#"), latex)
+    latex = re.sub(r"\\xspace\b", "{}", latex)  # keeps the space after a macro that ends with it
     latex = _CITE.sub(_MARK, _drop_commands(_siunitx(latex)))
-    text = _AROUND_MARK.sub("", _L2T.latex_to_text(latex)).replace("\u00a0", " ")
+    try:
+        text = _L2T.latex_to_text(latex)
+    except Exception:  # a construct pylatexenc cannot take: the chunk's words, its commands dropped
+        text = re.sub(r"\\[A-Za-z]+\*?|[{}]", " ", latex)
+    text = _AROUND_MARK.sub("", text).replace("\u00a0", " ")
     return re.sub(r"\s*\(\s*\)", "", text)  # "(Fig. 2)" once the reference is gone
