@@ -17,6 +17,7 @@ import pdfplumber
 
 from .text import DOI_IN_TEXT, MAX_TITLE_CHARS, IngestError, inline, parse_authors
 
+_BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bold|-B$", re.I)
 EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _SPACING_ACCENTS = {"\u02c6": "\u0302", "\u00a8": "\u0308", "\u00b4": "\u0301", "`": "\u0300", "\u02dc": "\u0303",
@@ -79,7 +80,9 @@ def read_pdf(path: str, warn) -> Iterator[dict]:
 # ---------------------------------------------------------------- page -> lines
 
 def _lines(page, n: int) -> list[Line]:
-    words = page.extract_words(extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False)
+    # 1.5 pt: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance
+    words = page.extract_words(x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False,
+                               use_text_flow=False)
     if not words:
         return []
     mid = page.width / 2
@@ -106,7 +109,7 @@ def _lines(page, n: int) -> list[Line]:
                 parts = [(2, ws)]
         for column, part in parts:
             lines.append(Line(" ".join(w["text"] for w in part), statistics.median(w["size"] for w in part),
-                              sum("bold" in w["fontname"].lower() for w in part) > len(part) / 2,
+                              sum(bool(_BOLD.search(w["fontname"])) for w in part) > len(part) / 2,
                               min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
                               column, part))
     return _reading_order(lines, page.height)
@@ -149,9 +152,11 @@ def _furniture(pages: list[list[Line]], heights: dict[int, float] | None = None)
 def _paper(pages: list[list[Line]], info: dict, warn) -> dict:
     furniture = _furniture(pages)
     lines = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
-    sizes = Counter()
+    sizes = Counter()  # the body's size: the most text, in the first half of the paper (references and tables
+    half = max(1, (len(pages) + 1) // 2)  # at the end are set smaller and can outweigh a short paper's body)
     for ln in lines:
-        sizes[round(ln.size, 1)] += len(ln.text)
+        if ln.page <= half:
+            sizes[round(ln.size, 1)] += len(ln.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
     first = [ln for ln in lines if ln.page == 1]
     title_lines = _title(first, body)
