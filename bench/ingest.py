@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
 import sys
 import tarfile
 import tempfile
@@ -50,7 +51,7 @@ def inputs(root: Path, copies: int) -> dict[str, Path]:
         (folders["md"] / f"p{c}.md").write_text(
             (samples / "sodium_ion_cathode.md").read_text().replace("\n\n", f"\n\n{note}\n\n", 1))
         (folders["xml"] / f"p{c}.xml").write_text(  # a DOI and a sentence of its own: not a duplicate
-            jats.replace('pub-id-type="doi">', f'pub-id-type="doi">{c}', 1).replace("<p>", f"<p>{note} ", 1))
+            re.sub(r'(pub-id-type="doi">[^<]+)', rf"\g<1>.{c}", jats, count=1).replace("<p>", f"<p>{note} ", 1))
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
             for name, text in (("main.tex", MAIN.replace("We fitted", f"{note} We fitted")),
