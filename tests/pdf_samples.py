@@ -73,12 +73,24 @@ def _column(c, x: float, y: float, items) -> float:
     return y
 
 
-def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", doi: str = DOI) -> Path:
-    pages = 3 + scanned_pages
+def _scan(c) -> None:
+    width, height = A4
+    c.setFillGray(0.5)
+    c.rect(80, 200, width - 160, height - 400, fill=1)  # shapes only, no text: as a page image would be
+    c.setFillGray(0)
+    c.showPage()
+
+
+def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", doi: str = DOI,
+                   cover_scan: bool = False) -> Path:
+    """``cover_scan``: a first page without a text layer (a scanned cover sheet) before the paper."""
+    pages = 3 + scanned_pages + cover_scan
     width, height = A4
     c = canvas.Canvas(str(path), pagesize=A4)
     c.setTitle("doi:" + doi)  # a metadata title that is not a title
     c.setAuthor("Ada Quill; Bo Renner")
+    if cover_scan:
+        _scan(c)
     # page 1: title, authors, abstract across the page, then two columns
     _furniture(c, 1, pages, doi)
     c.setFont("VeraBd", 17)
@@ -102,10 +114,8 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     _column(c, width / 2 + 10, height - 80, body[4:])
     c.showPage()
     # scanned pages: drawn shapes, no text
-    for k in range(scanned_pages):
-        c.setFillGray(0.5)
-        c.rect(80, 200, width - 160, height - 400, fill=1)
-        c.showPage()
+    for _ in range(scanned_pages):
+        _scan(c)
     # last page: the reference list
     _furniture(c, pages, pages)
     y = _column(c, 56, height - 80, [("h", "References")])

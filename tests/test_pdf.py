@@ -52,3 +52,10 @@ def test_pages_without_a_text_layer_are_named_and_a_scan_fails(tmp_path):
     report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
     assert report["failures"][0]["error"] == "no text layer on 5 of 8 page(s) (scanned?): run OCR first"
     assert report["formats"]["pdf"]["failed"] == 1
+
+
+def test_a_first_page_without_text_is_named_and_the_title_and_doi_are_found_after_it(tmp_path):
+    [rec] = read_file(make_paper_pdf(tmp_path / "cover.pdf", cover_scan=True))
+    assert rec["ingest"]["partial"] and "page(s) 1 have no text layer" in rec["ingest"]["partial_reason"]
+    assert rec["title"] == "Oxygen Vacancies Control the Band Gap of Sputtered Zinc Oxide Films"
+    assert rec["metadata"]["doi"] == DOI  # printed on the second page now

@@ -158,7 +158,8 @@ def _paper(pages: list[list[Line]], info: dict, warn) -> dict:
         if ln.page <= half:
             sizes[round(ln.size, 1)] += len(ln.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
-    first = [ln for ln in lines if ln.page == 1]
+    opening = min((ln.page for ln in lines), default=1)  # the first page with text (a scanned cover before it)
+    first = [ln for ln in lines if ln.page == opening]
     title_lines = _title(first, body)
     title = inline(" ".join(ln.text for ln in title_lines))
     meta_title = inline(info.get("Title"))
@@ -168,11 +169,11 @@ def _paper(pages: list[list[Line]], info: dict, warn) -> dict:
         title = first[0].text  # all one size: the first line, as a plain text file's title
     heads = {id(ln) for ln in title_lines}
     blocks = _blocks([ln for ln in lines if id(ln) not in heads], body)
-    sections, references, has_abstract = _sections(blocks, body)
+    sections, references, has_abstract = _sections(blocks, body, opening)
     # the paper's own words, without the halves of words broken at a line end
     vocab = Counter(w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text)))
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
-    first_pages = " ".join(ln.text for lines_ in pages[:2] for ln in lines_)  # running heads included
+    first_pages = " ".join(ln.text for lines_ in pages[:opening + 1] for ln in lines_)  # running heads included
     doi = info.get("doi") or info.get("DOI")
     if not doi:
         found = DOI_IN_TEXT.search(f"{info.get('Subject') or ''} {first_pages}")
@@ -245,7 +246,7 @@ def _is_heading(ln: Line, body: float) -> bool:
             or bool(_HEADING_WORDS.match(ln.text) and len(words) <= 5 and (ln.text.isupper() or ln.bold)))
 
 
-def _sections(blocks: list[Block], body: float) -> tuple[list[list], int, bool]:
+def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[list], int, bool]:
     """[heading, paragraphs] in order; the reference list and captions out. Returns (sections, reference
     entries dropped, abstract found)."""
     sections: list[list] = [["", []]]
@@ -263,7 +264,7 @@ def _sections(blocks: list[Block], body: float) -> tuple[list[list], int, bool]:
         if in_refs:
             references += max(1, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
             continue
-        if headed and len(sections) == 1 and block.lines[0].page == 1 and len(text.split()) < 25:
+        if headed and len(sections) == 1 and block.lines[0].page == opening and len(text.split()) < 25:
             continue  # front matter before the first heading: authors, affiliations, dates
         if _CAPTION.match(text):
             continue
