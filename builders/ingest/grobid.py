@@ -44,7 +44,7 @@ def _post(path: Path, url: str) -> bytes:
                 raise IngestError(f"GROBID answered HTTP {reply.status_code}: {reply.text[:200]}")
             if attempt == ATTEMPTS - 1:
                 raise IngestError(f"GROBID at {url} stayed busy (HTTP 503) after {ATTEMPTS} tries")
-        time.sleep(min(2 ** attempt, 30))
+        time.sleep(min(0.5 * 2 ** attempt, 30))
     raise IngestError("GROBID: no reply")  # not reached
 
 
