@@ -111,8 +111,8 @@ def list_files(url: str) -> list[str]:
 def _stamp(info: dict) -> str | None:
     tag = next((info[k] for k in ("ETag", "etag", "md5Hash", "version_id", "blob_id", "mtime", "LastModified",
                                   "last_modified", "Last-Modified", "updated", "created") if info.get(k)), None)
-    if tag is None and info.get("size") is None:
-        return None  # nothing that would change with the file: never trusted
+    if tag is None:
+        return None  # no version tag or time: a same-size edit would pass unseen, so never trusted
     return f"{info.get('size')}:{tag}"
 
 
