@@ -228,7 +228,7 @@ def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
                 out[-1][1].append(text)
     found = [[h, "\n\n".join(dict.fromkeys(paras))] for h, paras in out if paras]
     words = sum(len(t.split()) for _, t in found)
-    return found if words >= 0.8 * len(kept.split()) else []
+    return found if words >= 0.95 * len(kept.split()) else []  # only where it loses nothing
 
 
 def _sections(xml: str | None, title: str) -> list[list[str]]:
