@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 import reportlab
+from PIL import Image, ImageDraw
+from reportlab.lib.utils import ImageReader
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
@@ -74,10 +76,11 @@ def _column(c, x: float, y: float, items) -> float:
 
 
 def _scan(c) -> None:
+    """A page that is an image and nothing else, as a scanner makes it."""
     width, height = A4
-    c.setFillGray(0.5)
-    c.rect(80, 200, width - 160, height - 400, fill=1)  # shapes only, no text: as a page image would be
-    c.setFillGray(0)
+    image = Image.new("L", (120, 170), 200)
+    ImageDraw.Draw(image).rectangle([10, 10, 110, 40], fill=40)  # a "line of print" in the picture
+    c.drawImage(ImageReader(image), 40, 40, width - 80, height - 80)
     c.showPage()
 
 

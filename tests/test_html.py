@@ -50,3 +50,17 @@ def test_a_page_that_is_not_an_article_is_refused(tmp_path):
                                           "</body></html>", encoding="utf-8")
     [item] = read_file(tmp_path / "search.html")
     assert item["error"].startswith("not an article page")
+
+
+def test_charsets_line_breaks_and_pages_wrapped_in_a_form(tmp_path):
+    body = ("<h1>Heat of Fusion</h1><p>The melt reached 25 \u00b0C with \u00b1 2 K error<br>over runs of one "
+            "hour, in all of the runs we made for this short note on a salt.</p>")
+    (tmp_path / "latin.html").write_bytes(('<html><head><meta charset="iso-8859-1"><meta name="citation_title" '
+                                           f'content="Heat of Fusion"></head><body><article>{body}</article>'
+                                           '</body></html>').encode("latin-1"))
+    (tmp_path / "aspnet.html").write_text('<html><head><meta name="citation_title" content="Heat of Fusion">'
+                                          f'</head><body><form id="aspnetForm"><article>{body}</article></form>'
+                                          '</body></html>', encoding="utf-8")
+    for name in ("latin.html", "aspnet.html"):
+        [rec] = read_file(tmp_path / name)
+        assert "25 °C with ± 2 K error over runs" in rec["text"], name

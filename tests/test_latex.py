@@ -168,3 +168,36 @@ def test_macros_and_units(tmp_path, source, expected):
     (tmp_path / "p.tex").write_text("\\documentclass{article}\n" + source, encoding="utf-8")
     [rec] = read_file(tmp_path / "p.tex")
     assert rec["text"] == expected
+
+
+def test_inputs_that_real_sources_have(tmp_path):
+    """A main file reached through a link (a Hub cache), an archive whose figures outweigh the TeX limit, and an
+    author list with affiliation marks."""
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "snapshot").mkdir()
+    source = MAIN.replace("\\input{sections/method}", METHOD).replace(
+        "\\author{Ada Quill}", "\\author{Ada Quill$^{1,2}$, Cy Dorn\\textsuperscript{2}\\\\ University of Nowhere}")
+    (tmp_path / "blobs" / "abc123").write_text(source, encoding="utf-8")
+    (tmp_path / "snapshot" / "main.tex").symlink_to(tmp_path / "blobs" / "abc123")
+    [rec] = read_file(tmp_path / "snapshot" / "main.tex")
+    assert rec["metadata"]["authors"] == ["Ada Quill", "Cy Dorn", "Bo Renner"]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in (("main.tex", MAIN.encode()), ("sections/method.tex", METHOD.encode()),
+                           ("figures/big.eps", b"0" * (70 << 20))):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    (tmp_path / "big.tar.gz").write_bytes(buf.getvalue())
+    [rec] = read_file(tmp_path / "big.tar.gz")  # 70 MB of figure: only the TeX counts against the limit
+    check_paper(rec)
+
+
+def test_sources_that_would_grow_without_bound_are_refused(tmp_path):
+    macro = "\\w"
+    levels = ["\\newcommand{\\wa}{x x}"] + ["\\newcommand{" + macro + b + "}{" + (macro + a) * 50 + "}"
+                                                for a, b in zip("abcd", "bcde")]
+    (tmp_path / "bomb.tex").write_text("\\documentclass{article}\n" + "\n".join(levels)
+                                       + "\n\\begin{document}\\section{A}\\we\\end{document}\n")
+    [item] = read_file(tmp_path / "bomb.tex")  # 420 bytes that would be 20 MB
+    assert "grows without bound" in item["error"]

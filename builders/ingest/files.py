@@ -55,9 +55,11 @@ def iter_file(path: str, grobid_url: str | None = None) -> Iterator[dict]:
             data = Path(path).read_bytes()
             if fmt in ("xml", "jats", "elsevier"):
                 raws = read_xml(path, data, warn)
+            elif fmt == "html":
+                raws = read_html(data, warn)  # the page's own charset (a Latin-1 page keeps its ° and ±)
             else:
                 text = decode(data, warn)
-                reader = {"txt": read_txt, "md": read_md, "html": read_html}[fmt]
+                reader = {"txt": read_txt, "md": read_md}[fmt]
                 raws = reader(text, warn)
         for raw in raws:
             yield to_record(raw, path, fmt, warn, notes, partial)

@@ -16,6 +16,7 @@ import lxml.etree
 import lxml.html
 import trafilatura
 
+from .detect import decode
 from .text import IngestError, inline, split_list
 
 _REF_CONTAINER = re.compile(r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"
@@ -30,14 +31,18 @@ _NUMBERING = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\
 _CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|top of page|back to top|article tools|"
                      r"download pdf|cite this|share|permissions|metrics)$", re.I)
 _ARTICLE_LINK = re.compile(r"/doi/|doi\.org/10\.|/articles?/|/content/article", re.I)  # many: a list of papers
-_DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "form", "button", "svg", "iframe", "template", "menu",
+_DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "button", "svg", "iframe", "template", "menu",
               "figure", "figcaption", "table", "img", "math-display")
 
 
-def read_html(text: str, warn) -> Iterator[dict]:
-    try:  # bytes: an XHTML page declares its encoding, which lxml refuses on a str
-        tree = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"),
-                                             parser=lxml.html.HTMLParser(encoding="utf-8"))
+def read_html(page: str | bytes, warn) -> Iterator[dict]:
+    """``page``: the file's bytes (lxml reads the page's own charset) or text."""
+    if isinstance(page, bytes) and not re.search(rb"charset\s*=|encoding\s*=", page[:4096], re.I):
+        page = decode(page, warn)  # no charset declared: UTF-8 (libxml2 would guess Latin-1)
+    try:  # as bytes: an XHTML page declares its encoding, which lxml refuses on a str
+        data = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
+        tree = lxml.html.document_fromstring(data, parser=None if isinstance(page, bytes) else
+                                             lxml.html.HTMLParser(encoding="utf-8"))
     except (lxml.etree.ParserError, ValueError) as exc:
         raise IngestError(f"invalid HTML: {exc}") from None
     metas = _metas(tree)
@@ -62,7 +67,9 @@ def read_html(text: str, warn) -> Iterator[dict]:
         sections = [["Abstract", inline(abstract)]] + [s for s in sections if s[0].lower() != "abstract"]
     words = sum(len(s[1].split()) for s in sections)
     paragraphs = [p for s in sections for p in s[1].split("\n\n") if p.strip()]
-    listing = len({a.get("href") for a in tree.iter("a") if _ARTICLE_LINK.search(a.get("href") or "")}) >= 5
+    links = [a for a in tree.iter("a") if _ARTICLE_LINK.search(a.get("href") or "")]
+    linked = sum(len(a.text_content().split()) for a in links)
+    listing = len({a.get("href") for a in links}) >= 5 and linked > 0.3 * max(1, len(tree.text_content().split()))
     scholarly = any(k.startswith(("citation_", "dc.", "prism.")) for k in metas) or \
         (len(articles) == 1 and words >= 15)  # one <article>: a page of its own (a list has one per item)
     prose = words >= 150 and sum(len(p.split()) >= 20 for p in paragraphs) >= 2
@@ -156,6 +163,9 @@ def _clean(tree) -> int:
     for el in list(tree.iter(*_DROP_TAGS)):
         if el.getparent() is not None:
             _drop(el)
+    for form in list(tree.iter("form")):  # a search box goes; an ASP.NET page wraps its whole body in a form
+        if form.getparent() is not None and not any(True for _ in form.iter("p", "article", "main", "h2")):
+            _drop(form)
     for el in list(tree.iter("header", "footer")):
         inside = any(a.tag in ("article", "main") for a in el.iterancestors())
         if not inside and el.getparent() is not None:
@@ -235,6 +245,8 @@ def _sections(xml: str | None, title: str) -> list[list[str]]:
     if not xml:
         return []
     main = lxml.etree.fromstring(xml.encode()).find("main")
+    for lb in (main.iter("lb") if main is not None else []):  # "one line<br>next line": two words, not one
+        lb.tail = " " + (lb.tail or "")
     sections: list[list] = [["", []]]
 
     def walk(container) -> None:

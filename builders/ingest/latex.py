@@ -10,7 +10,6 @@ tables are removed (their captions too). Text is rendered by pylatexenc with **m
 from __future__ import annotations
 
 import gzip
-import io
 import posixpath
 import re
 import tarfile
@@ -46,27 +45,36 @@ def _decode(data: bytes, name: str, warn) -> str:
 
 
 def _sources(path: Path, warn) -> tuple[Callable[[str], str | None], str]:
-    """(load(name) -> text, main file name) from an archive or a file on disk."""
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+    """(load(name) -> text, main file name) from an archive or a file on disk. Archives are streamed: only
+    their TeX members are read, up to MAX_SOURCE_BYTES (figures may make an archive much larger)."""
+    with path.open("rb") as f:
+        head = f.read(512)
+    if head[:2] == b"\x1f\x8b":
+        with gzip.open(path, "rb") as gz:
+            inner = gz.read(512)
+        if _is_tar(inner):
+            return _from_tar(path, warn)
+        with gzip.open(path, "rb") as gz:  # arXiv gzips a lone .tex file without a tar around it
             data = gz.read(MAX_SOURCE_BYTES + 1)
         if len(data) > MAX_SOURCE_BYTES:
-            raise IngestError(f"archive unpacks to more than {MAX_SOURCE_BYTES >> 20} MB: not a paper's source")
-        if not _is_tar(data):  # arXiv gzips a lone .tex file without a tar around it
-            text = _decode(data, path.name, warn)
-            if not _is_main(text):
-                raise IngestError("a gzipped file with no \\documentclass: not a LaTeX paper")
-            return (lambda name: text if name == "main.tex" else None), "main.tex"
-    if _is_tar(data):
-        return _from_tar(data, warn)
-    text = _decode(data, path.name, warn)
+            raise IngestError(f"a gzipped file of more than {MAX_SOURCE_BYTES >> 20} MB: not a paper's source")
+        text = _decode(data, path.name, warn)
+        if not _is_main(text):
+            raise IngestError("a gzipped file with no \\documentclass: not a LaTeX paper")
+        return (lambda name: text if name == "main.tex" else None), "main.tex"
+    if _is_tar(head):
+        return _from_tar(path, warn)
+    if path.stat().st_size > MAX_SOURCE_BYTES:
+        raise IngestError(f"a .tex file of more than {MAX_SOURCE_BYTES >> 20} MB: not a paper's source")
+    text = _decode(path.read_bytes(), path.name, warn)
     if not _is_main(text):
         raise LatexFragment("a LaTeX file without \\documentclass (part of a paper?): read the main file, which "
                             "inputs it")
     folder = path.parent.resolve()
 
     def load(name: str) -> str | None:
+        if name == path.name:
+            return text  # as read (the path may be a link, e.g. into a Hub cache's blobs)
         target = (folder / name).resolve()
         if folder not in target.parents or not target.is_file():  # nothing above the paper's folder
             return None
@@ -78,11 +86,11 @@ def _is_tar(data: bytes) -> bool:
     return len(data) > 262 and data[257:262] == b"ustar"
 
 
-def _from_tar(data: bytes, warn) -> tuple[Callable[[str], str | None], str]:
+def _from_tar(path: Path, warn) -> tuple[Callable[[str], str | None], str]:
     texts: dict[str, str] = {}
     total = 0
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        for member in tar.getmembers():
+    with tarfile.open(path, "r|*") as tar:  # a stream: members in order, nothing kept but the TeX
+        for member in tar:
             name = posixpath.normpath(member.name)
             if not member.isfile() or not name.lower().endswith((".tex", ".bbl", ".ltx")) or name.startswith(".."):
                 continue
@@ -118,15 +126,18 @@ def _strip_comments(text: str) -> str:
     return _COMMENT_ENV.sub("", _IFFALSE.sub("", text))
 
 
-_INPUT = re.compile(r"\\(?:input|include|subfile)\s*(?:\{\s*([^{}]+?)\s*\}|\s([^\s{}\\]+))")
+_INPUT = re.compile(r"\\(?:input|include|subfile)(?:\s*\{([^{}]*)\}|\s+([^\s{}\\]+))")
 
 
 def _expand_inputs(load: Callable[[str], str | None], main: str, warn) -> str:
     base = posixpath.dirname(main)
+    size = [0]  # TeX read through inputs so far: a file input many times over is refused, not expanded
 
     def expand(name: str, text: str, stack: tuple[str, ...]) -> str:
         def one(m: re.Match) -> str:
-            wanted = (m[1] or m[2]).strip()
+            wanted = (m[1] or m[2] or "").strip()
+            if not wanted:
+                return ""
             for candidate in (wanted, f"{wanted}.tex"):
                 key = posixpath.normpath(posixpath.join(base, candidate))
                 if key in stack:
@@ -134,6 +145,9 @@ def _expand_inputs(load: Callable[[str], str | None], main: str, warn) -> str:
                     return ""
                 found = load(key)
                 if found is not None:
+                    size[0] += len(found)
+                    if size[0] > MAX_SOURCE_BYTES:
+                        raise IngestError(f"inputs expand to more than {MAX_SOURCE_BYTES >> 20} MB of TeX")
                     if len(stack) > _MAX_DEPTH:
                         warn(f"\\input{{{wanted}}}: nested too deep; left out")
                         return ""
@@ -208,8 +222,12 @@ def _expand_macros(text: str, macros: dict[str, str]) -> str:
     if not macros:
         return text
     pattern = re.compile(r"\\(" + "|".join(map(re.escape, sorted(macros, key=len, reverse=True))) + r")(?![A-Za-z])")
+    limit = 4 * len(text) + (1 << 20)
     for _ in range(4):  # macros defined through other macros
         text, n = pattern.subn(lambda m: macros[m[1]], text)
+        if len(text) > limit:  # macros that multiply: not a paper's text
+            raise IngestError("macro expansion grows without bound (macros that expand into many copies of "
+                              "themselves)")
         if not n:
             break
     return text
@@ -272,8 +290,8 @@ def _paper(preamble: str, body: str, warn) -> dict:
     if not sections:
         raise IngestError("no text in the LaTeX document body")
     title = _macro_arg(preamble + body, "title")
-    authors = [a for arg in _macro_args(preamble + body, "author") for a in re.split(r"\\and\b|,|\band\b",
-                                                                                     _no_thanks(arg))]
+    authors = [a for arg in _macro_args(preamble + body, "author")
+               for a in re.split(r"\\and\b|,|\band\b", _author_names(arg))]
     # the preamble only: a DOI in the body or the bibliography is another work's, and would become this id
     doi = _macro_arg(preamble, "doi") or (m[1] if (m := DOI_IN_TEXT.search(preamble)) else None)
     return {"format": "latex", "extractor": "latex/pylatexenc", "title": inline(_render(_no_thanks(title or ""))),
@@ -293,6 +311,12 @@ def _macro_args(text: str, name: str) -> list[str]:
 def _macro_arg(text: str, name: str) -> str | None:
     found = _macro_args(text, name)
     return found[0] if found else None
+
+
+def _author_names(arg: str) -> str:
+    """The names in an \\author argument: marks ($^{1,2}$, \\textsuperscript) and affiliation lines out."""
+    arg = re.sub(r"\$[^$]*\$|\\textsuperscript\s*\{[^{}]*\}", "", arg)
+    return _no_thanks(re.split(r"\\\\", arg, maxsplit=1)[0] if "\\\\" in arg else arg)
 
 
 def _no_thanks(text: str) -> str:
@@ -352,7 +376,18 @@ def _siunitx(text: str) -> str:
 
 _L2T = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
 _MARK = "\x01"  # where a citation was, until the spaces around it are tidied
-_AROUND_MARK = re.compile(r"[ \t\u00a0]*\x01+(?=[,.;:)\]]|\s|$)|\x01+")
+
+
+def _unmark(text: str) -> str:
+    """Citations out, and the spaces before them where punctuation or a space follows ("light [1]." ->
+    "light."); linear, whatever the text."""
+    parts = text.split(_MARK)
+    out = parts[0]
+    for part in parts[1:]:
+        if not part or part[0] in ",.;:)] \t\n":
+            out = out.rstrip(" \t\u00a0")
+        out += part
+    return out
 
 
 def _drop_commands(latex: str) -> str:
@@ -379,5 +414,5 @@ def _render(latex: str) -> str:
         text = _L2T.latex_to_text(latex)
     except Exception:  # a construct pylatexenc cannot take: the chunk's words, its commands dropped
         text = re.sub(r"\\[A-Za-z]+\*?|[{}]", " ", latex)
-    text = _AROUND_MARK.sub("", text).replace("\u00a0", " ")
-    return re.sub(r"\s*\(\s*\)", "", text)  # "(Fig. 2)" once the reference is gone
+    text = _unmark(text).replace("\u00a0", " ")
+    return re.sub(r" ?\(\s*\)", "", text)  # "(Fig. 2)" once the reference is gone

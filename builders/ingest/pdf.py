@@ -30,9 +30,13 @@ _HEADING_WORDS = re.compile(r"^(?:abstract|introduction|background|methods?|mate
 _NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+[A-Z]")
 _REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited)"
                          r"\s*$", re.I)
-_AFTER_REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:appendix|supplementary|supporting information)\b", re.I)
+_AFTER_REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:appendix|supplementary|supporting information|methods|"
+                               r"online methods|data availability|code availability|extended data)\b", re.I)
+_NUMBERING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*[.:|]", re.I)
-_BRACKET_CITE = re.compile(r"\s?\[\d+(?:\s*[,–-]\s*\d+)*\]")
+# numbered citations; not Miller indices ("[001]", "[110]": a leading zero or three digits of 0-2)
+_CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
+_BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
 
 
@@ -57,11 +61,14 @@ def read_pdf(path: str, warn) -> Iterator[dict]:
             for n, page in enumerate(pdf.pages, 1):
                 try:
                     lines = _lines(page, n)
+                    # an image and (almost) no text: a scanned page; a blank page or a drawing is not one
+                    if sum(len(ln.text) for ln in lines) < 20 and page.images:
+                        empty.append(n)
                 except Exception as exc:  # one bad page must not lose the others
                     warn(f"page {n}: no text extracted ({type(exc).__name__}: {exc})", True)
                     lines = []
-                if sum(len(ln.text) for ln in lines) < 20:
-                    empty.append(n)
+                finally:
+                    page.close()  # pdfplumber keeps every parsed page otherwise: memory grows with the PDF
                 pages.append(lines)
     except IngestError:
         raise
@@ -70,7 +77,7 @@ def read_pdf(path: str, warn) -> Iterator[dict]:
         if "Password" in name or "Encrypt" in name:
             raise IngestError("encrypted PDF (a password is needed)") from None
         raise IngestError(f"invalid PDF: {name}: {exc}") from None
-    if not pages or len(empty) > len(pages) / 2:
+    if not any(pages) or len(empty) > len(pages) / 2:
         raise IngestError(f"no text layer on {len(empty)} of {len(pages)} page(s) (scanned?): run OCR first")
     if empty:
         warn(f"page(s) {', '.join(map(str, empty))} have no text layer (scanned?): their text is missing", True)
@@ -83,6 +90,7 @@ def _lines(page, n: int) -> list[Line]:
     # 1.5 pt: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance
     words = page.extract_words(x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False,
                                use_text_flow=False)
+    words = [w for w in words if w.get("upright", True)]  # not rotated margin text (arXiv's stamp)
     if not words:
         return []
     mid = page.width / 2
@@ -173,15 +181,25 @@ def _paper(pages: list[list[Line]], info: dict, warn) -> dict:
     # the paper's own words, without the halves of words broken at a line end
     vocab = Counter(w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text)))
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
-    first_pages = " ".join(ln.text for lines_ in pages[:opening + 1] for ln in lines_)  # running heads included
+    # the paper's own DOI is printed in its front matter or a running head: not in the body, where a DOI is
+    # another work's (a dataset, a cited paper) and would become this paper's id
+    front = [ln for ln in first if not blocks or ln.top <= _first_heading_top(blocks, body, opening)]
+    heads = [ln for lines_ in pages[:opening + 1] for ln in lines_ if (ln.page, ln.top) in furniture]
     doi = info.get("doi") or info.get("DOI")
     if not doi:
-        found = DOI_IN_TEXT.search(f"{info.get('Subject') or ''} {first_pages}")
+        found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads)]))
         doi = found[1] if found else None
     return {"format": "pdf", "extractor": "pdf/pdfplumber", "title": title if len(title) <= MAX_TITLE_CHARS else "",
             "sections": [s for s in sections if s[1].strip()],
             "metadata": {"doi": doi, "authors": parse_authors(info.get("Author"))},
             "has_abstract": has_abstract, "references_dropped": references}
+
+
+def _first_heading_top(blocks: list["Block"], body: float, opening: int) -> float:
+    """Where the first section heading of the first text page stands (its whole height when it has none)."""
+    tops = [b.lines[0].top for b in blocks if b.lines[0].page == opening and len(b.lines) == 1
+            and _is_heading(b.lines[0], body) and not b.lines[0].text.lower().startswith("abstract")]
+    return min(tops, default=float("inf"))
 
 
 def _plausible_title(text: str) -> bool:
@@ -223,7 +241,7 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
                 and not (_is_heading(ln, body) or _is_heading(prev, body)))
         if same:
             blocks[-1].lines.append(ln)
-        elif prev is not None and prev.page != ln.page and blocks and _continues(blocks[-1], ln, body):
+        elif prev is not None and (prev.page, prev.column) != (ln.page, ln.column) and _continues(blocks[-1], ln, body):
             blocks[-1].lines.append(ln)  # a paragraph running on over a page or column break
         else:
             blocks.append(Block([ln]))
@@ -255,7 +273,9 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
     for block in blocks:
         text = block.text
         if len(block.lines) == 1 and _is_heading(block.lines[0], body):
-            in_refs = bool(_REFERENCES.match(text)) or (in_refs and not _AFTER_REFERENCES.match(text))
+            # the list ends at the next known section (Nature prints Methods after the references)
+            in_refs = bool(_REFERENCES.match(text)) or (in_refs and not (_AFTER_REFERENCES.match(text)
+                                                                          or _HEADING_WORDS.match(_NUMBERING.sub("", text))))
             if not in_refs:
                 heading = re.sub(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+", "", text)
                 has_abstract = has_abstract or heading.lower().startswith("abstract")
@@ -268,7 +288,7 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
             continue  # front matter before the first heading: authors, affiliations, dates
         if _CAPTION.match(text):
             continue
-        m = re.match(r"^(abstract|summary)\s*[:.—–-]?\s+", text, re.I)
+        m = re.match(r"^(?:(?i:abstract|summary)\s*[:.—–-]\s*|(?:ABSTRACT|SUMMARY)\s+)", text)
         if m and not has_abstract:  # "Abstract: We ..." run into its paragraph
             sections.append(["Abstract", [text[m.end():]]])
             has_abstract = True
