@@ -85,8 +85,9 @@ def _scan(c) -> None:
 
 
 def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", doi: str = DOI,
-                   cover_scan: bool = False) -> Path:
-    """``cover_scan``: a first page without a text layer (a scanned cover sheet) before the paper."""
+                   cover_scan: bool = False, methods_last: bool = False) -> Path:
+    """``cover_scan``: a first page without a text layer (a scanned cover sheet) before the paper;
+    ``methods_last``: a Methods section after the reference list, as some journals print it."""
     pages = 3 + scanned_pages + cover_scan
     width, height = A4
     c = canvas.Canvas(str(path), pagesize=A4)
@@ -126,6 +127,8 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     for ref in REFERENCES:
         c.drawString(56, y, ref)
         y -= 11
+    if methods_last:
+        _column(c, 56, y - 10, [("h", "Methods"), ("p", "Targets were cleaned in argon plasma for 10 min first.")])
     c.showPage()
     c.save()
     return path

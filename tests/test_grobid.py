@@ -91,8 +91,9 @@ def test_a_busy_grobid_is_asked_again_and_a_dead_one_fails_the_paper_not_the_run
         assert len(busy.requests) == 3  # two 503s, then the TEI
     finally:
         busy.close()
+    make_paper_pdf(papers / "second.pdf", doi="10.5555/imag.2031.043")
     summary = run_ingest([papers], tmp_path / "w2", grobid_url=busy.url)  # nothing listens there now
-    assert summary.counts["ok"] == 1 and summary.counts["failed"] == 1
+    assert summary.counts["ok"] == 1 and summary.counts["failed"] == 2  # the second fails at once
     report = json.loads((tmp_path / "w2" / "ingest_report.json").read_text())
     assert "cannot be reached" in report["failures"][0]["error"]
     assert main(["ingest", str(papers), "-o", str(tmp_path / "w3"), "--pdf-backend", "grobid"]) == 2

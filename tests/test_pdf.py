@@ -59,3 +59,10 @@ def test_a_first_page_without_text_is_named_and_the_title_and_doi_are_found_afte
     assert rec["ingest"]["partial"] and "page(s) 1 have no text layer" in rec["ingest"]["partial_reason"]
     assert rec["title"] == "Oxygen Vacancies Control the Band Gap of Sputtered Zinc Oxide Films"
     assert rec["metadata"]["doi"] == DOI  # printed on the second page now
+
+
+def test_a_section_after_the_reference_list_is_kept(tmp_path):
+    [rec] = read_file(make_paper_pdf(tmp_path / "nature.pdf", methods_last=True))
+    assert rec["sections"][-1] == {"heading": "Methods",
+                                   "text": "Targets were cleaned in argon plasma for 10 min first."}
+    assert rec["ingest"]["references_dropped"] == 6 and "Writer" not in rec["text"]

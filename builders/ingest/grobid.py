@@ -26,8 +26,14 @@ def read_grobid(path: str, warn, url: str) -> Iterator[dict]:
     yield tei_to_paper(_post(Path(path), url.rstrip("/")), warn)
 
 
+#: url -> when it last could not be reached: the next PDFs fail at once for a minute, not after 4 tries each
+_down: dict[str, float] = {}
+
+
 def _post(path: Path, url: str) -> bytes:
     endpoint = f"{url}/api/processFulltextDocument"
+    if time.monotonic() - _down.get(url, -1e9) < 60:
+        raise IngestError(f"GROBID at {url} cannot be reached (it was not a minute ago); is it running?")
     data = path.read_bytes()
     for attempt in range(ATTEMPTS):
         try:
@@ -35,6 +41,7 @@ def _post(path: Path, url: str) -> bytes:
                                data={"includeRawAffiliations": "0", "consolidateHeader": "0"}, timeout=TIMEOUT)
         except httpx.HTTPError as exc:
             if attempt == ATTEMPTS - 1:
+                _down[url] = time.monotonic()
                 raise IngestError(f"GROBID at {url} cannot be reached ({type(exc).__name__}); is it running?") \
                     from None
         else:
@@ -86,15 +93,17 @@ def tei_to_paper(tei: bytes, warn) -> dict:
 
 
 def _div(div, prefix: str) -> list[list[str]]:
+    """A div's section, then those of the divs inside it (GROBID nests an annex's sections in its div)."""
     head = div.find(f"{TEI}head")
     heading = inline(_text(head)) if head is not None else ""
     if prefix:
         heading = f"{prefix}: {heading}" if heading else prefix
+    nested = [s for child in div.findall(f"{TEI}div") for s in _div(child, prefix)]
     paras = [inline(_text(el)) for el in div if el.tag in (f"{TEI}p", f"{TEI}formula", f"{TEI}list")]
     # where a reference was: "water [12], yet" -> "water, yet"
     paras = [re.sub(r"\s+([,.;:])", r"\1", re.sub(r"\(\s*[,;]?\s*\)|\[\s*[,;]?\s*\]", "", p)) for p in paras]
     paras = [p for p in paras if p]
-    return [[heading, "\n\n".join(paras)]] if paras else []
+    return ([[heading, "\n\n".join(paras)]] if paras else []) + nested
 
 
 def _text(el) -> str:

@@ -274,10 +274,10 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
         text = block.text
         if len(block.lines) == 1 and _is_heading(block.lines[0], body):
             # the list ends at the next known section (Nature prints Methods after the references)
-            in_refs = bool(_REFERENCES.match(text)) or (in_refs and not (_AFTER_REFERENCES.match(text)
-                                                                          or _HEADING_WORDS.match(_NUMBERING.sub("", text))))
+            heading = _NUMBERING.sub("", text)
+            known = _AFTER_REFERENCES.match(text) or _HEADING_WORDS.match(heading)
+            in_refs = bool(_REFERENCES.match(text)) or (in_refs and not known)
             if not in_refs:
-                heading = re.sub(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+", "", text)
                 has_abstract = has_abstract or heading.lower().startswith("abstract")
                 sections.append([heading, []])
             continue
