@@ -75,10 +75,12 @@ def test_a_partial_read_is_marked_kept_out_of_publish_and_replaced_by_a_complete
     assert latest[pid]["ingest"]["partial"] is False and latest[pid]["source_path"].endswith("whole/article.xml")
     assert len(latest[pid]["text"]) > len(papers["article.xml"]["text"])
     assert any("replaces the partial record" in r.message for r in caplog.records)
-    # and a later run keeps the complete one: the partial copy is a duplicate now
-    summary = run_ingest([cut, whole], work)
-    assert summary.counts["replaced partial"] == 0 and not next(
-        r for r in iter_latest(work / "papers.jsonl") if r["id"] == pid)["ingest"]["partial"]
+    # and later runs keep the complete one: the partial copy is skipped, even where copies are kept or refused
+    for mode in ("skip", "keep", "error"):
+        summary = run_ingest([cut, whole], work, on_duplicate=mode)
+        assert summary.counts["replaced partial"] == 0 and summary.counts["duplicate"] == 0, mode
+    latest = list(iter_latest(work / "papers.jsonl"))
+    assert [r["ingest"]["partial"] for r in latest if r["id"].startswith(pid)] == [False]
 
 
 @pytest.mark.parametrize("name", ["jats_article.xml", "elsevier_article.xml", "article_page.html",

@@ -284,6 +284,10 @@ def _store(item: dict, writer: JsonlWriter, seen: _Seen, report: _Report) -> Non
         counts["ok"] += 1
         return
     kept, reason = dup
+    if _partial(item) and item["id"] in seen.ids and item["id"] not in seen.partial:
+        counts["skipped"] += 1  # a partial copy of a paper read whole: never stored again, never an error
+        report.note(item["source_path"], f"{item['id']}: a partial copy of the paper read from {kept}; skipped")
+        return
     entry = {"id": item["id"], "kept": kept, "duplicate": item["source_path"], "reason": reason}
     counts["duplicate"] += 1
     if report.on_duplicate == "keep":
