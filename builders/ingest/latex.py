@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 
 from pylatexenc.latex2text import LatexNodes2Text
 
+from .latex_units import group, siunitx
 from .text import DOI_IN_TEXT, IngestError, LatexFragment, inline
 
 MAX_SOURCE_BYTES = 64 << 20  # TeX read from one archive: more is not a paper (and guards against gzip bombs)
@@ -167,27 +168,6 @@ def _expand_inputs(load: Callable[[str], str | None], main: str, warn) -> str:
 
 # ---------------------------------------------------------------- macros
 
-def _group(text: str, start: int) -> tuple[str, int] | None:
-    """The balanced ``{...}`` opening at ``start`` (spaces before it allowed): (inside, index after it)."""
-    i = start
-    while i < len(text) and text[i] in " \t\n":
-        i += 1
-    if i >= len(text) or text[i] != "{":
-        return None
-    depth = 0
-    for j in range(i, len(text)):
-        c = text[j]
-        if c == "\\":
-            continue
-        if c == "{" and text[j - 1] != "\\":
-            depth += 1
-        elif c == "}" and text[j - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return text[i + 1:j], j + 1
-    return None
-
-
 #: redefined by classes and templates to change their looks; their meaning (the structure) stays ours
 _STRUCTURAL = {"section", "subsection", "subsubsection", "paragraph", "chapter", "part", "title", "author",
                "maketitle", "abstract", "appendix", "cite", "ref", "label", "caption", "item", "emph", "textbf"}
@@ -201,7 +181,7 @@ def _macros(text: str) -> dict[str, str]:
     for m in _DEFINE.finditer(text):
         if m[4] or (m[1] or m[2] or m[3]) in _STRUCTURAL:
             continue
-        body = _group(text, m.end())
+        body = group(text, m.end())
         if body is not None:
             found[m[1] or m[2] or m[3]] = body[0]
     return found
@@ -210,7 +190,7 @@ def _macros(text: str) -> dict[str, str]:
 def _drop_definitions(text: str) -> str:
     out, pos = [], 0
     for m in _DEFINE.finditer(text):
-        body = _group(text, m.end())
+        body = group(text, m.end())
         if body is None or m.start() < pos:
             continue
         out.append(text[pos:m.start()])
@@ -277,7 +257,7 @@ def _paper(preamble: str, body: str, warn) -> dict:
     appendix = body.find("\\appendix")
     heading, pos = "", 0
     for m in _SECTION.finditer(body):
-        arg = _group(body, m.end())
+        arg = group(body, m.end())
         if arg is None:
             continue
         sections.append([heading, _render(body[pos:m.start()])])
@@ -302,7 +282,7 @@ def _paper(preamble: str, body: str, warn) -> dict:
 def _macro_args(text: str, name: str) -> list[str]:
     out = []
     for m in re.finditer(r"\\" + name + r"\*?\s*(?:\[[^\]]*\])?(?=\s*\{)", text):
-        arg = _group(text, m.end())
+        arg = group(text, m.end())
         if arg is not None:
             out.append(arg[0])
     return out
@@ -321,57 +301,9 @@ def _author_names(arg: str) -> str:
 
 def _no_thanks(text: str) -> str:
     for name in ("thanks", "footnote", "inst", "affiliation", "email", "orcid"):
-        while (m := re.search(r"\\" + name + r"\s*(?=\{)", text)) and (arg := _group(text, m.end())):
+        while (m := re.search(r"\\" + name + r"\s*(?=\{)", text)) and (arg := group(text, m.end())):
             text = text[:m.start()] + text[arg[1]:]
     return text.replace("\\\\", " ")
-
-
-# siunitx: \SI{5}{\nano\meter} -> "5 nm", so that numbers keep their units for numeric validation
-_PREFIX = {"yocto": "y", "zepto": "z", "atto": "a", "femto": "f", "pico": "p", "nano": "n", "micro": "µ",
-           "milli": "m", "centi": "c", "deci": "d", "kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
-_UNIT = {"meter": "m", "metre": "m", "gram": "g", "second": "s", "kelvin": "K", "celsius": "°C",
-         "degreeCelsius": "°C", "electronvolt": "eV", "volt": "V", "ampere": "A", "hour": "h", "minute": "min",
-         "mole": "mol", "molar": "M", "pascal": "Pa", "watt": "W", "joule": "J", "hertz": "Hz", "tesla": "T",
-         "ohm": "Ω", "siemens": "S", "liter": "L", "litre": "L", "percent": "%", "angstrom": "Å", "coulomb": "C",
-         "farad": "F", "newton": "N", "bar": "bar", "degree": "°", "radian": "rad", "candela": "cd",
-         "becquerel": "Bq", "gray": "Gy", "henry": "H", "weber": "Wb", "lux": "lx", "dalton": "Da"}
-_SI = re.compile(r"\\(SI|qty|si|unit|num)\s*(?:\[[^\]]*\])?(?=\s*\{)")
-
-
-def _units(spec: str) -> str:
-    out, prefix = [], ""
-    for token in re.findall(r"\\([A-Za-z]+)|([^\\\s]+)", spec):
-        name, literal = token
-        if literal:
-            out.append(literal.replace("~", " ").replace(".", "·"))
-        elif name in _PREFIX:
-            prefix = _PREFIX[name]
-        elif name == "per":
-            out.append("/")
-        elif name in ("squared", "square"):
-            out.append("²")
-        elif name in ("cubed", "cubic"):
-            out.append("³")
-        else:
-            out.append(prefix + _UNIT.get(name, name))
-            prefix = ""
-    return re.sub(r"\s*/\s*", "/", " ".join(out)).replace(" ²", "²").replace(" ³", "³")
-
-
-def _siunitx(text: str) -> str:
-    while m := _SI.search(text):
-        first = _group(text, m.end())
-        if first is None:
-            return text
-        if m[1] in ("SI", "qty"):
-            second = _group(text, first[1])
-            value, end = (f"{first[0]} {_units(second[0])}", second[1]) if second else (first[0], first[1])
-        elif m[1] == "num":
-            value, end = first
-        else:
-            value, end = _units(first[0]), first[1]
-        text = text[:m.start()] + value + text[end:]
-    return text
 
 
 _L2T = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
@@ -395,7 +327,7 @@ def _drop_commands(latex: str) -> str:
     for m in _GONE_ARG.finditer(latex):
         if m.start() < pos:
             continue
-        arg = _group(latex, m.end())
+        arg = group(latex, m.end())
         out.append(latex[pos:m.start()])
         pos = arg[1] if arg else m.end()
     return _GONE.sub("", "".join(out) + latex[pos:])
@@ -409,7 +341,7 @@ def _render(latex: str) -> str:
     latex = _HREF.sub("", latex)  # \href{url}{text} -> {text} (pylatexenc's rule for it fails on some input)
     latex = _URL.sub(lambda m: m[1].replace("_", "\\_").replace("%", "\\%").replace("#", "\\#"), latex)
     latex = re.sub(r"\\xspace\b", "{}", latex)  # keeps the space after a macro that ends with it
-    latex = _CITE.sub(_MARK, _drop_commands(_siunitx(latex)))
+    latex = _CITE.sub(_MARK, _drop_commands(siunitx(latex)))
     try:
         text = _L2T.latex_to_text(latex)
     except Exception:  # a construct pylatexenc cannot take: the chunk's words, its commands dropped
