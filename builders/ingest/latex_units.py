@@ -25,7 +25,6 @@ def group(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-
 # siunitx: \SI{5}{\nano\meter} -> "5 nm", so that numbers keep their units for numeric validation
 _PREFIX = {"yocto": "y", "zepto": "z", "atto": "a", "femto": "f", "pico": "p", "nano": "n", "micro": "µ",
            "milli": "m", "centi": "c", "deci": "d", "kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
