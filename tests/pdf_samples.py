@@ -44,6 +44,10 @@ RIGHT = [
     ("p", "oxygen vacancy density rose; the \ufb01t of the"),
     ("p", "absorption edge gave a slope of 1.8."),
     ("gap", ""),
+    ("p", [("Like Ni", ""), ("12", "sub"), ("P", ""), ("5", "sub"), (" films", ""), ("7,8", "sup"), (", the", "")]),
+    ("p", [("gap tracks the 10", ""), ("18", "sup"), (" cm", ""), ("\u22123", "sup"), (" donors over 4 cm", ""),
+           ("2", "sup"), (".", ""), ("9\u201311", "sup")]),
+    ("gap", ""),
     ("h", "4. Conclusions"),
     ("p", "Vacancies set the gap of sputtered films,"),
     ("p", "so annealing tunes the optical window."),
@@ -70,9 +74,22 @@ def _column(c, x: float, y: float, items) -> float:
         c.setFont("VeraBd" if kind == "h" else "Vera", 11 if kind == "h" else 9)
         if kind == "h":
             y -= 6
-        c.drawString(x, y, text)
+        if isinstance(text, list):
+            _scripts(c, x, y, text)
+        else:
+            c.drawString(x, y, text)
         y -= 16 if kind == "h" else 12
     return y
+
+
+def _scripts(c, x: float, y: float, parts) -> None:
+    """A line with superscripts and subscripts, set smaller and raised or lowered as a typesetter does."""
+    for text, kind in parts:
+        size = 6 if kind else 9
+        rise = {"sup": 3.5, "sub": -2, "": 0}[kind]
+        c.setFont("Vera", size)
+        c.drawString(x, y + rise, text)
+        x += pdfmetrics.stringWidth(text, "Vera", size)
 
 
 def _scan(c) -> None:

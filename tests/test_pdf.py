@@ -37,6 +37,8 @@ def test_the_text_is_clean_and_in_reading_order(paper):
     assert "Lemaître and co-workers" in text  # a loose circumflex over a dotless i
     assert "vacancy concentrations change it by up to 0.2 eV." in text  # hyphen joined, citation gone
     assert "\ufb01" not in text and "\u02c6" not in text
+    # superscript citation marks go, exponents are written ^x, subscripts stay in their formula
+    assert "Like Ni12P5 films, the gap tracks the 10^18 cm^−3 donors over 4 cm^2." in text
     # the left column before the right one, each paragraph whole
     assert text.index("Films of 200 nm") < text.index("The gap fell from 3.30 eV") < text.index("Vacancies set")
     sections = {s["heading"]: s["text"] for s in paper["sections"]}

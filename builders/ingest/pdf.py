@@ -38,6 +38,9 @@ _CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s
 _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
+_SCRIPT_MARK = re.compile(r"(?:(?!0)\d{1,3}|[*†‡§¶‖a-f])(?:[,–-]?(?:(?!0)\d{1,3}|[*†‡§¶‖]))*,?")  # "7,8" "9–11" "1*"
+# a raised number after these is an exponent (cm², mol⁻¹), not a citation
+_UNITS = {"mol", "min", "eV", "keV", "MeV", "Pa", "kPa", "MPa", "GPa", "Hz", "kHz", "MHz", "GHz", "mL", "kJ", "kg"}
 
 
 @dataclass
@@ -90,7 +93,7 @@ def _lines(page, n: int) -> list[Line]:
     # 1.5 pt: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance
     words = page.extract_words(x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False,
                                use_text_flow=False)
-    words = [w for w in words if w.get("upright", True)]  # not rotated margin text (arXiv's stamp)
+    words = _join_scripts([w for w in words if w.get("upright", True)])  # not rotated margin text (arXiv's)
     if not words:
         return []
     mid = page.width / 2
@@ -121,6 +124,44 @@ def _lines(page, n: int) -> list[Line]:
                               min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
                               column, part))
     return _reading_order(lines, page.height)
+
+
+def _join_scripts(words: list[dict]) -> list[dict]:
+    """pdfplumber cuts a word where the font size changes, so a superscript or subscript set against a word
+    is a word of its own, on a baseline of its own. Join them back: a citation or footnote mark goes
+    ("films⁷˒⁸," -> "films,"), an exponent is written ^x ("cm^−3"), a subscript joins its formula ("Ni12P5")."""
+    ends: dict[int, list[dict]] = {}
+    for w in words:
+        ends.setdefault(round(w["x1"]), []).append(w)
+    chain_of: dict[int, list[dict]] = {}
+    chains: list[list[dict]] = []
+    for w in sorted(words, key=lambda w: w["x0"]):
+        x = round(w["x0"])
+        left = next((v for k in (x, x - 1, x + 1, x - 2) for v in ends.get(k, ()) if id(v) in chain_of
+                     and -1 <= w["x0"] - v["x1"] <= 1.5 and v["top"] < w["bottom"] and w["top"] < v["bottom"]
+                     and chain_of[id(v)][-1] is v), None)
+        chain = chain_of[id(left)] if left is not None else []
+        if not chain:
+            chains.append(chain)
+        chain.append(w)
+        chain_of[id(w)] = chain
+    return [_script_word(c) if len(c) > 1 else c[0] for c in chains]
+
+
+def _script_word(parts: list[dict]) -> dict:
+    base = max(parts, key=lambda w: w["size"])
+    text = ""
+    for w in parts:
+        small = w["size"] < 0.85 * base["size"]
+        if small and w["bottom"] < base["bottom"] - 0.15 * base["size"]:  # raised: a mark or an exponent
+            unit = re.search(r"[^\W\d_]*$", text)[0]
+            if not text or _SCRIPT_MARK.fullmatch(w["text"]) and not text[-1:].isdigit() and (
+                    len(unit) > 2 and unit not in _UNITS or not unit):  # "ᵃUniversity", "films⁷˒⁸", "Ball¹*"
+                continue
+            text += "^" + w["text"]
+        else:  # a subscript, or the same line in another font
+            text += w["text"]
+    return {**base, "text": text, "x0": parts[0]["x0"], "x1": parts[-1]["x1"]}
 
 
 def _reading_order(lines: list[Line], height: float) -> list[Line]:
