@@ -19,11 +19,24 @@ def sciqag(*args, cwd, env=None, timeout=1500):
                           capture_output=True, text=True, timeout=timeout)
 
 
+# `sciqag run`, then which training libraries the process imported: DeepSpeed and TRL take seconds to import
+# and only `sciqag train` needs them (PEFT is not checked: sentence-transformers imports transformers' trainer
+# utilities, which import it wherever it is installed)
+RUN_AND_LIST_TRAINING_IMPORTS = """import sys
+from sciqag_dataset.cli import main
+status = main(["run"])
+print("training libraries imported:", sorted({"deepspeed", "trl"} & set(sys.modules)))
+sys.exit(status)
+"""
+
+
 def test_run_on_the_embedded_default(tmp_path):
     env = {**os.environ, "OPENAI_API_KEY": "sk-never-written-anywhere-0123456789abcdef"}
     # README's command: no config, no endpoint; the embedded local model serves teacher and generator
-    proc = sciqag("run", cwd=tmp_path, env=env)
+    proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_TRAINING_IMPORTS], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "training libraries imported: []" in proc.stdout
     work = tmp_path / "sciqag_work"
     out = work / "dataset"
     assert "Published" in proc.stdout

@@ -115,18 +115,6 @@ def test_llama_cpp_serves_the_packaged_model_to_the_one_client(tmp_path):
     assert reply.completion_tokens > 0 and reply.prompt_tokens > 0
 
 
-@pytest.mark.e2e
-def test_a_run_that_does_not_train_imports_no_training_library(tmp_path):
-    """DeepSpeed and TRL take seconds to import and are needed only by `sciqag train`. (PEFT is not checked:
-    sentence-transformers imports transformers' trainer utilities, which import it wherever it is installed.)"""
-    _released_papers(tmp_path / "papers.jsonl")
-    script = (f"import sys\nfrom sciqag_dataset.cli import main\n"
-              f"status = main(['run', '--work', {str(tmp_path / 'work')!r}, '--inputs', "
-              f"{str(tmp_path / 'papers.jsonl')!r}, '-n', '3'])\n"
-              "print('status', status, 'training:', sorted({'deepspeed', 'trl'} & set(sys.modules)))")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900)
-    assert "status 0 training: []" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
-
 
 # --- the embedded profile ----------------------------------------------------------------------------
 # our own text, about a made-up experiment
