@@ -27,11 +27,13 @@ def test_every_record_carries_its_quality_signals_and_the_report_counts_them_per
     src.mkdir()
     for name in ("jats_article.xml", "zeolite_adsorption.txt", "perovskite_notes.md"):
         shutil.copy(FIX / name, src / name)
-    (src / "broken.xml").write_text("<article><front>", encoding="utf-8")
+    (src / "broken.xml").write_text("<article><front>", encoding="utf-8")  # found to be JATS, then fails
+    (src / "empty.tex").write_text("", encoding="utf-8")  # fails before its content says anything
     run_ingest([src], tmp_path / "work")
     formats = json.loads((tmp_path / "work" / "ingest_report.json").read_text())["formats"]
+    # a file that fails counts on the row its papers would have: one row per kind of file
     assert {f: (c["ok"], c["partial"], c["failed"]) for f, c in formats.items()} == {
-        "jats": (1, 0, 0), "md": (1, 0, 0), "txt": (1, 0, 0), "xml": (0, 0, 1)}
+        "jats": (1, 0, 1), "latex": (0, 0, 1), "md": (1, 0, 0), "txt": (1, 0, 0)}
 
 
 def test_a_partial_read_is_marked_kept_out_of_publish_and_replaced_by_a_complete_copy(tmp_path, caplog):

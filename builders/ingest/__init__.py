@@ -155,7 +155,8 @@ class _Report:
     def paper(self, rec: dict) -> None:
         """Every paper this run met (stored, resumed or a duplicate), for the per-format table."""
         quality = rec.get("ingest") or {}
-        by = self.formats.setdefault(rec.get("source_format") or "?", Counter())
+        fmt = rec.get("source_format") or "?"
+        by = self.formats.setdefault("json" if fmt == "sciqag-json" else fmt, Counter())  # a row per file type
         by["partial" if quality.get("partial") else "ok"] += 1
         by["words"] += quality.get("words") or 0
 
@@ -164,7 +165,8 @@ class _Report:
         log.warning("%s: %s", path, message)
 
     def fail(self, item: dict) -> None:
-        self.formats.setdefault(format_of_name(item.get("path") or ""), Counter())["failed"] += 1
+        fmt = item.get("format") or format_of_name(item.get("path") or "")
+        self.formats.setdefault(fmt, Counter())["failed"] += 1
         self.failures.append(item)
         self.summary.counts[runner.FAILED] += 1
         log.warning("%s: %s", item["path"], item["error"])

@@ -40,6 +40,7 @@ def iter_file(path: str, grobid_url: str | None = None) -> Iterator[dict]:
         notes.clear()
         partial.clear()
 
+    fmt = None
     try:
         fmt = detect_format(path)
         if fmt == "txt" and Path(path).suffix.lower() not in (".txt", ".text"):
@@ -67,13 +68,19 @@ def iter_file(path: str, grobid_url: str | None = None) -> Iterator[dict]:
     except LatexFragment as exc:  # not a failure: its paper is read through the main file
         yield {"path": path, "warning": str(exc)}
     except IngestError as exc:
-        yield {"path": path, "error": str(exc)}
+        yield _failure(path, fmt, str(exc))
     except OSError as exc:
-        yield {"path": path, "error": f"cannot read: {exc.strerror or exc}"}
+        yield _failure(path, fmt, f"cannot read: {exc.strerror or exc}")
     except Exception as exc:  # a parser bug on one odd file must not stop the batch
         log.exception("unexpected error reading %s", path)
-        yield {"path": path, "error": f"unexpected {type(exc).__name__}: {exc}"}
+        yield _failure(path, fmt, f"unexpected {type(exc).__name__}: {exc}")
     yield from flush()
+
+
+def _failure(path: str, fmt: str | None, error: str) -> dict:
+    """``format``: what the content was found to be (a JATS file that fails counts on the jats row, as its
+    papers do), absent when the failure came first."""
+    return {"path": path, "error": error, **({"format": fmt} if fmt else {})}
 
 
 #: Folder documentation, not papers: skipped (with a note) when walking a directory, read if named.
