@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sciqag_dataset.builders.ingest import read_file, run_ingest
+from sciqag_dataset.jsonl import iter_latest
 
 MAIN = r"""\documentclass[twocolumn]{revtex4-2}
 \usepackage{amsmath,siunitx}
@@ -133,6 +134,28 @@ def test_a_missing_input_makes_the_paper_partial_and_nothing_outside_its_folder_
     [rec] = read_file(tmp_path / "paper" / "main.tex")
     assert "TOP SECRET" not in rec["text"]
     assert rec["ingest"]["partial"] is True and "sections/missing" in rec["ingest"]["partial_reason"]
+
+
+def test_a_partial_read_without_a_doi_is_replaced_by_its_complete_copy(tmp_path):
+    """No DOI: the two reads have different sha- ids; the title and the opening words tell they are one paper."""
+    cut = archive(tmp_path / "v1.tar.gz", {"main.tex": MAIN})  # sections/method.tex missing
+    whole = archive(tmp_path / "v2.tar.gz", {"main.tex": MAIN, "sections/method.tex": METHOD})
+    work = tmp_path / "work"
+    run_ingest([cut], work)
+    [partial] = iter_latest(work / "papers.jsonl")
+    assert partial["ingest"]["partial"] and partial["id"].startswith("sha-")
+    summary = run_ingest([cut, whole], work)
+    assert summary.counts["replaced partial"] == 1
+    latest = {r["id"]: r for r in iter_latest(work / "papers.jsonl")}
+    assert latest[partial["id"]]["status"] == "removed"  # drops out of every later stage
+    [complete] = [r for r in latest.values() if r.get("status") != "removed"]
+    assert complete["source_path"].endswith("v2.tar.gz") and not complete["ingest"]["partial"]
+    assert "hot injection" in complete["text"]
+    # later runs, and a run that meets the whole paper first, never store the partial copy
+    assert run_ingest([cut, whole], work).counts["ok"] == 0
+    summary = run_ingest([whole, cut], tmp_path / "other")
+    assert summary.counts["ok"] == 1 and summary.counts["skipped"] == 1
+    assert [r["source_path"] for r in iter_latest(tmp_path / "other" / "papers.jsonl")] == [str(whole)]
 
 
 def test_archives_that_are_not_papers_fail_with_a_reason(tmp_path):

@@ -23,6 +23,8 @@ extension are recognised by content alone. A format whose library is missing fai
 to install (``readers.py``). Every record carries an ``ingest`` column: the extractor, words, sections,
 whether an abstract was found, references dropped, ``partial`` (read in part: recovered XML, missing
 inputs) with its reason, and the reader's warnings; the report counts papers ok/partial/failed per format.
+A complete read replaces a partial one: the same id, or (no DOI) the same title and opening words; the
+partial record then gets a ``removed`` line. A partial copy of a paper already read whole is skipped.
 Ids are stable: ``doi-<slug>`` from the DOI, else ``sha-`` +
 16 hex of the SHA-256 of the normalised text. ``run_ingest`` appends to ``WORK/papers.jsonl`` and
 rewrites ``WORK/ingest_report.json`` on every run: ``{"counts", "failures": [{path, error}], "duplicates":
@@ -72,6 +74,17 @@ def _partial(rec: dict) -> bool:
     return bool((rec.get("ingest") or {}).get("partial"))
 
 
+def _lead(rec: dict) -> str | None:
+    """The paper's title and the start of its text: what a partial read (a truncated download, a missing
+    page or \\input further on) shares with the whole paper when no DOI gives both one id. None when the
+    title is too short to tell papers apart."""
+    title = " ".join(re.findall(r"\w+", (rec.get("title") or "").lower()))
+    words = re.findall(r"\w+", (rec.get("text") or "").lower())
+    if len(title.split()) < 4 or len(words) < 20:
+        return None
+    return title + "\n" + " ".join(words[:20])
+
+
 class _Seen:
     """Ids and hashes already stored or met in this run, and what earlier runs stored per source."""
 
@@ -82,6 +95,7 @@ class _Seen:
         # file holding the same id twice resumes both, and what is left unconsumed its source no longer yields
         self.stored: dict[str, dict[str, list[tuple[str, str]]]] = {}
         self.partial: set[str] = set()  # ids stored from a partial read: a complete copy replaces them
+        self.leads: dict[str, str] = {}  # title and first words -> id, to find a partial read's whole paper
         latest: dict[str, dict] = {}
         for rec in read_jsonl(out):
             if "id" in rec:
@@ -90,8 +104,7 @@ class _Seen:
             if rec.get("status") in (runner.FAILED, REMOVED):
                 continue
             self.ids.setdefault(rec["id"], rec.get("source_path") or "")
-            if _partial(rec):
-                self.partial.add(rec["id"])
+            self._lead(rec)
             if rec.get("content_hash"):
                 self.hashes.setdefault(rec["content_hash"], rec.get("source_path") or "")
             by_id = self.stored.setdefault(path_key(rec.get("source_path") or ""), {})
@@ -123,14 +136,25 @@ class _Seen:
         """A complete read of a paper stored so far only from a partial one (same id)."""
         return rec["id"] in self.partial and not _partial(rec)
 
+    def same_paper(self, rec: dict) -> str | None:
+        """The id of another record with this paper's title and opening (a partial read's other copy)."""
+        other = self.leads.get(_lead(rec) or "")
+        return other if other != rec["id"] else None
+
+    def _lead(self, rec: dict) -> None:
+        if _partial(rec):
+            self.partial.add(rec["id"])
+        key = _lead(rec)
+        if key and (key not in self.leads or self.leads[key] in self.partial and not _partial(rec)):
+            self.leads[key] = rec["id"]  # the whole paper's id wins over a partial read's
+
     def add(self, rec: dict, replace: bool = False) -> None:
         if replace:
             self.ids[rec["id"]] = rec["source_path"]
             self.partial.discard(rec["id"])
         self.ids.setdefault(rec["id"], rec["source_path"])
         self.hashes.setdefault(rec["content_hash"], rec["source_path"])
-        if _partial(rec):
-            self.partial.add(rec["id"])
+        self._lead(rec)
 
     def free_id(self, base: str) -> str:
         n = 2
@@ -279,6 +303,22 @@ def _store(item: dict, writer: JsonlWriter, seen: _Seen, report: _Report) -> Non
         seen.add(item, replace=True)
         counts["replaced partial"] += 1
         report.note(item["source_path"], f"{item['id']}: replaces the partial record read from {dup[0]}")
+        return
+    other = seen.same_paper(item) if dup is None else None
+    if other in seen.partial and not _partial(item):  # the whole paper, under another (sha-) id
+        seen.add(item)
+        writer.write(item)
+        writer.write({"id": other, "status": REMOVED, "source_path": seen.ids[other],
+                      "reason": f"replaced by the complete read {item['id']} from {item['source_path']}"})
+        seen.partial.discard(other)
+        counts["replaced partial"] += 1
+        report.note(item["source_path"], f"{item['id']}: replaces the partial record {other} read from "
+                                         f"{seen.ids[other]}")
+        return
+    if other is not None and _partial(item):
+        counts["skipped"] += 1
+        report.note(item["source_path"], f"{item['id']}: a partial copy of {other}, read whole from "
+                                         f"{seen.ids[other]}; skipped")
         return
     if dup is None:
         seen.add(item)
