@@ -16,13 +16,16 @@ import tarfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from pylatexenc.latex2text import LatexNodes2Text
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
+from .latex_cites import bibliography, resolve_cites
+from .latex_refs import FIGURE_ENVS, TABLE_ENVS, number_labels, resolve_refs
 from .latex_units import group, siunitx
 from .text import DOI_IN_TEXT, IngestError, LatexFragment, inline
 
 MAX_SOURCE_BYTES = 64 << 20  # TeX read from one archive: more is not a paper (and guards against gzip bombs)
 _MAX_DEPTH = 12
+_SOURCE_SUFFIXES = (".tex", ".bbl", ".bib", ".ltx")  # what an archive is read for: TeX and its bibliography
 
 
 def read_latex(path: str, warn) -> Iterator[dict]:
@@ -32,7 +35,7 @@ def read_latex(path: str, warn) -> Iterator[dict]:
     macros = _macros(preamble + body)
     body = _expand_macros(_drop_definitions(body), macros)
     preamble = _expand_macros(preamble, macros)
-    yield _paper(preamble, body, warn)
+    yield _paper(preamble, body, bibliography(body, files, main))
 
 
 # ---------------------------------------------------------------- finding the source
@@ -93,7 +96,7 @@ def _from_tar(path: Path, warn) -> tuple[Callable[[str], str | None], str]:
     with tarfile.open(path, "r|*") as tar:  # a stream: members in order, nothing kept but the TeX
         for member in tar:
             name = posixpath.normpath(member.name)
-            if not member.isfile() or not name.lower().endswith((".tex", ".bbl", ".ltx")) or name.startswith(".."):
+            if not member.isfile() or not name.lower().endswith(_SOURCE_SUFFIXES) or name.startswith(".."):
                 continue
             if posixpath.basename(name).startswith("._") or name.startswith("__MACOSX/"):
                 continue  # macOS resource forks, not sources
@@ -223,8 +226,7 @@ def _split_document(source: str) -> tuple[str, str]:
     return source[:begin], source[begin + len("\\begin{document}"):end if end >= 0 else None]
 
 
-_DROP_ENVS = ("figure", "figure*", "table", "table*", "wrapfigure", "wraptable", "sidewaysfigure",
-              "sidewaystable", "thebibliography", "filecontents", "filecontents*", "tikzpicture", "SCfigure")
+_DROP_ENVS = (*FIGURE_ENVS, *TABLE_ENVS, "thebibliography", "filecontents", "filecontents*", "tikzpicture")
 _DROP_ENV = re.compile(r"\\begin\{(" + "|".join(map(re.escape, _DROP_ENVS)) + r")\}.*?\\end\{\1\}", re.S)
 _ABSTRACT_ENV = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.S)
 _SECTION = re.compile(r"\\(part|chapter|section|subsection|subsubsection)\*?\s*(?:\[[^\]]*\])?(?=\s*\{)")
@@ -242,9 +244,11 @@ _CITE = re.compile(r"(?:\b(?:Figs?\.?|Figures?|Eqs?\.?|Equations?|Tables?|Tabs?\
                    r"(?:\[[^\]]*\]\s*){0,2}\{[^{}]*\}")
 
 
-def _paper(preamble: str, body: str, warn) -> dict:
+def _paper(preamble: str, body: str, bib: tuple[dict, int]) -> dict:
     references = sum(len(re.findall(r"\\bibitem\b", m[0])) for m in re.finditer(
-        r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}", body, re.S))
+        r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}", body, re.S)) or bib[1]
+    # "Fig.~\\ref{f}" -> "Fig.~1" (before the figures go), "\\citet{s}" -> "Smith et~al. (2016)"
+    body = resolve_cites(resolve_refs(body, number_labels(body)), bib[0])
     abstract = _ABSTRACT_ENV.search(body) or _ABSTRACT_ENV.search(preamble)
     body = _DROP_ENV.sub("", _ABSTRACT_ENV.sub("", body))
     sections = []
@@ -306,7 +310,15 @@ def _no_thanks(text: str) -> str:
     return text.replace("\\\\", " ")
 
 
-_L2T = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
+def _context():
+    """pylatexenc's macros, plus font commands whose text it drops (``\\texttt{astropy.io}``)."""
+    db = get_default_latex_context_db()  # a new copy on every call
+    db.add_context_category("sciqag-fonts", prepend=True, macros=[
+        MacroTextSpec(name, "%s") for name in ("texttt", "textsf", "textup", "textmd", "mbox")])
+    return db
+
+
+_L2T = LatexNodes2Text(latex_context=_context(), math_mode="verbatim", strict_latex_spaces=False)
 _MARK = "\x01"  # where a citation was, until the spaces around it are tidied
 
 

@@ -1,0 +1,87 @@
+"""LaTeX cross-references resolved to the numbers LaTeX would print: "as shown in Fig.~\\ref{f}" reads "as
+shown in Fig. 1", not "as shown in,". Figures, tables, equations (each numbered line of an align) and
+sections are counted in document order, as the standard classes count them (one sequence each, sections
+hierarchical, appendix sections lettered). A label this cannot number is left to the caller, who drops it."""
+from __future__ import annotations
+
+import re
+
+#: floats, each numbered in its own sequence (AASTeX's deluxetable and the rotated kinds are tables too)
+FIGURE_ENVS = ("figure", "figure*", "wrapfigure", "sidewaysfigure", "SCfigure")
+TABLE_ENVS = ("table", "table*", "wraptable", "sidewaystable", "deluxetable", "deluxetable*", "longtable",
+              "longtable*", "rotatetable", "rotatetable*", "longrotatetable", "splitdeluxetable", "splitdeluxetable*")
+_MULTILINE = ("align", "gather", "multline", "eqnarray", "flalign", "alignat")
+_KIND = {**{e: "figure" for e in FIGURE_ENVS}, **{e: "table" for e in TABLE_ENVS}, "equation": "equation",
+         **{e: "equation" for e in _MULTILINE}}
+_ENV_NAMES = "|".join(re.escape(e) for e in sorted(_KIND, key=len, reverse=True))
+_TOKEN = re.compile(r"\\begin\{(?P<begin>" + _ENV_NAMES + r")\}|\\end\{(?P<end>" + _ENV_NAMES + r")\}"
+                    r"|\\(?P<section>section|subsection|subsubsection)(?P<star>\*?)\s*(?:\[[^\]]*\])?\s*\{"
+                    r"|\\(?P<appendix>appendix)(?![A-Za-z])|\\label\s*\{(?P<label>[^{}]*)\}"
+                    r"|(?P<newline>\\\\)|\\(?P<nonumber>nonumber|notag)(?![A-Za-z])"
+                    r"|\\begin\{(?P<inner>[^{}]*)\}|\\end\{(?P<outer>[^{}]*)\}")  # matrices, cases: rows are not lines
+_NEAR_HEADING = 300  # characters: a label further from its heading may be a theorem's or a list item's
+_NAMES = {"figure": "Fig.", "table": "Table", "equation": "Eq.", "section": "Sec."}
+_REF = re.compile(r"\\(?P<cmd>ref|eqref|autoref|cref|Cref|labelcref|subref)\*?\s*\{(?P<labels>[^{}]*)\}")
+
+
+def number_labels(body: str) -> dict[str, tuple[str, str]]:
+    """label -> (kind, number) for the labels of a document body, in LaTeX's own numbering."""
+    labels: dict[str, tuple[str, str]] = {}
+    counts = {"figure": 0, "table": 0, "equation": 0}
+    sections, appendix = [0, 0, 0], False
+    env: str | None = None  # the counted environment we are in
+    numbered_line, line_start, nested = True, 0, 0
+    here: tuple[str, str] | None = None  # the section a \label right after its heading names
+    here_at = 0
+    for m in _TOKEN.finditer(body):
+        if here and m.start() - here_at > _NEAR_HEADING:
+            here = None
+        if m["begin"] and env is None:
+            env = m["begin"]
+            counts[_KIND[env]] += 1
+            numbered_line, line_start, nested = True, m.end(), 0
+        elif m["end"] and env is not None and m["end"] == env:
+            if env in _MULTILINE and numbered_line and not body[line_start:m.start()].strip():
+                counts["equation"] -= 1  # a trailing \\ opens no numbered line
+            env = None
+        elif m["inner"] is not None or m["begin"]:
+            nested += 1
+        elif m["outer"] is not None or m["end"]:
+            nested = max(0, nested - 1)
+        elif m["section"] and env is None and not m["star"]:
+            depth = ("section", "subsection", "subsubsection").index(m["section"])
+            sections[depth] += 1
+            sections[depth + 1:] = [0] * (2 - depth)
+            head = chr(ord("A") + sections[0] - 1) if appendix else str(sections[0])
+            here, here_at = ("section", ".".join([head, *map(str, sections[1:depth + 1])])), m.start()
+        elif m["appendix"]:
+            appendix, sections = True, [0, 0, 0]
+        elif m["newline"] and env in _MULTILINE and not nested:
+            counts["equation"] += 1  # the next line's number, until a \nonumber takes it back
+            numbered_line, line_start = True, m.end()
+        elif m["nonumber"] and env in _MULTILINE and numbered_line:
+            counts["equation"] -= 1  # this line has no number; the next one takes it
+            numbered_line = False
+        elif m["label"] is not None:
+            kind = _KIND.get(env or "")
+            if kind in ("figure", "table") or kind and numbered_line:
+                labels[m["label"]] = (kind, str(counts[kind]))
+            elif not env and here:
+                labels[m["label"]], here = here, None
+    return labels
+
+
+def resolve_refs(latex: str, labels: dict[str, tuple[str, str]]) -> str:
+    """``\\ref``, ``\\eqref``, ``\\autoref``, ``\\cref`` to labels that were numbered become their numbers;
+    the others stay for the caller to drop."""
+    def one(m: re.Match) -> str:
+        found = [labels.get(name.strip()) for name in m["labels"].split(",")]
+        if not found or None in found:
+            return m[0]
+        if m["cmd"] == "eqref":
+            return ", ".join(f"({n})" for _, n in found)
+        numbers = ", ".join(f"({n})" if kind == "equation" and m["cmd"] != "ref" else n for kind, n in found)
+        if m["cmd"] in ("autoref", "cref", "Cref"):  # these print the kind's name too
+            return f"{_NAMES[found[0][0]]}~{numbers}"
+        return numbers
+    return _REF.sub(one, latex)
