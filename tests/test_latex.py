@@ -207,9 +207,11 @@ d &= e \label{eq:last}
 \begin{figure}\caption{Setup.}\label{fig:setup}\end{figure}
 \begin{table}\caption{Rates.}\label{tab:rates}\end{table}
 \subsection{Limits}\label{sec:limits}
+\begin{lemma}\label{lem:bound}Rates are bounded.\end{lemma}
+{\bf Fast limit.} \label{par:fast} Rates saturate.
 As shown in Fig.~\ref{fig:setup} and Table~\ref{tab:rates}, Eq.~\eqref{eq:rate} and Eqs.~(\ref{eq:balance}) and
 \eqref{eq:last} hold (Sec.~\ref{sec:limits}; \cref{app:fit}); see also \autoref{fig:setup}, the code in
-\texttt{kinetics.fit}, and Fig.~\ref{fig:nowhere}.
+\texttt{kinetics.fit}, the limit in \S\ref{par:fast}, Lemma~\ref{lem:bound} and Fig.~\ref{fig:nowhere}.
 \appendix
 \section{Fit}\label{app:fit}
 Least squares, as in Sec.~\ref{sec:model}.
@@ -218,14 +220,17 @@ Least squares, as in Sec.~\ref{sec:model}.
     (tmp_path / "p.tex").write_text(source, encoding="utf-8")
     [rec] = read_file(tmp_path / "p.tex")
     assert ("As shown in Fig. 1 and Table 1, Eq. (1) and Eqs. (2) and (3) hold (Sec. 1.1; Sec. A); see also "
-            "Fig. 1, the code in kinetics.fit, and.") in rec["text"]  # a label that names nothing goes
+            "Fig. 1, the code in kinetics.fit, the limit in §1.1, and.") in rec["text"]
+    # a label in a paragraph is its section's; one in a lemma (its own counter) or nowhere goes, with its word
     assert "Least squares, as in Sec. 1." in rec["text"]
 
 
 CITING = r"""\documentclass{aastex631}\begin{document}
 \section{Methods}
 The solver of \citet{quill16} follows \citealt{renner17}, as \citeauthor{quill16} proposed
-(see \citealp{renner17}); both predate \citet{wide20} by years \citep{quill16}.
+(see \citealp{renner17}); both predate \citet{wide20} by years \citep{quill16}. Natbib's plain
+\cite{renner17} names its authors in an author-year style.
+\bibliographystyle{aasjournal}
 \bibliography{refs}
 \end{document}
 """
@@ -252,8 +257,13 @@ def test_textual_citations_read_as_the_paper_prints_them(tmp_path, files):
     names = "Renner and Quill" if "refs.bib" in files else "Renner & Quill"
     assert rec["sections"][0]["text"] == (
         f"The solver of Quill et al. (2016) follows {names} 2017, as Quill et al. proposed (see {names}, "
-        "2017); both predate The Imaginary Collaboration (2020) by years.")
+        f"2017); both predate The Imaginary Collaboration (2020) by years. Natbib's plain {names} (2017) names "
+        "its authors in an author-year style.")
     assert rec["ingest"]["references_dropped"] == (0 if "refs.bib" in files else 3)
+    # a numbered class: \cite prints a number, which means nothing without the list; it goes
+    numbered = {name: text.replace("aastex631", "revtex4-2") for name, text in files.items()}
+    [rec] = read_file(archive(tmp_path / "n.tar.gz", numbered))
+    assert "Natbib's plain names its authors" in rec["text"] and "Quill et al. (2016)" in rec["text"]
 
 
 def test_inputs_that_real_sources_have(tmp_path):

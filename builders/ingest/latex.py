@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
-from .latex_cites import bibliography, resolve_cites
+from .latex_cites import Bibliography, author_year, bibliography, resolve_cites
 from .latex_refs import FIGURE_ENVS, TABLE_ENVS, number_labels, resolve_refs
 from .latex_units import group, siunitx
 from .text import DOI_IN_TEXT, IngestError, LatexFragment, inline
@@ -239,16 +239,17 @@ _GONE_ARG = re.compile(r"\\(?:" + "|".join(_GONE_ARGS) + r")\*?(?![A-Za-z])\s*(?
 _GONE = re.compile(r"\\(?:maketitle|tableofcontents|newpage|clearpage|noindent|centering|onecolumngrid|"
                    r"twocolumngrid|appendix)(?![A-Za-z])")
 # a citation, or a cross-reference with the word before it ("Fig.~\\ref{x}"): both mean nothing without the paper
-_CITE = re.compile(r"(?:\b(?:Figs?\.?|Figures?|Eqs?\.?|Equations?|Tables?|Tabs?\.|Sections?|Secs?\.|Refs?\.|"
-                   r"Appendix)[~\s]*)?~?\\(?:[cC]ite[a-zA-Z]*|ref|eqref|autoref|cref|Cref|pageref)\*?\s*"
+_CITE = re.compile(r"(?:(?:\b(?:Figs?\.?|Figures?|Eqs?\.?|Equations?|Tables?|Tabs?\.|Sections?|Secs?\.|Refs?\.|"
+                   r"Appendix|Chapter|Lemma|Theorem|Proposition|Corollary|Definition|Algorithm|Listing)|\\S)[~\s]*)?~?\\(?:[cC]ite[a-zA-Z]*|ref|eqref|autoref|cref|Cref|pageref)\*?\s*"
                    r"(?:\[[^\]]*\]\s*){0,2}\{[^{}]*\}")
 
 
-def _paper(preamble: str, body: str, bib: tuple[dict, int]) -> dict:
+def _paper(preamble: str, body: str, bib: Bibliography) -> dict:
     references = sum(len(re.findall(r"\\bibitem\b", m[0])) for m in re.finditer(
-        r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}", body, re.S)) or bib[1]
+        r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}", body, re.S)) or bib.listed
     # "Fig.~\\ref{f}" -> "Fig.~1" (before the figures go), "\\citet{s}" -> "Smith et~al. (2016)"
-    body = resolve_cites(resolve_refs(body, number_labels(body)), bib[0])
+    textual_cite = author_year(preamble + body, bib.labelled)
+    body = resolve_cites(resolve_refs(body, number_labels(body)), bib.entries, textual_cite)
     abstract = _ABSTRACT_ENV.search(body) or _ABSTRACT_ENV.search(preamble)
     body = _DROP_ENV.sub("", _ABSTRACT_ENV.sub("", body))
     sections = []
@@ -314,7 +315,8 @@ def _context():
     """pylatexenc's macros, plus font commands whose text it drops (``\\texttt{astropy.io}``)."""
     db = get_default_latex_context_db()  # a new copy on every call
     db.add_context_category("sciqag-fonts", prepend=True, macros=[
-        MacroTextSpec(name, "%s") for name in ("texttt", "textsf", "textup", "textmd", "mbox")])
+        *(MacroTextSpec(name, "%s") for name in ("texttt", "textsf", "textup", "textmd", "mbox")),
+        MacroTextSpec("S", "§"), MacroTextSpec("P", "¶")])
     return db
 
 

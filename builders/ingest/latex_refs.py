@@ -19,7 +19,10 @@ _TOKEN = re.compile(r"\\begin\{(?P<begin>" + _ENV_NAMES + r")\}|\\end\{(?P<end>"
                     r"|\\(?P<appendix>appendix)(?![A-Za-z])|\\label\s*\{(?P<label>[^{}]*)\}"
                     r"|(?P<newline>\\\\)|\\(?P<nonumber>nonumber|notag)(?![A-Za-z])"
                     r"|\\begin\{(?P<inner>[^{}]*)\}|\\end\{(?P<outer>[^{}]*)\}")  # matrices, cases: rows are not lines
-_NEAR_HEADING = 300  # characters: a label further from its heading may be a theorem's or a list item's
+# environments with a counter of their own: a label in them is theirs, not the section's
+_OWN_COUNTER = re.compile(r"theorem|lemma|proposition|corollary|definition|remark|example|conjecture|claim|"
+                          r"assumption|hypothesis|problem|exercise|enumerate|algorithm|listing|footnote|step|case",
+                          re.I)
 _NAMES = {"figure": "Fig.", "table": "Table", "equation": "Eq.", "section": "Sec."}
 _REF = re.compile(r"\\(?P<cmd>ref|eqref|autoref|cref|Cref|labelcref|subref)\*?\s*\{(?P<labels>[^{}]*)\}")
 
@@ -28,35 +31,34 @@ def number_labels(body: str) -> dict[str, tuple[str, str]]:
     """label -> (kind, number) for the labels of a document body, in LaTeX's own numbering."""
     labels: dict[str, tuple[str, str]] = {}
     counts = {"figure": 0, "table": 0, "equation": 0}
-    sections, appendix = [0, 0, 0], False
+    sections, appendix, section = [0, 0, 0], False, None
     env: str | None = None  # the counted environment we are in
-    numbered_line, line_start, nested = True, 0, 0
-    here: tuple[str, str] | None = None  # the section a \label right after its heading names
-    here_at = 0
+    numbered_line, line_start = True, 0
+    inner: list[str] = []  # other environments open (matrices in an align, a theorem, a list)
+    base = 0  # how many of them were open when the counted environment began
     for m in _TOKEN.finditer(body):
-        if here and m.start() - here_at > _NEAR_HEADING:
-            here = None
         if m["begin"] and env is None:
-            env = m["begin"]
+            env, base = m["begin"], len(inner)
             counts[_KIND[env]] += 1
-            numbered_line, line_start, nested = True, m.end(), 0
+            numbered_line, line_start = True, m.end()
         elif m["end"] and env is not None and m["end"] == env:
             if env in _MULTILINE and numbered_line and not body[line_start:m.start()].strip():
                 counts["equation"] -= 1  # a trailing \\ opens no numbered line
-            env = None
+            env, inner[base:] = None, []
         elif m["inner"] is not None or m["begin"]:
-            nested += 1
+            inner.append(m["inner"] or m["begin"])
         elif m["outer"] is not None or m["end"]:
-            nested = max(0, nested - 1)
+            if inner:
+                inner.pop()
         elif m["section"] and env is None and not m["star"]:
             depth = ("section", "subsection", "subsubsection").index(m["section"])
             sections[depth] += 1
             sections[depth + 1:] = [0] * (2 - depth)
             head = chr(ord("A") + sections[0] - 1) if appendix else str(sections[0])
-            here, here_at = ("section", ".".join([head, *map(str, sections[1:depth + 1])])), m.start()
+            section = ("section", ".".join([head, *map(str, sections[1:depth + 1])]))
         elif m["appendix"]:
             appendix, sections = True, [0, 0, 0]
-        elif m["newline"] and env in _MULTILINE and not nested:
+        elif m["newline"] and env in _MULTILINE and len(inner) == base:
             counts["equation"] += 1  # the next line's number, until a \nonumber takes it back
             numbered_line, line_start = True, m.end()
         elif m["nonumber"] and env in _MULTILINE and numbered_line:
@@ -66,8 +68,8 @@ def number_labels(body: str) -> dict[str, tuple[str, str]]:
             kind = _KIND.get(env or "")
             if kind in ("figure", "table") or kind and numbered_line:
                 labels[m["label"]] = (kind, str(counts[kind]))
-            elif not env and here:
-                labels[m["label"]], here = here, None
+            elif not env and section and not any(_OWN_COUNTER.search(e) for e in inner):
+                labels[m["label"]] = section  # LaTeX's: the last section stepped, wherever in it
     return labels
 
 
