@@ -40,6 +40,8 @@ class IngestConfig:
     pdf_backend: str = _opt("pdfplumber", choices=("pdfplumber", "grobid"),
                             help="PDFs: the built-in layout-aware reader, or a GROBID server (--grobid-url)")
     grobid_url: str | None = _opt(None, metavar="URL", help="the GROBID server, e.g. http://localhost:8070")
+    file_timeout: float = _opt(300.0, min=0.0, help="seconds to read one paper's file before giving up on it (a "
+                                                    "damaged PDF can keep a parser busy for hours); 0: no limit")
 
 
 @dataclass

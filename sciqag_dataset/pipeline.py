@@ -116,7 +116,8 @@ def ingest(cfg: Config, shard: tuple[int, int] | None = None, parsed_by: int | N
     stores what the ranks parsed."""
     grobid = cfg.ingest.grobid_url if cfg.ingest.pdf_backend == "grobid" else None
     return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate,
-                      follow_symlinks=cfg.ingest.follow_symlinks, shard=shard, parsed_by=parsed_by, grobid_url=grobid)
+                      follow_symlinks=cfg.ingest.follow_symlinks, shard=shard, parsed_by=parsed_by, grobid_url=grobid,
+                      file_timeout=cfg.ingest.file_timeout)
 
 
 def ingest_inputs(cfg: Config) -> list[list]:

@@ -4,11 +4,14 @@ title, a ligature, a loose accent, a line-end hyphen, a caption and a reference 
 from __future__ import annotations
 
 import json
+import signal
+import time
 
 import pytest
 from pdf_samples import DOI, make_paper_pdf
 
 from sciqag_dataset.builders.ingest import read_file, run_ingest
+from sciqag_dataset.builders.ingest.deadline import TimedOut, time_limit
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +71,35 @@ def test_a_section_after_the_reference_list_is_kept(tmp_path):
     assert rec["sections"][-1] == {"heading": "Methods",
                                    "text": "Targets were cleaned in argon plasma for 10 min first."}
     assert rec["ingest"]["references_dropped"] == 6 and "Writer" not in rec["text"]
+
+
+def test_a_file_that_takes_too_long_fails_and_the_others_are_read(tmp_path):
+    make_paper_pdf(tmp_path / "slow.pdf")
+    (tmp_path / "note.txt").write_text("A Plain Paper\n\nIt is read in well under a millisecond, whatever the limit.\n")
+    summary = run_ingest([tmp_path], tmp_path / "w", file_timeout=0.001)  # no PDF parses in a millisecond
+    report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
+    assert summary.counts["ok"] == 1 and summary.counts["failed"] == 1
+    assert report["failures"][0]["error"].startswith("gave up after 0.001 s (ingest.file_timeout)")
+    assert report["formats"]["pdf"]["failed"] == 1
+
+
+def test_the_limit_keeps_an_alarm_already_set():
+    """pytest-timeout, or a caller's own limit, sets SIGALRM too: ours must give it back, less the time spent."""
+    fired = []
+    old = signal.signal(signal.SIGALRM, lambda *_: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 50.0)
+        with time_limit(5):
+            pass
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 49 < left <= 50 and not fired
+        with pytest.raises(TimedOut):
+            with time_limit(0.05):
+                try:
+                    time.sleep(1)
+                except Exception:  # a reader's catch-all must not swallow it
+                    pass
+        assert 48 < signal.getitimer(signal.ITIMER_REAL)[0] <= 50
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

@@ -11,6 +11,7 @@ from typing import Callable, Iterable, Iterator
 
 from sciqag_dataset import remote
 
+from .deadline import TimedOut, time_limit
 from .detect import decode, detect_format
 from .json_papers import read_json_papers
 from .markdown import read_md
@@ -22,9 +23,10 @@ from .txt import read_txt
 log = logging.getLogger(__name__)
 
 
-def iter_file(path: str, grobid_url: str | None = None) -> Iterator[dict]:
+def iter_file(path: str, grobid_url: str | None = None, timeout: float | None = None) -> Iterator[dict]:
     """Papers, ``{"path", "error"}`` failures and ``{"path", "warning"}`` notes for one file; PDFs through the
-    GROBID server at ``grobid_url`` when one is given."""
+    GROBID server at ``grobid_url`` when one is given. A file of one paper that takes more than ``timeout``
+    seconds to read fails (a JSON file of many papers is streamed, without a limit)."""
     notes: list[str] = []
     partial: list[str] = []
 
@@ -62,9 +64,14 @@ def iter_file(path: str, grobid_url: str | None = None) -> Iterator[dict]:
                 text = decode(data, warn)
                 reader = {"txt": read_txt, "md": read_md}[fmt]
                 raws = reader(text, warn)
+        with time_limit(timeout):
+            raws = list(raws)  # one paper (a LaTeX fragment, none): read within the limit
         for raw in raws:
             yield to_record(raw, path, fmt, warn, notes, partial)
             yield from flush()
+    except TimedOut:
+        yield _failure(path, fmt, f"gave up after {timeout:g} s (ingest.file_timeout): the file may be damaged "
+                                  "or far larger than a paper")
     except LatexFragment as exc:  # not a failure: its paper is read through the main file
         yield {"path": path, "warning": str(exc)}
     except IngestError as exc:
@@ -180,11 +187,11 @@ def _expand_remote(url: str, seen: set[str]) -> Iterator[tuple[str, tuple[str, s
                          if _NOT_PAPERS.match(name) and full != url else None)
 
 
-def iter_remote_file(url: str, grobid_url: str | None = None) -> Iterator[dict]:
+def iter_remote_file(url: str, grobid_url: str | None = None, timeout: float | None = None) -> Iterator[dict]:
     """``iter_file`` on a temporary copy, every path in what it yields naming the URL."""
     try:
         with remote.fetched(url) as copy:
-            for item in iter_file(str(copy), grobid_url):
+            for item in iter_file(str(copy), grobid_url, timeout):
                 for key in ("path", "source_path", "error", "warning"):
                     if isinstance(item.get(key), str):
                         item[key] = item[key].replace(str(copy), url)
@@ -212,12 +219,12 @@ def _not_regular(path: str) -> tuple[str, str] | None:
     return _SKIP, f"{kind}, not a paper file; skipped"
 
 
-def read_path(path: str, grobid_url: str | None = None) -> Iterator[dict]:
+def read_path(path: str, grobid_url: str | None = None, timeout: float | None = None) -> Iterator[dict]:
     """The items of one input file found by ``expand``: local or remote."""
     if remote.is_remote(path):
-        return iter_remote_file(path, grobid_url)
+        return iter_remote_file(path, grobid_url, timeout)
     verdict = _not_regular(path)
-    return iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else iter_file(path, grobid_url)
+    return iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else iter_file(path, grobid_url, timeout)
 
 
 def iter_inputs(paths, exclude: frozenset[str] = frozenset(), follow_symlinks: bool = False,
