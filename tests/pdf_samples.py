@@ -127,12 +127,18 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
         c.drawString(56, height - 186 - 12 * k, line)
     _column(c, 56, height - 230, LEFT)
     _column(c, width / 2 + 10, height - 230, RIGHT)
+    c.setFont("Vera", 7)  # page 1's own furniture: a footnote and the licence, set small above the footer
+    c.drawString(56, 70, "\u2217 Corresponding author: ada.quill@example.org")
+    c.drawString(56, 61, "\u00a9 2031 The Authors. Published under a CC BY 4.0 licence.")
     c.showPage()
     # page 2: two columns of body text
     _furniture(c, 2, pages)
     body = [("p", f"Sample {k} kept its gap within 0.01 eV over {batch}.") for k in range(1, 9)]
     _column(c, 56, height - 80, [("h", "5. Stability")] + body[:4])
-    _column(c, width / 2 + 10, height - 80, body[4:])
+    y = _column(c, width / 2 + 10, height - 80, body[4:])
+    c.setFont("Vera", 8)  # a table without a caption: its rows are not text
+    for k, row in enumerate(["Sample Gap (eV) Shift (eV)", "1 3.30 0.01", "2 3.21 0.02", "3 3.12 0.01"]):
+        c.drawString(width / 2 + 10, y - 30 - 11 * k, row)
     c.showPage()
     # scanned pages: drawn shapes, no text
     for _ in range(scanned_pages):

@@ -7,18 +7,16 @@ pages fails with "run OCR first"."""
 from __future__ import annotations
 
 import re
-import statistics
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator
 
 import pdfplumber
 
+from .pdf_layout import BOLD, Line, page_lines, running_furniture
 from .text import DOI_IN_TEXT, MAX_TITLE_CHARS, IngestError, inline, parse_authors
 
-_BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bold|-B$", re.I)
-EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _SPACING_ACCENTS = {"\u02c6": "\u0302", "\u00a8": "\u0308", "\u00b4": "\u0301", "`": "\u0300", "\u02dc": "\u0303",
                     "\u00b8": "\u0327", "\u02c7": "\u030c", "\u02da": "\u030a", "\u02d8": "\u0306", "\u00af": "\u0304"}
@@ -33,27 +31,25 @@ _REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:references(?: and notes)?|bibli
 _AFTER_REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:appendix|supplementary|supporting information|methods|"
                                r"online methods|data availability|code availability|extended data)\b", re.I)
 _NUMBERING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
-_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*[.:|]", re.I)
+_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*(?:[.:|]|\s+(?-i:[A-Z(]))", re.I)
+_WORD = re.compile(r"[(\"“‘]?[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_]))+[)\"”’]?[:,?]?|[&aA]")
 # numbered citations; not Miller indices ("[001]", "[110]": a leading zero or three digits of 0-2)
 _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
+_REFERENCES_RUN_IN = re.compile(r"^(?:references|bibliography)\s+(?:\[1\]|1\.)\s", re.I)
+_FRONT_MATTER = re.compile(r"^[*∗†‡]?\s*(?:proceedings of\b|©|\(cid:13\)|copyright\b|received:|received \d|"
+                           r"accepted:|published(?: online)?:|correspond(?:ence|ing author)\b|e-?mail:|tel\.?:|"
+                           r"full list of author information|this is an open access article|\S+ et al\.?;? licensee|"
+                           r"open access$|citation:|academic editor:|edited by\b|"
+                           r"(?:research|review|original|short|brief)?\s*(?:article|paper|communication|review|"
+                           r"research|letter)?\s*(?:open access)?$)", re.I)  # a banner: "RESEARCH ARTICLE Open Access"
+_CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
+_COPYRIGHT = re.compile(r"©|\(cid:13\)\s*(?:c\s*)?\d{4}|\bcopyright\b", re.I)
+_FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}(?=\s|[A-Z]))")
+_NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
-_SCRIPT_MARK = re.compile(r"(?:(?!0)\d{1,3}|[*†‡§¶‖a-f])(?:[,–-]?(?:(?!0)\d{1,3}|[*†‡§¶‖]))*,?")  # "7,8" "9–11" "1*"
-# a raised number after these is an exponent (cm², mol⁻¹), not a citation
-_UNITS = {"mol", "min", "eV", "keV", "MeV", "Pa", "kPa", "MPa", "GPa", "Hz", "kHz", "MHz", "GHz", "mL", "kJ", "kg"}
 
 
-@dataclass
-class Line:
-    text: str
-    size: float
-    bold: bool
-    top: float
-    bottom: float
-    x0: float
-    page: int
-    column: int  # 0: spans the page, 1: left column, 2: right column
-    words: list = field(default_factory=list, repr=False)
 
 
 def read_pdf(path: str, warn) -> Iterator[dict]:
@@ -63,7 +59,7 @@ def read_pdf(path: str, warn) -> Iterator[dict]:
             pages, empty = [], []
             for n, page in enumerate(pdf.pages, 1):
                 try:
-                    lines = _lines(page, n)
+                    lines = page_lines(page, n)
                     # an image and (almost) no text: a scanned page; a blank page or a drawing is not one
                     if sum(len(ln.text) for ln in lines) < 20 and page.images:
                         empty.append(n)
@@ -87,119 +83,10 @@ def read_pdf(path: str, warn) -> Iterator[dict]:
     yield _paper(pages, info, warn)
 
 
-# ---------------------------------------------------------------- page -> lines
-
-def _lines(page, n: int) -> list[Line]:
-    # 1.5 pt: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance
-    words = page.extract_words(x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False,
-                               use_text_flow=False)
-    words = _join_scripts([w for w in words if w.get("upright", True)])  # not rotated margin text (arXiv's)
-    if not words:
-        return []
-    mid = page.width / 2
-    # two columns: plenty of words on either side of the middle, and few that cross it
-    two = sum(w["x1"] <= mid for w in words) > 0.2 * len(words) and sum(w["x0"] >= mid for w in words) > \
-        0.2 * len(words) and sum(w["x0"] < mid < w["x1"] for w in words) < 0.05 * len(words)
-    rows: dict[int, list[dict]] = {}
-    for w in words:
-        bottom = round(w["bottom"])
-        near = next((b for b in (bottom - 1, bottom + 1, bottom - 2) if b in rows), bottom)
-        rows.setdefault(near, []).append(w)  # baselines a point apart: one row
-    lines = []
-    for ws in rows.values():
-        ws.sort(key=lambda w: w["x0"])
-        parts = [(0, ws)]
-        if two:  # a row splits at the gutter: a gap wider than a word space across the middle
-            cut = next((k for k in range(1, len(ws)) if ws[k - 1]["x1"] <= mid + 2 and ws[k]["x0"] >= mid - 2
-                        and ws[k]["x0"] - ws[k - 1]["x1"] > max(6.0, ws[k]["size"] * 0.9)), None)
-            if cut is not None:
-                parts = [(1, ws[:cut]), (2, ws[cut:])]
-            elif ws[-1]["x1"] <= mid + 2:
-                parts = [(1, ws)]
-            elif ws[0]["x0"] >= mid - 2:
-                parts = [(2, ws)]
-        for column, part in parts:
-            lines.append(Line(" ".join(w["text"] for w in part), statistics.median(w["size"] for w in part),
-                              sum(bool(_BOLD.search(w["fontname"])) for w in part) > len(part) / 2,
-                              min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
-                              column, part))
-    return _reading_order(lines, page.height)
-
-
-def _join_scripts(words: list[dict]) -> list[dict]:
-    """pdfplumber cuts a word where the font size changes, so a superscript or subscript set against a word
-    is a word of its own, on a baseline of its own. Join them back: a citation or footnote mark goes
-    ("films⁷˒⁸," -> "films,"), an exponent is written ^x ("cm^−3"), a subscript joins its formula ("Ni12P5")."""
-    ends: dict[int, list[dict]] = {}
-    for w in words:
-        ends.setdefault(round(w["x1"]), []).append(w)
-    chain_of: dict[int, list[dict]] = {}
-    chains: list[list[dict]] = []
-    for w in sorted(words, key=lambda w: w["x0"]):
-        x = round(w["x0"])
-        left = next((v for k in (x, x - 1, x + 1, x - 2) for v in ends.get(k, ()) if id(v) in chain_of
-                     and -1 <= w["x0"] - v["x1"] <= 1.5 and v["top"] < w["bottom"] and w["top"] < v["bottom"]
-                     and chain_of[id(v)][-1] is v), None)
-        chain = chain_of[id(left)] if left is not None else []
-        if not chain:
-            chains.append(chain)
-        chain.append(w)
-        chain_of[id(w)] = chain
-    return [_script_word(c) if len(c) > 1 else c[0] for c in chains]
-
-
-def _script_word(parts: list[dict]) -> dict:
-    base = max(parts, key=lambda w: w["size"])
-    text = ""
-    for w in parts:
-        small = w["size"] < 0.85 * base["size"]
-        if small and w["bottom"] < base["bottom"] - 0.15 * base["size"]:  # raised: a mark or an exponent
-            unit = re.search(r"[^\W\d_]*$", text)[0]
-            if not text or _SCRIPT_MARK.fullmatch(w["text"]) and not text[-1:].isdigit() and (
-                    len(unit) > 2 and unit not in _UNITS or not unit):  # "ᵃUniversity", "films⁷˒⁸", "Ball¹*"
-                continue
-            text += "^" + w["text"]
-        else:  # a subscript, or the same line in another font
-            text += w["text"]
-    return {**base, "text": text, "x0": parts[0]["x0"], "x1": parts[-1]["x1"]}
-
-
-def _reading_order(lines: list[Line], height: float) -> list[Line]:
-    """Full-width lines cut the page into bands; in each band the left column comes before the right."""
-    lines.sort(key=lambda ln: ln.top)
-    out, band = [], []
-    for ln in lines:
-        if ln.column == 0:
-            out += sorted(band, key=lambda b: (b.column, b.top))
-            band = []
-            out.append(ln)
-        else:
-            band.append(ln)
-    return out + sorted(band, key=lambda b: (b.column, b.top))
-
-
 # ---------------------------------------------------------------- lines -> paper
 
-def _furniture(pages: list[list[Line]], heights: dict[int, float] | None = None) -> set[tuple[int, float]]:
-    """Lines near the top or bottom edge whose text (digits aside) repeats on many pages: running heads, feet."""
-    if len(pages) < 2:
-        return set()
-    edge = {}
-    for lines in pages:
-        if not lines:
-            continue
-        lo, hi = min(ln.top for ln in lines), max(ln.bottom for ln in lines)
-        span = max(hi - lo, 1)
-        for ln in lines:
-            if ln.top - lo < EDGE * span or hi - ln.bottom < EDGE * span:
-                edge[(ln.page, ln.top)] = re.sub(r"\d+", "#", ln.text.lower()).strip()
-    counts = Counter(t for page in {(k[0], t) for k, t in edge.items()} for t in [page[1]])  # pages, not lines
-    need = max(2, int(0.4 * len(pages)))
-    return {k for k, t in edge.items() if counts[t] >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", t)}
-
-
 def _paper(pages: list[list[Line]], info: dict, warn) -> dict:
-    furniture = _furniture(pages)
+    furniture = running_furniture(pages)
     lines = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
     sizes = Counter()  # the body's size: the most text, in the first half of the paper (references and tables
     half = max(1, (len(pages) + 1) // 2)  # at the end are set smaller and can outweigh a short paper's body)
@@ -227,10 +114,13 @@ def _paper(pages: list[list[Line]], info: dict, warn) -> dict:
     front = [ln for ln in first if not blocks or ln.top <= _first_heading_top(blocks, body, opening)]
     heads = [ln for lines_ in pages[:opening + 1] for ln in lines_ if (ln.page, ln.top) in furniture]
     doi = info.get("doi") or info.get("DOI")
+    # "doi:10.1186/...", then "Cite this article as: ..." (BMC prints them last): the line and its neighbours
+    cite_as = [ln for k, ln in enumerate(lines) for near in lines[max(k - 1, 0):k + 2] if _CITE_AS.search(near.text)]
     if not doi:
-        found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads)]))
+        found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
         doi = found[1] if found else None
-    return {"format": "pdf", "extractor": "pdf/pdfplumber", "title": title if len(title) <= MAX_TITLE_CHARS else "",
+    title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
+    return {"format": "pdf", "extractor": "pdf/pdfplumber", "title": title,
             "sections": [s for s in sections if s[1].strip()],
             "metadata": {"doi": doi, "authors": parse_authors(info.get("Author"))},
             "has_abstract": has_abstract, "references_dropped": references}
@@ -299,9 +189,12 @@ def _is_heading(ln: Line, body: float) -> bool:
     words = ln.text.split()
     if not words or len(words) > 14 or re.search(r"[.,;]$", ln.text) and not _NUMBERED.match(ln.text):
         return False
-    if _CAPTION.match(ln.text):
+    plain = _NUMBERING.sub("", ln.text).split()
+    # not a caption, a table row or a formula: a heading is mostly words
+    if _CAPTION.match(ln.text) or sum(bool(_WORD.fullmatch(w)) for w in plain) < 0.6 * len(plain):
         return False
-    return (ln.size > body * 1.12 or (ln.bold and len(words) <= 10) or bool(_NUMBERED.match(ln.text) and ln.bold)
+    bold = ln.bold and all(BOLD.search(w["fontname"]) for w in ln.words)  # not a run-in heading and its text
+    return (ln.size > body * 1.12 or (bold and len(words) <= 10) or bool(_NUMBERED.match(ln.text) and ln.bold)
             or bool(_HEADING_WORDS.match(ln.text) and len(words) <= 5 and (ln.text.isupper() or ln.bold)))
 
 
@@ -313,15 +206,21 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
     headed = any(len(b.lines) == 1 and _is_heading(b.lines[0], body) for b in blocks)
     for block in blocks:
         text = block.text
+        if _furniture_block(block, text, body):
+            continue
         if len(block.lines) == 1 and _is_heading(block.lines[0], body):
             # the list ends at the next known section (Nature prints Methods after the references)
             heading = _NUMBERING.sub("", text)
+            if _FRONT_MATTER.match(heading) or block.lines[0].page == opening and len(sections) == 1 and not \
+                    _HEADING_WORDS.match(heading) and ("," in heading or " and " in heading):
+                continue  # a banner ("Open Access"), an author line set large: front matter
             known = _AFTER_REFERENCES.match(text) or _HEADING_WORDS.match(heading)
             in_refs = bool(_REFERENCES.match(text)) or (in_refs and not known)
             if not in_refs:
                 has_abstract = has_abstract or heading.lower().startswith("abstract")
                 sections.append([heading, []])
             continue
+        in_refs = in_refs or bool(_REFERENCES_RUN_IN.match(text))  # "References 1. Writer A..." as one block
         if in_refs:
             references += max(1, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
             continue
@@ -338,6 +237,23 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
     if not has_abstract and sections[0][1] and len(" ".join(sections[0][1]).split()) >= 40:
         sections[0][0], has_abstract = "Abstract", True  # the unlabelled paragraph under the title
     return sections, references, has_abstract
+
+
+def _numeric(words: list[str]) -> float:
+    """The share of words that are numbers (a table row's cells)."""
+    return sum(bool(_NUMBER.fullmatch(w)) for w in words) / max(len(words), 1)
+
+
+def _furniture_block(block: Block, text: str, body: float) -> bool:
+    """What a page carries besides the paper: licence and copyright lines, received/accepted dates,
+    correspondence and proceedings footers, footnotes set small, table rows, lone marks."""
+    small = block.lines[0].size < 0.92 * body
+    words = text.split()
+    return (len(text) <= 3  # a footnote mark or a page number on its own
+            or len(block.lines) <= 10 and block.lines[0].size <= body * 1.05 and bool(_FRONT_MATTER.match(text))
+            or len(block.lines) <= 3 and bool(_COPYRIGHT.search(text))
+            or small and bool(_FOOTNOTE.match(text))
+            or len(words) >= 4 and _numeric(words) >= 0.5)
 
 
 def _join_lines(texts: list[str]) -> str:

@@ -1,0 +1,135 @@
+"""PDF layout (pdfplumber): a page's words become lines with their font size, weight and column, in reading
+order; superscripts and subscripts cut off at a size change are joined back to their words; running headers
+and footers are found by their repetition across pages."""
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bold|-B$", re.I)
+EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
+_SCRIPT_MARK = re.compile(r"(?:(?!0)\d{1,3}|[*†‡§¶‖a-f])(?:[,–-]?(?:(?!0)\d{1,3}|[*†‡§¶‖]))*,?")  # "7,8" "9–11" "1*"
+# a raised number after these is an exponent (cm², mol⁻¹), not a citation
+_UNITS = {"mol", "min", "eV", "keV", "MeV", "Pa", "kPa", "MPa", "GPa", "Hz", "kHz", "MHz", "GHz", "mL", "kJ", "kg"}
+
+
+@dataclass
+class Line:
+    text: str
+    size: float
+    bold: bool
+    top: float
+    bottom: float
+    x0: float
+    page: int
+    column: int  # 0: spans the page, 1: left column, 2: right column
+    words: list = field(default_factory=list, repr=False)
+
+
+def page_lines(page, n: int) -> list[Line]:
+    # 1.5 pt: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance
+    words = page.extract_words(x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False,
+                               use_text_flow=False)
+    words = _join_scripts([w for w in words if w.get("upright", True)])  # not rotated margin text (arXiv's)
+    if not words:
+        return []
+    mid = page.width / 2
+    # two columns: plenty of words on either side of the middle, and few that cross it
+    two = sum(w["x1"] <= mid for w in words) > 0.2 * len(words) and sum(w["x0"] >= mid for w in words) > \
+        0.2 * len(words) and sum(w["x0"] < mid < w["x1"] for w in words) < 0.05 * len(words)
+    rows: dict[int, list[dict]] = {}
+    for w in words:
+        bottom = round(w["bottom"])
+        near = next((b for b in (bottom - 1, bottom + 1, bottom - 2) if b in rows), bottom)
+        rows.setdefault(near, []).append(w)  # baselines a point apart: one row
+    lines = []
+    for ws in rows.values():
+        ws.sort(key=lambda w: w["x0"])
+        parts = [(0, ws)]
+        if two:  # a row splits at the gutter: a gap wider than a word space across the middle
+            cut = next((k for k in range(1, len(ws)) if ws[k - 1]["x1"] <= mid + 2 and ws[k]["x0"] >= mid - 2
+                        and ws[k]["x0"] - ws[k - 1]["x1"] > max(6.0, ws[k]["size"] * 0.9)), None)
+            if cut is not None:
+                parts = [(1, ws[:cut]), (2, ws[cut:])]
+            elif ws[-1]["x1"] <= mid + 2:
+                parts = [(1, ws)]
+            elif ws[0]["x0"] >= mid - 2:
+                parts = [(2, ws)]
+        for column, part in parts:
+            lines.append(Line(" ".join(w["text"] for w in part), statistics.median(w["size"] for w in part),
+                              sum(bool(BOLD.search(w["fontname"])) for w in part) > len(part) / 2,
+                              min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
+                              column, part))
+    return _reading_order(lines, page.height)
+
+
+def _join_scripts(words: list[dict]) -> list[dict]:
+    """pdfplumber cuts a word where the font size changes, so a superscript or subscript set against a word
+    is a word of its own, on a baseline of its own. Join them back: a citation or footnote mark goes
+    ("films⁷˒⁸," -> "films,"), an exponent is written ^x ("cm^−3"), a subscript joins its formula ("Ni12P5")."""
+    ends: dict[int, list[dict]] = {}
+    for w in words:
+        ends.setdefault(round(w["x1"]), []).append(w)
+    chain_of: dict[int, list[dict]] = {}
+    chains: list[list[dict]] = []
+    for w in sorted(words, key=lambda w: w["x0"]):
+        x = round(w["x0"])
+        left = next((v for k in (x, x - 1, x + 1, x - 2) for v in ends.get(k, ()) if id(v) in chain_of
+                     and -1 <= w["x0"] - v["x1"] <= 1.5 and v["top"] < w["bottom"] and w["top"] < v["bottom"]
+                     and chain_of[id(v)][-1] is v), None)
+        chain = chain_of[id(left)] if left is not None else []
+        if not chain:
+            chains.append(chain)
+        chain.append(w)
+        chain_of[id(w)] = chain
+    return [_script_word(c) if len(c) > 1 else c[0] for c in chains]
+
+
+def _script_word(parts: list[dict]) -> dict:
+    base = max(parts, key=lambda w: w["size"])
+    text = ""
+    for w in parts:
+        small = w["size"] < 0.85 * base["size"]
+        if small and w["bottom"] < base["bottom"] - 0.15 * base["size"]:  # raised: a mark or an exponent
+            unit = re.search(r"[^\W\d_]*$", text)[0]
+            if not text or _SCRIPT_MARK.fullmatch(w["text"]) and not text[-1:].isdigit() and (
+                    len(unit) > 2 and unit not in _UNITS or not unit):  # "ᵃUniversity", "films⁷˒⁸", "Ball¹*"
+                continue
+            text += "^" + w["text"]
+        else:  # a subscript, or the same line in another font
+            text += w["text"]
+    return {**base, "text": text, "x0": parts[0]["x0"], "x1": parts[-1]["x1"]}
+
+
+def _reading_order(lines: list[Line], height: float) -> list[Line]:
+    """Full-width lines cut the page into bands; in each band the left column comes before the right."""
+    lines.sort(key=lambda ln: ln.top)
+    out, band = [], []
+    for ln in lines:
+        if ln.column == 0:
+            out += sorted(band, key=lambda b: (b.column, b.top))
+            band = []
+            out.append(ln)
+        else:
+            band.append(ln)
+    return out + sorted(band, key=lambda b: (b.column, b.top))
+
+
+def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None = None) -> set[tuple[int, float]]:
+    """Lines near the top or bottom edge whose text (digits aside) repeats on many pages: running heads, feet."""
+    if len(pages) < 2:
+        return set()
+    edge = {}
+    for lines in pages:
+        if not lines:
+            continue
+        lo, hi = min(ln.top for ln in lines), max(ln.bottom for ln in lines)
+        span = max(hi - lo, 1)
+        for ln in lines:
+            if ln.top - lo < EDGE * span or hi - ln.bottom < EDGE * span:
+                edge[(ln.page, ln.top)] = re.sub(r"\d+", "#", ln.text.lower()).strip()
+    counts = Counter(t for page in {(k[0], t) for k, t in edge.items()} for t in [page[1]])  # pages, not lines
+    need = max(2, int(0.4 * len(pages)))
+    return {k for k, t in edge.items() if counts[t] >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", t)}
