@@ -62,7 +62,7 @@ def _furniture(c, page: int, pages: int, doi: str = DOI) -> None:
     c.setFont("Vera", 8)
     c.drawString(56, height - 40, "Journal of Imaginary Materials 12 (2031) 101\u2013109")
     c.drawRightString(width - 56, 30, f"Page {page} of {pages}")
-    if page == 1:
+    if page == 1 and doi:
         c.drawString(56, 30, f"https://doi.org/{doi}")
 
 
@@ -85,11 +85,12 @@ def _column(c, x: float, y: float, items) -> float:
 def _scripts(c, x: float, y: float, parts) -> None:
     """A line with superscripts and subscripts, set smaller and raised or lowered as a typesetter does."""
     for text, kind in parts:
-        size = 6 if kind else 9
-        rise = {"sup": 3.5, "sub": -2, "": 0}[kind]
-        c.setFont("Vera", size)
+        size = 6 if kind in ("sup", "sub") else 9
+        rise = {"sup": 3.5, "sub": -2}.get(kind, 0)
+        font = "VeraBd" if kind == "bold" else "Vera"
+        c.setFont(font, size)
         c.drawString(x, y + rise, text)
-        x += pdfmetrics.stringWidth(text, "Vera", size)
+        x += pdfmetrics.stringWidth(text, font, size)
 
 
 def _scan(c) -> None:
@@ -102,9 +103,11 @@ def _scan(c) -> None:
 
 
 def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", doi: str = DOI,
-                   cover_scan: bool = False, methods_last: bool = False) -> Path:
+                   cover_scan: bool = False, methods_last: bool = False, bmc: bool = False) -> Path:
     """``cover_scan``: a first page without a text layer (a scanned cover sheet) before the paper;
-    ``methods_last``: a Methods section after the reference list, as some journals print it."""
+    ``methods_last``: a Methods section after the reference list, as some journals print it; ``bmc``: as
+    BioMed Central sets it, the DOI only on the last page under "Cite this article as", the reference list
+    headed in body type run into its first entry, and a paragraph with a run-in bold heading."""
     pages = 3 + scanned_pages + cover_scan
     width, height = A4
     c = canvas.Canvas(str(path), pagesize=A4)
@@ -113,7 +116,7 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     if cover_scan:
         _scan(c)
     # page 1: title, authors, abstract across the page, then two columns
-    _furniture(c, 1, pages, doi)
+    _furniture(c, 1, pages, None if bmc else doi)
     c.setFont("VeraBd", 17)
     c.drawString(56, height - 90, TITLE[0])
     c.drawString(56, height - 112, TITLE[1])
@@ -134,6 +137,8 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     # page 2: two columns of body text
     _furniture(c, 2, pages)
     body = [("p", f"Sample {k} kept its gap within 0.01 eV over {batch}.") for k in range(1, 9)]
+    if bmc:
+        body[0] = ("p", [("Drift.", "bold"), (" Sample 1 drifted by 0.02 eV.", "")])
     _column(c, 56, height - 80, [("h", "5. Stability")] + body[:4])
     y = _column(c, width / 2 + 10, height - 80, body[4:])
     c.setFont("Vera", 8)  # a table without a caption: its rows are not text
@@ -145,11 +150,15 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
         _scan(c)
     # last page: the reference list
     _furniture(c, pages, pages)
-    y = _column(c, 56, height - 80, [("h", "References")])
+    y = height - 80 if bmc else _column(c, 56, height - 80, [("h", "References")])
     c.setFont("Vera", 8)
-    for ref in REFERENCES:
-        c.drawString(56, y, ref)
+    for k, ref in enumerate(REFERENCES):
+        c.drawString(56, y, ("References " + ref.replace("[1]", "1.")) if bmc and k == 0 else ref)
         y -= 11
+    if bmc:
+        c.setFont("Vera", 7)
+        c.drawString(56, 70, f"doi:{doi}")
+        c.drawString(56, 61, "Cite this article as: Quill and Renner: Oxygen vacancies control the band gap.")
     if methods_last:
         _column(c, 56, y - 10, [("h", "Methods"), ("p", "Targets were cleaned in argon plasma for 10 min first.")])
     c.showPage()

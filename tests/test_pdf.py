@@ -103,3 +103,12 @@ def test_the_limit_keeps_an_alarm_already_set():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def test_a_paper_set_as_biomed_central_sets_it(tmp_path):
+    [rec] = read_file(make_paper_pdf(tmp_path / "bmc.pdf", bmc=True))
+    assert rec["metadata"]["doi"] == DOI  # printed only on the last page, by "Cite this article as"
+    assert rec["ingest"]["references_dropped"] >= 1 and "Writer" not in rec["text"]  # "References 1. ..." run in
+    assert "Cite this article" not in rec["text"]
+    assert "Drift. Sample 1 drifted by 0.02 eV." in rec["text"]  # a run-in heading stays in its paragraph
+    assert [s["heading"] for s in rec["sections"]][-1] == "Stability"
