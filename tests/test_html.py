@@ -64,3 +64,22 @@ def test_charsets_line_breaks_and_pages_wrapped_in_a_form(tmp_path):
     for name in ("latin.html", "aspnet.html"):
         [rec] = read_file(tmp_path / name)
         assert "25 °C with ± 2 K error over runs" in rec["text"], name
+
+
+def test_a_journal_page_in_the_shapes_real_ones_have():
+    """Folded jump menus in every section, citation links "(1)" that call a script, a structured abstract known
+    only by its heading, a menu with headings outside <nav>, and the journal's notes (citation, dates, copyright)."""
+    [rec] = read_file(FIX / "journal_page.html")
+    assert [s["heading"] for s in rec["sections"]] == ["Abstract", "Introduction", "Results", "Conclusions"]
+    sections = {s["heading"]: s["text"] for s in rec["sections"]}
+    assert sections["Abstract"] == (
+        "Background: Thin layered double hydroxide crystals exchange nitrate within minutes, faster than the thick "
+        "crystals used as sorbents so far. Results: The basal spacing fell from 0.89 nm to 0.76 nm during exchange, "
+        "which finished in twelve minutes at room temperature.")
+    assert sections["Introduction"].startswith("Layered double hydroxides take up anions")
+    assert "The results paragraph 6 adds a sentence of its own." in sections["Results"]
+    assert sections["Conclusions"].endswith("The conclusions paragraph 1 adds a sentence of its own.")
+    for gone in ("Submit your Manuscript", "peer review", "Citation:", "Received", "Copyright", "CC BY", "(2)",
+                 "Jump to", "AbstractIntroduction", "A. Writer", "Privacy", "Ada Quill"):
+        assert gone not in rec["text"], gone
+    assert rec["ingest"]["references_dropped"] == 2

@@ -29,7 +29,17 @@ _REFERENCES_HEADING = re.compile(r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)
                                  r"literature cited)\s*$", re.I)
 _NUMBERING = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
 _CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|top of page|back to top|article tools|"
-                     r"download pdf|cite this|share|permissions|metrics)$", re.I)
+                     r"download pdf|cite this|share|permissions|metrics|(?:next|previous) section|"
+                     r"\+? ?author affiliations|view (?:full text|pdf)|open in (?:a )?new tab)$", re.I)
+# site navigation that is not in a <nav>: menus, sidebars, toolbars, breadcrumbs
+_NAV_CLASS = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|submenu|sidebar|breadcrumbs?|toolbar|masthead|banner|"
+                        r"cookies?)(?:$|[\s_-])", re.I)
+# a journal's notes about the article, not its text (as the PDF reader drops them)
+_ABOUT = re.compile(r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
+                    r"(?: online)?|e-?mail|correspond(?:ence|ing author))\s*:|copyright\s*(?::|©|\d)|©|"
+                    r"in original form\b)", re.I)
+_HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_CITATION_LINK = re.compile(r"(?:^|[\s_-])(?:ref|xref|bibr|cite|citation)(?:$|[\s_-])|showRef|ref-link", re.I)
 _ARTICLE_LINK = re.compile(r"/doi/|doi\.org/10\.|/articles?/|/content/article", re.I)  # many: a list of papers
 _DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "button", "svg", "iframe", "template", "menu",
               "figure", "figcaption", "table", "img", "math-display")
@@ -56,13 +66,18 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
         or inline(tree.findtext(".//title"))
     references = _clean(tree)
     abstract = _abstract(tree) or meta("citation_abstract", "dc.description")
-    body = trafilatura.extract(lxml.html.tostring(tree, encoding="unicode"), output_format="xml",
-                               include_tables=False, include_images=False, include_links=False,
-                               include_comments=False, include_formatting=True, favor_recall=True)
-    sections = _sections(body, title)
+    sections = _sections(_extract(tree), title)
+    container = _body_container(tree)
+    if container is not None:  # trafilatura on the article's own container, unless that loses text
+        inner = _sections(_extract(container), title)
+        if sum(len(t.split()) for _, t in inner) >= 0.9 * sum(len(t.split()) for _, t in sections):
+            sections = inner
     structured = _structure(tree, sections, title)
     if len(structured) > len(sections):  # trafilatura's text, in the page's own sections
         sections = structured
+    if len(sections) > 1 and not sections[0][0] and len(sections[0][1].split()) < 60 and \
+            all(len(p.split()) < 40 for p in sections[0][1].split("\n\n")):
+        sections = sections[1:]  # short lines before the first heading: authors, dates, the journal's line
     if abstract:
         sections = [["Abstract", inline(abstract)]] + [s for s in sections if s[0].lower() != "abstract"]
     words = sum(len(s[1].split()) for s in sections)
@@ -90,6 +105,32 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
            },
            "keywords": [k for v in metas.get("citation_keywords", []) + metas.get("keywords", [])
                         for k in split_list(v)]}
+
+
+def _extract(el) -> str | None:
+    page = lxml.html.tostring(el, encoding="unicode")
+    if el.tag != "html":  # an element on its own: a page around it, which trafilatura reads as it reads pages
+        page = f"<html><body>{page}</body></html>"
+    return trafilatura.extract(page, output_format="xml",
+                               include_tables=False, include_images=False, include_links=False,
+                               include_comments=False, include_formatting=True, favor_recall=True)
+
+
+def _body_container(tree):
+    """The innermost element holding 90 % of the page's paragraph text: the article body, whatever the site
+    calls it. trafilatura, given a whole page, sometimes keeps a few sections of a long article and drops the
+    others; given this element it has only the article to read. None when that is the whole page."""
+    words: dict = {}
+    total = 0
+    for el in tree.iter("p", "div"):
+        if _leaf(el):
+            n = len(el.text_content().split())
+            if n >= 25:
+                total += n
+                for anc in el.iterancestors():
+                    words[anc] = words.get(anc, 0) + n
+    covering = [el for el, n in words.items() if n >= 0.9 * total and el.tag not in ("body", "html")]
+    return max(covering, key=lambda el: sum(1 for _ in el.iterancestors()), default=None) if total else None
 
 
 def _metas(tree) -> dict[str, list[str]]:
@@ -156,12 +197,25 @@ def _clean(tree) -> int:
         rest = re.sub(r"[\s,–—\-\[\]()]", "", rest)
         if links and not rest and all(t in ref_ids or re.match(r"(?:ref|cit|bib|cr|b)\d", t, re.I) for t in targets):
             _drop(sup)
-    for a in list(tree.iter("a")):  # bracketed citation links in the text: "[12]"
-        if re.fullmatch(r"\[?\d+(?:[–,-]\d+)*\]?", (a.text_content() or "").strip()) and \
-                (a.get("href") or "").lstrip("#") in ref_ids:
+    for a in list(tree.iter("a")):  # citation links in the text: "[12]", "(3–5)"
+        to_ref = (a.get("href") or "").lstrip("#") in ref_ids or _CITATION_LINK.search(
+            f"{_classes(a)} {a.get('onclick') or ''}")
+        if to_ref and re.fullmatch(r"[\[(]?\d+(?:\s*[–,-]\s*\d+)*[\])]?", (a.text_content() or "").strip()):
             _drop(a)
     for el in list(tree.iter(*_DROP_TAGS)):
         if el.getparent() is not None:
+            _drop(el)
+    for el in list(tree.iter("div", "ul", "section", "span")):
+        if el.getparent() is not None and _NAV_CLASS.search(_classes(el)) and len(el.text_content().split()) < 1000 \
+                and next(el.iter("article", "main"), None) is None:  # never the article's own container
+            _drop(el)
+    for el in list(tree.iter("p", "div")):
+        if el.getparent() is not None and _leaf(el) and _ABOUT.match(inline(el.text_content())):
+            _drop(el)
+    for el in list(tree.iter()):  # what the reader never sees (menus folded away), as Readability does
+        if isinstance(el.tag, str) and el.getparent() is not None and (
+                el.get("hidden") is not None or el.get("aria-hidden") == "true"
+                or _HIDDEN.search(el.get("style") or "")):
             _drop(el)
     for form in list(tree.iter("form")):  # a search box goes; an ASP.NET page wraps its whole body in a form
         if form.getparent() is not None and not any(True for _ in form.iter("p", "article", "main", "h2")):
@@ -195,17 +249,34 @@ def _inline(el, prefix: str, strip: bool = True) -> None:
 
 
 def _abstract(tree) -> str | None:
-    """The abstract's paragraphs, taken out of the page (so it is not read twice)."""
-    for el in tree.iter("div", "section", "p", "blockquote"):
-        if _ABSTRACT.search(_classes(el)) and not _NOT_ABSTRACT.search(_classes(el)):
-            for head in list(el.iter("h1", "h2", "h3", "h4")):
-                if inline(head.text_content()).lower() in ("abstract", "summary"):
-                    _drop(head)
-            text = inline(el.text_content())
-            if len(text.split()) >= 10:
-                _drop(el)
-                return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
-    return None
+    """The abstract's paragraphs, taken out of the page (so it is not read twice): the element a class or id
+    names, else the section a heading "Abstract" opens. A structured abstract keeps its parts' labels
+    ("Background: ...")."""
+    found = next((el for el in tree.iter("div", "section", "p", "blockquote")
+                  if _ABSTRACT.search(_classes(el)) and not _NOT_ABSTRACT.search(_classes(el))
+                  and len(el.text_content().split()) >= 10), None)
+    if found is None:
+        head = next((h for h in tree.iter("h2", "h3", "h4") if inline(h.text_content()).lower() in
+                     ("abstract", "summary") and h.getparent() is not None and h.getparent().tag in ("section", "div")
+                     and next((c for c in h.getparent() if c.tag in ("h2", "h3", "h4")), None) is h), None)
+        found = head.getparent() if head is not None else None
+    if found is None:
+        return None
+    parts, label = [], ""
+    for el in found.iter():
+        if not isinstance(el.tag, str) or not (_leaf(el) or el.tag in ("h2", "h3", "h4", "h5")):
+            continue
+        text = inline(el.text_content())
+        if el.tag in ("h2", "h3", "h4", "h5"):
+            label = "" if text.lower() in ("abstract", "summary") else text.rstrip(":")
+        elif text:
+            parts.append(f"{label}: {text}" if label else text)
+            label = ""
+    text = " ".join(parts) or inline(found.text_content())
+    if len(text.split()) < 10:
+        return None
+    _drop(found)
+    return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
 
 
 _BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "section", "article", "blockquote", "dd", "dl", "h1", "h2", "h3", "h4",
@@ -228,7 +299,7 @@ def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
             continue
         if el.tag in ("h2", "h3", "h4"):
             heading = inline(el.text_content())
-            if heading and heading.lower() != inline(title).lower() and not _REFERENCES_HEADING.match(heading):
+            if heading and not _same(heading, title) and not _REFERENCES_HEADING.match(heading):
                 out.append([_NUMBERING.sub("", heading), []])
         elif el.tag in _BLOCK_TAGS or el.tag == "span":
             if not _leaf(el) or (el.tag == "span" and _leaf(el.getparent())):
@@ -239,6 +310,11 @@ def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
     found = [[h, "\n\n".join(dict.fromkeys(paras))] for h, paras in out if paras]
     words = sum(len(t.split()) for _, t in found)
     return found if words >= 0.95 * len(kept.split()) else []  # only where it loses nothing
+
+
+def _same(heading: str, title: str) -> bool:
+    """The title repeated as a heading (marks and spacing aside: "Large-scale topologies*")."""
+    return " ".join(re.findall(r"\w+", heading.lower())) == " ".join(re.findall(r"\w+", title.lower()))
 
 
 def _sections(xml: str | None, title: str) -> list[list[str]]:
@@ -253,7 +329,7 @@ def _sections(xml: str | None, title: str) -> list[list[str]]:
         for el in container:
             text = inline("".join(el.itertext()))
             if el.tag == "head":
-                if text and text.lower() != inline(title).lower() and not _REFERENCES_HEADING.match(text):
+                if text and not _same(text, title) and not _REFERENCES_HEADING.match(text):
                     sections.append([_NUMBERING.sub("", text), []])
             elif el.tag in ("p", "list", "quote", "code", "item", "row", "cell", "hi", "lb", "ref"):
                 if text and not _CHROME.match(text):
