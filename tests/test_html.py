@@ -83,3 +83,24 @@ def test_a_journal_page_in_the_shapes_real_ones_have():
                  "Jump to", "AbstractIntroduction", "A. Writer", "Privacy", "Ada Quill"):
         assert gone not in rec["text"], gone
     assert rec["ingest"]["references_dropped"] == 2
+
+
+def test_paragraphs_in_bare_spans_and_a_reference_heading_in_a_wrapper(tmp_path):
+    """As one publisher sets its articles: each paragraph a bare <span> after its <h2>, the article's notes as
+    short lines before the first heading, and "References" wrapped in a <span> of its own, the list after it."""
+    para = "The {} of the salt was measured three times at room temperature and the runs agreed within error. "
+    body = "".join(f'<h2 id="s{k}"><span class="a_heading">{head}</span></h2>\n<span>{para.format(word) * 2}'
+                   f'<a href="#cit1"><sup><span class="sup_ref">1</span></sup></a></span>\n'
+                   for k, (head, word) in enumerate([("Introduction", "solubility"), ("Results", "density"),
+                                                     ("Conclusions", "viscosity")]))
+    page = (f'<html><head><meta name="citation_title" content="Salt Properties"></head><body><div id="wrapper">'
+            f'<p>DOI: 10.5555/salt.1 (Paper) J. Imag. Chem., 2031</p><p>Ada Quill and Bo Renner</p>'
+            f'<p>Received 21st May 2031, Accepted 2nd June 2031</p>{body}'
+            f'<span id="refs"><h2><span class="a_heading">References</span></h2></span>'
+            f'<ol><li><span id="cit1">A. Writer, J. Imag. Chem., 2029, 3, 30.</span></li></ol></div></body></html>')
+    (tmp_path / "rsc.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "rsc.html")
+    assert [s["heading"] for s in rec["sections"]] == ["Introduction", "Results", "Conclusions"]
+    assert all(s["text"] == (para.format(w) * 2).strip() for s, w in
+               zip(rec["sections"], ["solubility", "density", "viscosity"]))
+    assert rec["ingest"]["references_dropped"] == 1 and "Writer" not in rec["text"] and "Received" not in rec["text"]

@@ -442,7 +442,7 @@ def test_resume_skips_everything_and_ids_are_stable(tmp_path):
     first = run_ingest(src, work)
     assert first.counts["failed"] == 1 and first.counts["duplicate"] == 0  # broken.jsonl line 2
     records = stored(work)
-    assert len(records) == first.counts["ok"] == 16
+    assert len(records) == first.counts["ok"] == 17
     assert len({r["id"] for r in records}) == len(records)
     assert not any(r["title"] in ("About these fixtures", "Hidden") for r in records)
     assert any("README.md" in w["path"] and "not a paper" in w["warning"] for w in report(work)["warnings"])
@@ -450,11 +450,11 @@ def test_resume_skips_everything_and_ids_are_stable(tmp_path):
     import datasets
 
     ds = datasets.Dataset.from_list(records, features=schema.features_for("papers"))
-    assert ds.num_rows == 16
+    assert ds.num_rows == 17
 
     before = (work / "papers.jsonl").read_bytes()
     second = run_ingest(src, work)
-    assert dict(second.counts) == {"ok": 0, "failed": 1, "skipped": 16, "duplicate": 0}
+    assert dict(second.counts) == {"ok": 0, "failed": 1, "skipped": 17, "duplicate": 0}
     assert (work / "papers.jsonl").read_bytes() == before
 
     other = tmp_path / "work2"

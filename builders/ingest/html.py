@@ -75,7 +75,7 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
     structured = _structure(tree, sections, title)
     if len(structured) > len(sections):  # trafilatura's text, in the page's own sections
         sections = structured
-    if len(sections) > 1 and not sections[0][0] and len(sections[0][1].split()) < 60 and \
+    if len(sections) > 1 and not sections[0][0] and len(sections[0][1].split()) < 150 and \
             all(len(p.split()) < 40 for p in sections[0][1].split("\n\n")):
         sections = sections[1:]  # short lines before the first heading: authors, dates, the journal's line
     if abstract:
@@ -178,6 +178,9 @@ def _clean(tree) -> int:
             ref_ids |= {e.get("id") for e in el.iter() if isinstance(e.tag, str) and e.get("id")}
             _drop(el)
     for head in [h for h in tree.iter("h2", "h3", "h4") if _REFERENCES_HEADING.match(h.text_content() or "")]:
+        while head.getparent() is not None and head.getparent().tag in ("span", "div", "header") and \
+                inline(head.getparent().text_content()) == inline(head.text_content()):
+            head = head.getparent()  # <span><h2>References</h2></span><ol>...: the list follows the wrapper
         parent, seen = head.getparent(), False  # "References" and what follows it in its section
         if parent is None:
             continue
@@ -231,6 +234,11 @@ def _clean(tree) -> int:
     for el in list(tree.iter("a", "span", "div", "li")):
         if el.getparent() is not None and _CHROME.match(inline(el.text_content())):
             _drop(el)
+    for span in list(tree.iter("span")):  # a paragraph set as a bare <span> between headings (RSC)
+        parent = span.getparent()
+        if parent is not None and parent.tag in ("div", "section", "article", "main", "body") and \
+                len(span.text_content().split()) >= 15 and _leaf(span):
+            span.tag = "p"
     for sub in list(tree.iter("sub")):  # Ni<sub>12</sub>P<sub>5</sub> -> Ni12P5, one word
         _inline(sub, "")
     for sup in list(tree.iter("sup")):  # cm<sup>-2</sup> -> cm^-2, as the XML readers write it
