@@ -9,6 +9,7 @@ with no article metadata and no article body (a search result, a journal's home 
 """
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Iterator
 
@@ -30,15 +31,25 @@ _REFERENCES_HEADING = re.compile(r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)
 _NUMBERING = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
 _CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|top of page|back to top|article tools|"
                      r"download pdf|cite this|share|permissions|metrics|(?:next|previous) section|"
-                     r"\+? ?author affiliations|view (?:full text|pdf)|open in (?:a )?new tab)$", re.I)
+                     r"\+? ?author affiliations|view (?:full text|pdf)|open in (?:a )?new tab|↵)$", re.I)
+# sections of the page that are not the paper's: its outline, links to other papers
+_NOT_PAPER_HEADING = re.compile(r"^(?:article outline|outline|contents|table of contents|in this article|"
+                                r"related (?:articles|content)|recommended articles|cited by|similar articles|"
+                                r"other articles from this special issue|this article belongs to a special issue|"
+                                r"more from this journal|metrics|altmetric|keywords)\b", re.I)
+# a site's notices about itself, found inside a paragraph
+_NOTICE = re.compile(r"screen reader users|phasing out support for|uses javascript to|enable javascript|"
+                     r"we use cookies|cookie (?:policy|settings)|your browser (?:is|does)", re.I)
 # site navigation that is not in a <nav>: menus, sidebars, toolbars, breadcrumbs
 _NAV_CLASS = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|submenu|sidebar|breadcrumbs?|toolbar|masthead|banner|"
                         r"cookies?)(?:$|[\s_-])", re.I)
 # a journal's notes about the article, not its text (as the PDF reader drops them)
 _ABOUT = re.compile(r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
-                    r"(?: online)?|e-?mail|correspond(?:ence|ing author))\s*:|copyright\s*(?::|©|\d)|©|"
+                    r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
+                    r"|present address)\s*:|copyright\s*(?::|©|\d)|©|"
                     r"in original form\b)", re.I)
 _HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:hidden|hide|d-none|is-hidden|visually-hidden|sr-only)(?:$|\s)", re.I)
 _CITATION_LINK = re.compile(r"(?:^|[\s_-])(?:ref|xref|bibr|cite|citation)(?:$|[\s_-])|showRef|ref-link", re.I)
 _ARTICLE_LINK = re.compile(r"/doi/|doi\.org/10\.|/articles?/|/content/article", re.I)  # many: a list of papers
 _DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "button", "svg", "iframe", "template", "menu",
@@ -47,12 +58,12 @@ _DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "button", "svg", "i
 
 def read_html(page: str | bytes, warn) -> Iterator[dict]:
     """``page``: the file's bytes (lxml reads the page's own charset) or text."""
-    if isinstance(page, bytes) and not re.search(rb"charset\s*=|encoding\s*=", page[:4096], re.I):
+    charset = _charset(page[:4096]) if isinstance(page, bytes) else None
+    if isinstance(page, bytes) and not charset:
         page = decode(page, warn)  # no charset declared: UTF-8 (libxml2 would guess Latin-1)
-    try:  # as bytes: an XHTML page declares its encoding, which lxml refuses on a str
+    try:  # as bytes in their own charset: an XHTML page declares its encoding, which lxml refuses on a str
         data = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
-        tree = lxml.html.document_fromstring(data, parser=None if isinstance(page, bytes) else
-                                             lxml.html.HTMLParser(encoding="utf-8"))
+        tree = lxml.html.document_fromstring(data, parser=lxml.html.HTMLParser(encoding=charset or "utf-8"))
     except (lxml.etree.ParserError, ValueError) as exc:
         raise IngestError(f"invalid HTML: {exc}") from None
     metas = _metas(tree)
@@ -75,6 +86,7 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
     structured = _structure(tree, sections, title)
     if len(structured) > len(sections):  # trafilatura's text, in the page's own sections
         sections = structured
+    sections = [sec for sec in sections if not _NOT_PAPER_HEADING.match(sec[0])]
     if len(sections) > 1 and not sections[0][0] and len(sections[0][1].split()) < 150 and \
             all(len(p.split()) < 40 for p in sections[0][1].split("\n\n")):
         sections = sections[1:]  # short lines before the first heading: authors, dates, the journal's line
@@ -105,6 +117,19 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
            },
            "keywords": [k for v in metas.get("citation_keywords", []) + metas.get("keywords", [])
                         for k in split_list(v)]}
+
+
+def _charset(head: bytes) -> str | None:
+    """The charset a page declares (a meta tag, or the XML declaration of XHTML, which libxml2's HTML parser
+    does not read), when Python knows it."""
+    m = re.search(rb"<meta[^>]+charset\s*=\s*[\"']?([\w.:-]+)", head, re.I) or \
+        re.search(rb"<\?xml[^>]+encoding\s*=\s*[\"']([\w.:-]+)", head, re.I)
+    if not m:
+        return None
+    try:
+        return codecs.lookup(m[1].decode("ascii")).name
+    except LookupError:
+        return None
 
 
 def _extract(el) -> str | None:
@@ -212,14 +237,16 @@ def _clean(tree) -> int:
         if el.getparent() is not None and _NAV_CLASS.search(_classes(el)) and len(el.text_content().split()) < 1000 \
                 and next(el.iter("article", "main"), None) is None:  # never the article's own container
             _drop(el)
-    for el in list(tree.iter("p", "div")):
-        if el.getparent() is not None and _leaf(el) and _ABOUT.match(inline(el.text_content())):
+    for el in list(tree.iter("p", "div", "li")):
+        text = inline(el.text_content()) if el.getparent() is not None and _leaf(el) else ""
+        if _ABOUT.match(text) or _NOTICE.search(text) and len(text.split()) < 80:
             _drop(el)
     for el in list(tree.iter()):  # what the reader never sees (menus folded away), as Readability does
         if isinstance(el.tag, str) and el.getparent() is not None and (
                 el.get("hidden") is not None or el.get("aria-hidden") == "true"
-                or _HIDDEN.search(el.get("style") or "")):
-            _drop(el)
+                or _HIDDEN.search(el.get("style") or "")
+                or _HIDDEN_CLASS.search(el.get("class") or "") and len(el.text_content().split()) < 300):
+            _drop(el)  # (a class alone: only small things, a body revealed by a script is not one)
     for form in list(tree.iter("form")):  # a search box goes; an ASP.NET page wraps its whole body in a form
         if form.getparent() is not None and not any(True for _ in form.iter("p", "article", "main", "h2")):
             _drop(form)
