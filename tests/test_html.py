@@ -106,26 +106,30 @@ def test_paragraphs_in_bare_spans_and_a_reference_heading_in_a_wrapper(tmp_path)
     assert rec["ingest"]["references_dropped"] == 1 and "Writer" not in rec["text"] and "Received" not in rec["text"]
 
 
-def test_xhtml_math_shown_twice_outlines_notices_and_footnote_furniture(tmp_path):
-    """An XHTML page whose only charset is its XML declaration; math printed as text with a hidden MathML copy
-    beside it; the site's notices, the article's outline, and the copyright and present-address footnotes."""
-    para = ("Samples from Qu\u00e9bec were heated to <span class='formulatext'>0.1\u2272z</span>"
-            "<span class='mathContainer hidden'><math><mn>0.1</mn><mo>\u2272</mo><mi>z</mi></math></span> and the "
-            "runs agreed within the error of the balance in every one of the eleven trials made. ")
-    page = ('<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'
-            '<meta name="citation_title" content="Heating Samples"/></head><body>'
+def test_a_page_declaring_no_charset_math_shown_twice_notices_and_footnote_furniture(tmp_path):
+    """No charset declared, but an "encoding=" in a script (an inline SVG): the page is UTF-8, not Latin-1. Math
+    printed as text with a hidden MathML copy beside it; the site's notices and outline inside the article's
+    container; the copyright and present-address footnotes."""
+    formula = ("<span class='formulatext'>0.1\u2272z</span><span class='mathContainer hidden'><math><mn>0.1</mn>"
+               "<mo>\u2272</mo><mi>z</mi></math></span>")
+    para = (f"Samples from Qu\u00e9bec were heated to {formula} and the runs agreed within the error of the "
+            "balance in every one of the eleven trials made. ")
+    page = ('<!DOCTYPE html><html><head><script>var logo = \'<?xml version="1.0" encoding="UTF-8"?><svg/>\';'
+            '</script><meta name="citation_title" content="Heating Samples"/></head><body><div id="body">'
             '<div class="ua_btn">Screen reader users, click here to load entire article. This page uses JavaScript '
             'to progressively load the article content as a user scrolls.</div>'
+            f'<div class="abstract"><h2>Abstract</h2><p>{para}</p></div>'
             '<div id="outline"><h2>Article outline</h2><ul><li><a href="#s1">1. Introduction to the heating of '
             'the samples from the north</a></li></ul></div>'
-            f'<div id="body"><h2 id="s1">1. Introduction</h2><p>{para * 2}</p><h2>2. Results</h2><p>{para}</p>'
+            f'<h2 id="s1">1. Introduction</h2><p>{para * 2}</p><h2>2. Results</h2><p>{para}</p>'
             '<ul class="fn"><li class="fn"><p>\u2020 Present address: Institute of Imaginary Heat, Somewhere.</p></li>'
             '<li class="fn">\u00a9 2031 The Authors. Journal compilation \u00a9 2031 Imaginary Society</li></ul>'
             '</div></body></html>')
-    (tmp_path / "page.xhtml").write_bytes(page.encode("utf-8"))
-    [rec] = read_file(tmp_path / "page.xhtml")
-    assert [s["heading"] for s in rec["sections"]] == ["Introduction", "Results"]
-    assert rec["sections"][1]["text"] == ("Samples from Qu\u00e9bec were heated to 0.1\u2272z and the runs agreed "
-                                          "within the error of the balance in every one of the eleven trials made.")
+    (tmp_path / "page.html").write_bytes(page.encode("utf-8"))
+    [rec] = read_file(tmp_path / "page.html")
+    assert [s["heading"] for s in rec["sections"]] == ["Abstract", "Introduction", "Results"]
+    once = ("Samples from Qu\u00e9bec were heated to 0.1\u2272z and the runs agreed within the error of the balance "
+            "in every one of the eleven trials made.")
+    assert rec["sections"][0]["text"] == rec["sections"][2]["text"] == once
     for gone in ("Screen reader", "JavaScript", "outline", "Present address", "\u00a9", "Imaginary Society"):
         assert gone not in rec["text"], gone

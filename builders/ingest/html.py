@@ -120,10 +120,11 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
 
 
 def _charset(head: bytes) -> str | None:
-    """The charset a page declares (a meta tag, or the XML declaration of XHTML, which libxml2's HTML parser
-    does not read), when Python knows it."""
+    """The charset a page declares in a meta tag, or in the XML declaration that opens an XHTML page (libxml2's
+    HTML parser reads neither reliably), when Python knows it. An "encoding=" elsewhere (an SVG in a script)
+    declares nothing."""
     m = re.search(rb"<meta[^>]+charset\s*=\s*[\"']?([\w.:-]+)", head, re.I) or \
-        re.search(rb"<\?xml[^>]+encoding\s*=\s*[\"']([\w.:-]+)", head, re.I)
+        re.match(rb"(?:\xef\xbb\xbf)?\s*<\?xml[^>]+encoding\s*=\s*[\"']([\w.:-]+)", head, re.I)
     if not m:
         return None
     try:
@@ -299,8 +300,8 @@ def _abstract(tree) -> str | None:
         return None
     parts, label = [], ""
     for el in found.iter():
-        if not isinstance(el.tag, str) or not (_leaf(el) or el.tag in ("h2", "h3", "h4", "h5")):
-            continue
+        if not isinstance(el.tag, str) or el.tag not in _BLOCK_TAGS or not _leaf(el) and el.tag[0] != "h":
+            continue  # paragraphs (not the spans inside them) and headings
         text = inline(el.text_content())
         if el.tag in ("h2", "h3", "h4", "h5"):
             label = "" if text.lower() in ("abstract", "summary") else text.rstrip(":")
