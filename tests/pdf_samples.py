@@ -93,6 +93,17 @@ def _scripts(c, x: float, y: float, parts) -> None:
         x += pdfmetrics.stringWidth(text, font, size)
 
 
+def _chart(c, x: float, y: float) -> None:
+    """A drawn bar chart in its frame, with its axis labels: figure text, not the paper's sentences."""
+    c.rect(x - 15, y - 30, 190, 125, fill=0)
+    c.setFont("Vera", 7)
+    for k, h in enumerate([20, 45, 70, 60, 35, 25, 50, 40]):
+        c.rect(x + 20 + 18 * k, y, 12, h, fill=1)
+        c.drawString(x + 20 + 18 * k, y - 10, f"{400 + 50 * k}")
+    c.drawString(x + 50, y - 22, "Wavelength (nm)")
+    c.drawString(x - 10, y + 80, "Intensity (a.u.)")
+
+
 def _scan(c) -> None:
     """A page that is an image and nothing else, as a scanner makes it."""
     width, height = A4
@@ -141,6 +152,7 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
         body[0] = ("p", [("Drift.", "bold"), (" Sample 1 drifted by 0.02 eV.", "")])
     _column(c, 56, height - 80, [("h", "5. Stability")] + body[:4])
     y = _column(c, width / 2 + 10, height - 80, body[4:])
+    _chart(c, 70, 300)
     c.setFont("Vera", 8)  # a table without a caption: its rows are not text
     for k, row in enumerate(["Sample Gap (eV) Shift (eV)", "1 3.30 0.01", "2 3.21 0.02", "3 3.12 0.01"]):
         c.drawString(width / 2 + 10, y - 30 - 11 * k, row)

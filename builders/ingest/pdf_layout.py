@@ -33,6 +33,9 @@ def page_lines(page, n: int) -> list[Line]:
     words = page.extract_words(x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False,
                                use_text_flow=False)
     words = _join_scripts([w for w in words if w.get("upright", True)])  # not rotated margin text (arXiv's)
+    figures = _figure_cells(page)
+    words = [w for w in words if (int((w["x0"] + w["x1"]) / 2 // _CELL), int((w["top"] + w["bottom"]) / 2 // _CELL))
+             not in figures]  # the labels, axes and legends of a drawn figure are not the paper's sentences
     if not words:
         return []
     mid = page.width / 2
@@ -63,6 +66,48 @@ def page_lines(page, n: int) -> list[Line]:
                               min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
                               column, part))
     return _reading_order(lines, page.height)
+
+
+_CELL = 8.0  # points: the grid figures are found on
+
+
+def _figure_cells(page) -> set[tuple[int, int]]:
+    """The grid cells of the page's figures: images, and clusters of drawn shapes (curves, filled boxes; not
+    rules or underlines, which tables and links have). A cluster of a few shapes is a frame or a box around
+    text, not a figure; one that covers most of the page is a background."""
+    area = page.width * page.height
+    shapes = [o for o in (*page.curves, *page.rects) if o["x1"] - o["x0"] > 1.5 and o["bottom"] - o["top"] > 1.5
+              and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.5 * area]
+    images = [o for o in page.images if (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.8 * area]
+    marked: set[tuple[int, int]] = set()
+    first_cells = []  # one cell of each shape: which region it is in
+    for o in (*shapes, *images):
+        cells = [(x, y) for x in range(int(max(o["x0"], 0) // _CELL), int(o["x1"] // _CELL) + 1)
+                 for y in range(int(max(o["top"], 0) // _CELL), int(o["bottom"] // _CELL) + 1)]
+        marked.update(cells)
+        first_cells.append(cells[0] if cells else None)
+    region_of: dict[tuple[int, int], int] = {}
+    regions: list[list[tuple[int, int]]] = []
+    for start in marked:  # connected regions of marked cells
+        if start in region_of:
+            continue
+        region_of[start] = len(regions)
+        region, stack = [], [start]
+        while stack:
+            c = stack.pop()
+            region.append(c)
+            for d in ((c[0] + 1, c[1]), (c[0] - 1, c[1]), (c[0], c[1] + 1), (c[0], c[1] - 1)):
+                if d in marked and d not in region_of:
+                    region_of[d] = len(regions)
+                    stack.append(d)
+        regions.append(region)
+    members = Counter(region_of[c] for c in first_cells if c is not None)
+    with_image = {region_of[c] for c in first_cells[len(shapes):] if c is not None}
+    figures: set[tuple[int, int]] = set()
+    for k, region in enumerate(regions):
+        if k in with_image or members[k] >= 6 and len(region) * _CELL * _CELL > 0.01 * area:
+            figures.update(region)
+    return figures
 
 
 def _join_scripts(words: list[dict]) -> list[dict]:
