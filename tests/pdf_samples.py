@@ -176,3 +176,34 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     c.showPage()
     c.save()
     return path
+
+
+def make_unmapped_font_pdf(path: Path, unmapped_body: bool = False) -> Path:
+    """A one-page PDF written by hand: a CID font with no ToUnicode map, as subset fonts without one are, so
+    that text extractors print its glyphs as "(cid:NN)". ``unmapped_body``: the body is set in it too."""
+    plain = [b"The band gap of the films is wide and stable in air over months",
+             b"of storage; the value from the fit agrees with the optical one"]
+    content = b"BT /F1 11 Tf 72 720 Td " + b" ".join(
+        b"(%s) Tj 0 -14 Td" % line for line in plain) + b" /F2 11 Tf <000D00420043> Tj /F1 11 Tf " \
+        b"( matters for the devices.) Tj ET"
+    if unmapped_body:
+        content = b"BT /F2 11 Tf 72 720 Td <" + b"0042" * 120 + b"> Tj ET"
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+            b"<< /Type /Font /Subtype /Type0 /BaseFont /SubsetFont /Encoding /Identity-H /DescendantFonts [7 0 R] >>",
+            b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /SubsetFont /CIDSystemInfo << /Registry (Adobe) "
+            b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 600 >>",
+            b"<< /Type /FontDescriptor /FontName /SubsetFont /Flags 4 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
+            b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>"]
+    out, offsets = b"%PDF-1.4\n", []
+    for k, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % k + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    path.write_bytes(out)
+    return path

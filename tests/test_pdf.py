@@ -8,7 +8,7 @@ import signal
 import time
 
 import pytest
-from pdf_samples import DOI, make_paper_pdf
+from pdf_samples import DOI, make_paper_pdf, make_unmapped_font_pdf
 
 from sciqag_dataset.builders.ingest import read_file, run_ingest
 from sciqag_dataset.builders.ingest.deadline import TimedOut, time_limit
@@ -113,3 +113,12 @@ def test_a_paper_set_as_biomed_central_sets_it(tmp_path):
     assert "Cite this article" not in rec["text"]
     assert "Drift. Sample 1 drifted by 0.02 eV." in rec["text"]  # a run-in heading stays in its paragraph
     assert [s["heading"] for s in rec["sections"]][-1] == "Stability"
+
+
+def test_glyphs_without_a_unicode_map_are_left_out_and_named(tmp_path):
+    [rec] = read_file(make_unmapped_font_pdf(tmp_path / "cid.pdf"))
+    assert "(cid:" not in rec["text"] and "matters for the devices." in rec["text"]
+    q = rec["ingest"]
+    assert any("3 glyph(s) in fonts without a Unicode map" in w for w in q["warnings"]) and not q["partial"]
+    [rec] = read_file(make_unmapped_font_pdf(tmp_path / "body.pdf", unmapped_body=True))
+    assert rec["error"].startswith("the text is set in fonts without a Unicode map (120 glyphs)")

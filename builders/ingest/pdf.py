@@ -50,16 +50,15 @@ _NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
 
 
-
-
 def read_pdf(path: str, warn) -> Iterator[dict]:
     try:
         with pdfplumber.open(path, password="") as pdf:
             info = pdf.metadata or {}
-            pages, empty = [], []
+            pages, empty, unmapped = [], [], 0
             for n, page in enumerate(pdf.pages, 1):
                 try:
-                    lines = page_lines(page, n)
+                    lines, missing = page_lines(page, n)
+                    unmapped += missing
                     # an image and (almost) no text: a scanned page; a blank page or a drawing is not one
                     if sum(len(ln.text) for ln in lines) < 20 and page.images:
                         empty.append(n)
@@ -76,10 +75,17 @@ def read_pdf(path: str, warn) -> Iterator[dict]:
         if "Password" in name or "Encrypt" in name:
             raise IngestError("encrypted PDF (a password is needed)") from None
         raise IngestError(f"invalid PDF: {name}: {exc}") from None
+    if not any(pages) and unmapped:
+        raise IngestError(f"the text is set in fonts without a Unicode map ({unmapped} glyphs): it cannot be read "
+                          "as text; run OCR first")
     if not any(pages) or len(empty) > len(pages) / 2:
         raise IngestError(f"no text layer on {len(empty)} of {len(pages)} page(s) (scanned?): run OCR first")
     if empty:
         warn(f"page(s) {', '.join(map(str, empty))} have no text layer (scanned?): their text is missing", True)
+    if unmapped:  # a few: symbols of a math font; many: a body font, and the text is not readable
+        chars = sum(len(ln.text) for lines in pages for ln in lines)
+        warn(f"{unmapped} glyph(s) in fonts without a Unicode map left out (symbols or words may be missing)",
+             unmapped > 0.05 * (chars + unmapped))
     yield _paper(pages, info, warn)
 
 

@@ -28,16 +28,21 @@ class Line:
     words: list = field(default_factory=list, repr=False)
 
 
-def page_lines(page, n: int) -> list[Line]:
+def page_lines(page, n: int) -> tuple[list[Line], int]:
+    """The page's lines in reading order, and how many glyphs had no Unicode mapping (left out)."""
     # 1.5 pt: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance
     words = page.extract_words(x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False,
                                use_text_flow=False)
-    words = _join_scripts([w for w in words if w.get("upright", True)])  # not rotated margin text (arXiv's)
+    unmapped = 0
+    for w in words:  # a font without a ToUnicode map: pdfminer prints "(cid:13)", which is no text at all
+        w["text"], k = _UNMAPPED.subn("", w["text"])
+        unmapped += k
+    words = _join_scripts([w for w in words if w["text"] and w.get("upright", True)])  # not rotated (arXiv's)
     figures = _figure_cells(page)
     words = [w for w in words if (int((w["x0"] + w["x1"]) / 2 // _CELL), int((w["top"] + w["bottom"]) / 2 // _CELL))
              not in figures]  # the labels, axes and legends of a drawn figure are not the paper's sentences
     if not words:
-        return []
+        return [], unmapped
     mid = page.width / 2
     # two columns: plenty of words on either side of the middle, and few that cross it
     two = sum(w["x1"] <= mid for w in words) > 0.2 * len(words) and sum(w["x0"] >= mid for w in words) > \
@@ -65,10 +70,11 @@ def page_lines(page, n: int) -> list[Line]:
                               sum(bool(BOLD.search(w["fontname"])) for w in part) > len(part) / 2,
                               min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
                               column, part))
-    return _reading_order(lines, page.height)
+    return _reading_order(lines, page.height), unmapped
 
 
 _CELL = 8.0  # points: the grid figures are found on
+_UNMAPPED = re.compile(r"\(cid:\d+\)")
 
 
 def _figure_cells(page) -> set[tuple[int, int]]:
