@@ -57,10 +57,16 @@ REFERENCES = ["[1] A. Writer, J. Imag. Mater. 1 (2025) 1.", "[2] B. Writer, J. I
               "[5] E. Writer, Imag. Lett. 5 (2029) 5.", "[6] F. Writer, Imag. Lett. 6 (2029) 6."]
 
 
-def _furniture(c, page: int, pages: int, doi: str = DOI) -> None:
+# the running head as OCR reads it off a scan: a letter misread on every page
+_HEADS = [f"{journal} 12 (2031) 101\u2013109" for journal in ("Journal of Imaginary Materials", "Journa1 of Imaginary "
+                                                             "Materials", "Journal of lmaginary Materials",
+                                                             "Journal of Imaginary Materia1s")]
+
+
+def _furniture(c, page: int, pages: int, doi: str = DOI, ocr: bool = False) -> None:
     width, height = A4
     c.setFont("Vera", 8)
-    c.drawString(56, height - 40, "Journal of Imaginary Materials 12 (2031) 101\u2013109")
+    c.drawString(56, height - 40, _HEADS[page % len(_HEADS)] if ocr else _HEADS[0])
     c.drawRightString(width - 56, 30, f"Page {page} of {pages}")
     if page == 1 and doi:
         c.drawString(56, 30, f"https://doi.org/{doi}")
@@ -114,11 +120,12 @@ def _scan(c) -> None:
 
 
 def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", doi: str = DOI,
-                   cover_scan: bool = False, methods_last: bool = False, bmc: bool = False) -> Path:
+                   cover_scan: bool = False, methods_last: bool = False, bmc: bool = False, ocr: bool = False) -> Path:
     """``cover_scan``: a first page without a text layer (a scanned cover sheet) before the paper;
     ``methods_last``: a Methods section after the reference list, as some journals print it; ``bmc``: as
     BioMed Central sets it, the DOI only on the last page under "Cite this article as", the reference list
-    headed in body type run into its first entry, and a paragraph with a run-in bold heading."""
+    headed in body type run into its first entry, and a paragraph with a run-in bold heading; ``ocr``: the
+    running head misread differently on every page, as OCR reads it."""
     pages = 3 + scanned_pages + cover_scan
     width, height = A4
     c = canvas.Canvas(str(path), pagesize=A4)
@@ -127,7 +134,7 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     if cover_scan:
         _scan(c)
     # page 1: title, authors, abstract across the page, then two columns
-    _furniture(c, 1, pages, None if bmc else doi)
+    _furniture(c, 1, pages, None if bmc else doi, ocr)
     c.setFont("VeraBd", 17)
     c.drawString(56, height - 90, TITLE[0])
     c.drawString(56, height - 112, TITLE[1])
@@ -146,7 +153,7 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     c.drawString(56, 61, "\u00a9 2031 The Authors. Published under a CC BY 4.0 licence.")
     c.showPage()
     # page 2: two columns of body text
-    _furniture(c, 2, pages)
+    _furniture(c, 2, pages, ocr=ocr)
     body = [("p", f"Sample {k} kept its gap within 0.01 eV over {batch}.") for k in range(1, 9)]
     if bmc:
         body[0] = ("p", [("Drift.", "bold"), (" Sample 1 drifted by 0.02 eV.", "")])
@@ -161,7 +168,7 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     for _ in range(scanned_pages):
         _scan(c)
     # last page: the reference list
-    _furniture(c, pages, pages)
+    _furniture(c, pages, pages, ocr=ocr)
     y = height - 80 if bmc else _column(c, 56, height - 80, [("h", "References")])
     c.setFont("Vera", 8)
     for k, ref in enumerate(REFERENCES):

@@ -106,6 +106,11 @@ def test_the_limit_keeps_an_alarm_already_set():
         signal.signal(signal.SIGALRM, old)
 
 
+def test_a_running_head_misread_on_every_page_is_still_a_running_head(tmp_path):
+    [rec] = read_file(make_paper_pdf(tmp_path / "ocr.pdf", ocr=True))
+    assert "aginary Materia" not in rec["text"] and "Journa" not in rec["text"]
+
+
 def test_a_paper_set_as_biomed_central_sets_it(tmp_path):
     [rec] = read_file(make_paper_pdf(tmp_path / "bmc.pdf", bmc=True))
     assert rec["metadata"]["doi"] == DOI  # printed only on the last page, by "Cite this article as"

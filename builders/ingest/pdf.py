@@ -43,6 +43,8 @@ _FRONT_MATTER = re.compile(r"^[*∗†‡]?\s*(?:proceedings of\b|©|\(cid:13\)|
                            r"open access$|citation:|academic editor:|edited by\b|"
                            r"(?:research|review|original|short|brief)?\s*(?:article|paper|communication|review|"
                            r"research|letter)?\s*(?:open access)?$)", re.I)  # a banner: "RESEARCH ARTICLE Open Access"
+# "Dhaka Univ. J. Pharm. Sci. 8(1): 7-10, 2009": the journal's line, printed on the first page only
+_JOURNAL_LINE = re.compile(r"^(?:[A-Z][\w.&,]*\s+){1,8}\d{1,4}\s*\(\d{1,4}\)\s*:?\s*\d+\s*[-–]\s*\d+")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 _COPYRIGHT = re.compile(r"©|\(cid:13\)\s*(?:c\s*)?\d{4}|\bcopyright\b", re.I)
 _FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}(?=\s|[A-Z]))")
@@ -258,6 +260,7 @@ def _furniture_block(block: Block, text: str, body: float) -> bool:
     return (len(text) <= 3  # a footnote mark or a page number on its own
             or len(block.lines) <= 10 and block.lines[0].size <= body * 1.05 and bool(_FRONT_MATTER.match(text))
             or len(block.lines) <= 3 and bool(_COPYRIGHT.search(text))
+            or len(block.lines) <= 2 and bool(_JOURNAL_LINE.match(text))
             or small and bool(_FOOTNOTE.match(text))
             or len(words) >= 4 and _numeric(words) >= 0.5)
 

@@ -3,6 +3,7 @@ order; superscripts and subscripts cut off at a size change are joined back to t
 and footers are found by their repetition across pages."""
 from __future__ import annotations
 
+import difflib
 import re
 import statistics
 from collections import Counter
@@ -181,6 +182,23 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
         for ln in lines:
             if ln.top - lo < EDGE * span or hi - ln.bottom < EDGE * span:
                 edge[(ln.page, ln.top)] = re.sub(r"\d+", "#", ln.text.lower()).strip()
-    counts = Counter(t for page in {(k[0], t) for k, t in edge.items()} for t in [page[1]])  # pages, not lines
-    need = max(2, int(0.4 * len(pages)))
-    return {k for k, t in edge.items() if counts[t] >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", t)}
+    # the pages each text is on, counting near copies (an OCR'd running head is misread a little on every page)
+    letters = {t: re.sub(r"[^a-z]", "", t) for t in set(edge.values())}
+    pages_of: dict[str, set[int]] = {}
+    for (page, _), t in edge.items():
+        pages_of.setdefault(t, set()).add(page)
+    on = {t: set(p) for t, p in pages_of.items()}
+    keys = sorted(pages_of)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            if len(letters[a]) >= 8 and _near(letters[a], letters[b]):
+                on[a] |= pages_of[b]
+                on[b] |= pages_of[a]
+    # a quarter of the pages: odd and even pages often carry different heads (the title, the authors)
+    need = max(2, int(0.25 * len(pages)))
+    return {k for k, t in edge.items() if len(on[t]) >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", t)}
+
+
+def _near(a: str, b: str) -> bool:
+    m = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return m.real_quick_ratio() >= 0.85 and m.quick_ratio() >= 0.85 and m.ratio() >= 0.85
