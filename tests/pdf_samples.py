@@ -151,6 +151,9 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     c.setFont("Vera", 7)  # page 1's own furniture: a footnote and the licence, set small above the footer
     c.drawString(56, 70, "\u2217 Corresponding author: ada.quill@example.org")
     c.drawString(56, 61, "\u00a9 2031 The Authors. Published under a CC BY 4.0 licence.")
+    c.drawString(62, 100, "Both authors contributed equally to this work.")
+    c.setFont("Vera", 5)
+    c.drawString(56, 104, "\u2020")  # its mark raised, apart from its text
     c.showPage()
     # page 2: two columns of body text
     _furniture(c, 2, pages, ocr=ocr)

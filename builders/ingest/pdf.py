@@ -212,9 +212,12 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
     sections: list[list] = [["", []]]
     references, in_refs, has_abstract = 0, False, False
     headed = any(len(b.lines) == 1 and _is_heading(b.lines[0], body) for b in blocks)
+    mark = None  # a footnote's mark, standing alone: its text follows, set small
     for block in blocks:
-        text = block.text
-        if _furniture_block(block, text, body):
+        text, first = block.text, block.lines[0]
+        footnote = mark is not None and mark.page == first.page and first.size < 0.92 * body
+        mark = first if len(text) <= 3 else None
+        if footnote or _furniture_block(block, text, body):
             continue
         if len(block.lines) == 1 and _is_heading(block.lines[0], body):
             # the list ends at the next known section (Nature prints Methods after the references)
