@@ -80,7 +80,7 @@ def test_a_journal_page_in_the_shapes_real_ones_have():
     assert "The results paragraph 6 adds a sentence of its own." in sections["Results"]
     assert sections["Conclusions"].endswith("The conclusions paragraph 1 adds a sentence of its own.")
     for gone in ("Submit your Manuscript", "peer review", "Citation:", "Received", "Copyright", "CC BY", "(2)",
-                 "Jump to", "AbstractIntroduction", "A. Writer", "Privacy", "Ada Quill"):
+                 "Jump to", "AbstractIntroduction", "A. Writer", "Privacy", "Ada Quill", "S1 Movie", "swelling"):
         assert gone not in rec["text"], gone
     assert rec["ingest"]["references_dropped"] == 2
 

@@ -36,7 +36,9 @@ _CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|t
 _NOT_PAPER_HEADING = re.compile(r"^(?:article outline|outline|contents|table of contents|in this article|"
                                 r"related (?:articles|content)|recommended articles|cited by|similar articles|"
                                 r"other articles from this special issue|this article belongs to a special issue|"
-                                r"more from this journal|metrics|altmetric|keywords)\b", re.I)
+                                r"more from this journal|metrics|altmetric|keywords|supporting information|"
+                                r"supplementary (?:material|information|data)|additional files?|"
+                                r"electronic supplementary material)\b", re.I)
 # a site's notices about itself, found inside a paragraph
 _NOTICE = re.compile(r"screen reader users|phasing out support for|uses javascript to|enable javascript|"
                      r"we use cookies|cookie (?:policy|settings)|your browser (?:is|does)", re.I)
