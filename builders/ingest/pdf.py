@@ -213,12 +213,18 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
     references, in_refs, has_abstract = 0, False, False
     headed = any(len(b.lines) == 1 and _is_heading(b.lines[0], body) for b in blocks)
     mark = None  # a footnote's mark, standing alone: its text follows, set small
+    dropped = None  # the last line of furniture: the small lines right under it are more of it
     for block in blocks:
         text, first = block.text, block.lines[0]
         footnote = mark is not None and mark.page == first.page and first.size < 0.92 * body
         mark = first if len(text) <= 3 else None
-        if footnote or _furniture_block(block, text, body):
+        more = dropped is not None and (dropped.page, dropped.column) == (first.page, first.column) and \
+            abs(dropped.size - first.size) < 0.3 and first.size < 0.95 * body and \
+            0 <= first.top - dropped.bottom < 1.5 * first.size  # "Proceedings of ...", then its place and date
+        if footnote or more or _furniture_block(block, text, body):
+            dropped = block.lines[-1]
             continue
+        dropped = None
         if len(block.lines) == 1 and _is_heading(block.lines[0], body):
             # the list ends at the next known section (Nature prints Methods after the references)
             heading = _NUMBERING.sub("", text)
@@ -235,7 +241,8 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
         if in_refs:
             references += max(1, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
             continue
-        if headed and len(sections) == 1 and block.lines[0].page == opening and len(text.split()) < 25:
+        if headed and len(sections) == 1 and block.lines[0].page == opening and (
+                len(text.split()) < 25 or _capitalised(text) > 0.7):
             continue  # front matter before the first heading: authors, affiliations, dates
         if _CAPTION.match(text):
             continue
@@ -248,6 +255,12 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
     if not has_abstract and sections[0][1] and len(" ".join(sections[0][1]).split()) >= 40:
         sections[0][0], has_abstract = "Abstract", True  # the unlabelled paragraph under the title
     return sections, references, has_abstract
+
+
+def _capitalised(text: str) -> float:
+    """The share of words that start with a capital: names and affiliations, not sentences."""
+    words = re.findall(r"[^\W\d_][\w'’-]*", text)
+    return sum(w[0].isupper() for w in words) / max(len(words), 1)
 
 
 def _numeric(words: list[str]) -> float:
