@@ -12,10 +12,13 @@ sciqag-json ``json_papers`` the SciQAG authors' release: dicts with ``doi``, ``t
 jats        ``jats.py``     JATS/NLM ``<article>`` XML
 elsevier    ``elsevier.py`` Elsevier full-text XML (``ce:``/``dc:``/``prism:`` elements)
 html        ``html.py``     trafilatura main content + citation_* metadata, abstract, references removed
-pdf         ``pdf.py``      pdfplumber words with size and position: columns, headers, headings, references
+pdf         ``pdf.py``      pdfplumber words with size and position (``pdf_layout.py``: lines, columns, running
+                            heads, figure regions): headings, abstract, references, furniture, footnotes
 latex       ``latex.py``    a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file):
                             the main file by ``\\documentclass``, inputs expanded, pylatexenc text with the
-                            math kept verbatim as LaTeX; bibliography, figures and tables removed
+                            math kept verbatim as LaTeX; bibliography, figures and tables removed;
+                            ``latex_refs.py`` numbers cross-references, ``latex_cites.py`` writes out
+                            textual citations
 =========== =============== ===========================================================================
 
 Formats are told by extension, checked against the content (``detect.py``); files with no or an unknown
