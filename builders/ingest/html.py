@@ -10,6 +10,7 @@ with no article metadata and no article body (a search result, a journal's home 
 from __future__ import annotations
 
 import codecs
+import copy
 import re
 from typing import Iterator
 
@@ -18,7 +19,7 @@ import lxml.html
 import trafilatura
 
 from .detect import decode
-from .text import IngestError, inline, split_list
+from .text import IngestError, capitalised, inline, split_list
 
 _REF_CONTAINER = re.compile(r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"
                             r"(?:$|[\s_-])", re.I)
@@ -89,9 +90,9 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
     if len(structured) > len(sections):  # trafilatura's text, in the page's own sections
         sections = structured
     sections = [sec for sec in sections if not _NOT_PAPER_HEADING.match(sec[0])]
-    if len(sections) > 1 and not sections[0][0] and len(sections[0][1].split()) < 150 and \
-            all(len(p.split()) < 40 for p in sections[0][1].split("\n\n")):
-        sections = sections[1:]  # short lines before the first heading: authors, dates, the journal's line
+    if len(sections) > 1 and not sections[0][0]:  # before the first heading: the article's notes and authors
+        kept = [p for p in sections[0][1].split("\n\n") if len(p.split()) >= 40 and capitalised(p) < 0.6]
+        sections = ([["", "\n\n".join(kept)]] if kept else []) + sections[1:]
     if abstract:
         sections = [["Abstract", inline(abstract)]] + [s for s in sections if s[0].lower() != "abstract"]
     words = sum(len(s[1].split()) for s in sections)
@@ -326,28 +327,39 @@ def _leaf(el) -> bool:
 
 
 def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
-    """The page's own headings (h2-h4) over the paragraphs trafilatura kept, where it dropped the headings:
-    trafilatura decides what is the article's text, the page's markup how it is divided."""
-    kept = " ".join(text for _, text in sections)
-    if not kept:
+    """trafilatura's paragraphs under the page's own headings (h2-h4), where it dropped the headings:
+    trafilatura decides what is the article's text, the page's markup how it is divided. Each paragraph goes
+    under the last heading before the place it stands on the page; one not found there stays with the one
+    before it, so nothing trafilatura kept is lost."""
+    paragraphs = [p for _, text in sections for p in text.split("\n\n") if p.strip()]
+    if not paragraphs:
         return []
+    page = copy.deepcopy(tree)
+    names = []
+    for el in page.iter("h2", "h3", "h4"):
+        heading = inline(el.text_content())
+        if heading and not _same(heading, title) and not _REFERENCES_HEADING.match(heading):
+            for child in list(el):
+                el.remove(child)
+            el.text = f" \ue000{len(names)}\ue001 "  # where the heading stands in the page's text (private-use marks)
+            names.append(_NUMBERING.sub("", heading))
+    text = inline(page.text_content())
+    marks = [(m.start(), int(m[1])) for m in re.finditer("\ue000(\\d+)\ue001", text)]
+    placed, pos = [], 0.0
+    for k, para in enumerate(paragraphs):  # in the page's order; one not found right after the one before it
+        key = " ".join(para.split()[:8])
+        found = text.find(key, int(pos))
+        found = found if found >= 0 else text.find(key)
+        pos = found if found >= 0 else pos + 1e-6
+        placed.append((pos, k, para))
     out: list[list] = [["", []]]
-    for el in tree.iter():
-        if not isinstance(el.tag, str):
-            continue
-        if el.tag in ("h2", "h3", "h4"):
-            heading = inline(el.text_content())
-            if heading and not _same(heading, title) and not _REFERENCES_HEADING.match(heading):
-                out.append([_NUMBERING.sub("", heading), []])
-        elif el.tag in _BLOCK_TAGS or el.tag == "span":
-            if not _leaf(el) or (el.tag == "span" and _leaf(el.getparent())):
-                continue  # its blocks come one by one; a span inside a paragraph is part of it
-            text = inline(el.text_content())
-            if len(text.split()) >= 4 and text in kept:
-                out[-1][1].append(text)
-    found = [[h, "\n\n".join(dict.fromkeys(paras))] for h, paras in out if paras]
-    words = sum(len(t.split()) for _, t in found)
-    return found if words >= 0.95 * len(kept.split()) else []  # only where it loses nothing
+    for at, _, para in sorted(placed):
+        before = [k for mark, k in marks if mark < at]
+        heading = names[before[-1]] if before else ""
+        if heading != out[-1][0]:
+            out.append([heading, []])
+        out[-1][1].append(para)
+    return [[h, "\n\n".join(paras)] for h, paras in out if paras]
 
 
 def _same(heading: str, title: str) -> bool:

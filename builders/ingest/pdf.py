@@ -15,7 +15,7 @@ from typing import Iterator
 import pdfplumber
 
 from .pdf_layout import BOLD, Line, page_lines, running_furniture
-from .text import DOI_IN_TEXT, MAX_TITLE_CHARS, IngestError, inline, parse_authors
+from .text import DOI_IN_TEXT, MAX_TITLE_CHARS, IngestError, capitalised, inline, parse_authors
 
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 _SPACING_ACCENTS = {"\u02c6": "\u0302", "\u00a8": "\u0308", "\u00b4": "\u0301", "`": "\u0300", "\u02dc": "\u0303",
@@ -242,7 +242,7 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
             references += max(1, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
             continue
         if headed and len(sections) == 1 and block.lines[0].page == opening and (
-                len(text.split()) < 25 or _capitalised(text) > 0.7):
+                len(text.split()) < 25 or capitalised(text) > 0.7):
             continue  # front matter before the first heading: authors, affiliations, dates
         if _CAPTION.match(text):
             continue
@@ -255,12 +255,6 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
     if not has_abstract and sections[0][1] and len(" ".join(sections[0][1]).split()) >= 40:
         sections[0][0], has_abstract = "Abstract", True  # the unlabelled paragraph under the title
     return sections, references, has_abstract
-
-
-def _capitalised(text: str) -> float:
-    """The share of words that start with a capital: names and affiliations, not sentences."""
-    words = re.findall(r"[^\W\d_][\w'’-]*", text)
-    return sum(w[0].isupper() for w in words) / max(len(words), 1)
 
 
 def _numeric(words: list[str]) -> float:

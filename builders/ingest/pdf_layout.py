@@ -85,7 +85,8 @@ def _figure_cells(page) -> set[tuple[int, int]]:
     area = page.width * page.height
     shapes = [o for o in (*page.curves, *page.rects) if o["x1"] - o["x0"] > 1.5 and o["bottom"] - o["top"] > 1.5
               and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.5 * area]
-    images = [o for o in page.images if (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.8 * area]
+    images = [o for o in page.images if o["x1"] - o["x0"] > 4 and o["bottom"] - o["top"] > 4  # not rules drawn
+              and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.8 * area]  # as images, not a background
     marked: set[tuple[int, int]] = set()
     first_cells = []  # one cell of each shape: which region it is in
     for o in (*shapes, *images):
@@ -112,7 +113,8 @@ def _figure_cells(page) -> set[tuple[int, int]]:
     with_image = {region_of[c] for c in first_cells[len(shapes):] if c is not None}
     figures: set[tuple[int, int]] = set()
     for k, region in enumerate(regions):
-        if k in with_image or members[k] >= 6 and len(region) * _CELL * _CELL > 0.01 * area:
+        size = len(region) * _CELL * _CELL
+        if k in with_image and size > 0.005 * area or members[k] >= 6 and size > 0.01 * area:
             figures.update(region)
     return figures
 

@@ -73,6 +73,12 @@ def inline(value) -> str:
     return " ".join(_INVISIBLE.sub("", str(value)).split())
 
 
+def capitalised(text: str) -> float:
+    """The share of words that start with a capital: names and affiliations, not sentences."""
+    words = re.findall(r"[^\W\d_][\w'’-]*", text)
+    return sum(w[0].isupper() for w in words) / max(len(words), 1)
+
+
 def strip_tags(text: str) -> str:
     """Markup inside JSON values (e.g. Crossref's ``<jats:p>``): blocks become paragraphs."""
     if "<" not in text or not TAG.search(text):
