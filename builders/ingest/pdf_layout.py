@@ -39,9 +39,6 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
         w["text"], k = _UNMAPPED.subn("", w["text"])
         unmapped += k
     words = _join_scripts([w for w in words if w["text"] and w.get("upright", True)])  # not rotated (arXiv's)
-    figures = _figure_cells(page)
-    words = [w for w in words if (int((w["x0"] + w["x1"]) / 2 // _CELL), int((w["top"] + w["bottom"]) / 2 // _CELL))
-             not in figures]  # the labels, axes and legends of a drawn figure are not the paper's sentences
     if not words:
         return [], unmapped
     mid = page.width / 2
@@ -71,6 +68,10 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
                               sum(bool(BOLD.search(w["fontname"])) for w in part) > len(part) / 2,
                               min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
                               column, part))
+    # the labels, axes and legends of a drawn figure are not the paper's sentences; a long line in a box is
+    figures = _figure_cells(page)
+    lines = [ln for ln in lines if len(ln.words) > 12 or (int((ln.x0 + ln.words[-1]["x1"]) / 2 // _CELL),
+                                                          int((ln.top + ln.bottom) / 2 // _CELL)) not in figures]
     return _reading_order(lines, page.height), unmapped
 
 
