@@ -142,13 +142,15 @@ def test_headings_trafilatura_drops_are_laid_back_over_its_paragraphs(tmp_path):
     para = "The {} of the salt was measured three times at room temperature and the runs agreed within error. "
     parts = ['<div class="left_head">Journal of Imaginary Chemistry</div><h1>Salt Properties</h1>'
              '<p class="header_text">Ada Quill and Bo Renner, Institute of Imaginary Salts</p>']
-    for head, word in (("Introduction", "solubility"), ("Results", "density"), ("Conclusions", "viscosity")):
+    for head, word in (("Abstract", "gist"), ("Introduction", "solubility"), ("Results", "density"),
+                       ("Conclusions", "viscosity")):
         parts.append(f'<h2 id="s-{word}"><span class="a_heading">{head}</span></h2><p>{para.format(word) * 3}</p>'
                      f'<p class="otherpara">{para.format(word + " change") * 2}<br/>{para.format(word) * 2}</p>')
     page = ('<html><head><meta name="citation_title" content="Salt Properties"></head><body><div id="wrapper">'
             + "".join(parts) + "</div></body></html>")
     (tmp_path / "flat.html").write_text(page, encoding="utf-8")
     [rec] = read_file(tmp_path / "flat.html")
-    assert [s["heading"] for s in rec["sections"]] == ["Introduction", "Results", "Conclusions"]
+    assert [s["heading"] for s in rec["sections"]] == ["Abstract", "Introduction", "Results", "Conclusions"]
     words = len((para.format("x") * 5 + para.format("x change") * 2).split())
-    assert [len(s["text"].split()) for s in rec["sections"]] == [words] * 3  # every paragraph, once
+    # every paragraph, once; the abstract is its own heading's text, not the whole flat page after it
+    assert [len(s["text"].split()) for s in rec["sections"]] == [words] * 4

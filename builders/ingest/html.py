@@ -294,10 +294,11 @@ def _abstract(tree) -> str | None:
     found = next((el for el in tree.iter("div", "section", "p", "blockquote")
                   if _ABSTRACT.search(_classes(el)) and not _NOT_ABSTRACT.search(_classes(el))
                   and len(el.text_content().split()) >= 10), None)
-    if found is None:
+    if found is None:  # the heading's own section: it holds no other heading but the parts' lower ones
         head = next((h for h in tree.iter("h2", "h3", "h4") if inline(h.text_content()).lower() in
                      ("abstract", "summary") and h.getparent() is not None and h.getparent().tag in ("section", "div")
-                     and next((c for c in h.getparent() if c.tag in ("h2", "h3", "h4")), None) is h), None)
+                     and all(o is h or o.tag > h.tag for o in h.getparent().iter("h1", "h2", "h3", "h4", "h5"))),
+                    None)
         found = head.getparent() if head is not None else None
     if found is None:
         return None

@@ -1,6 +1,7 @@
 """PDF layout (pdfplumber): a page's words become lines with their font size, weight and column, in reading
-order; superscripts and subscripts cut off at a size change are joined back to their words; running headers
-and footers are found by their repetition across pages."""
+order; superscripts and subscripts cut off at a size change are joined back to their words; glyphs without a
+Unicode map are left out (and counted); the labels of drawn figures are dropped; running headers and footers
+are found by their repetition across pages."""
 from __future__ import annotations
 
 import difflib
