@@ -154,3 +154,22 @@ def test_headings_trafilatura_drops_are_laid_back_over_its_paragraphs(tmp_path):
     words = len((para.format("x") * 5 + para.format("x change") * 2).split())
     # every paragraph, once; the abstract is its own heading's text, not the whole flat page after it
     assert [len(s["text"].split()) for s in rec["sections"]] == [words] * 4
+
+
+def test_what_real_articles_hold_that_looks_like_chrome_is_kept(tmp_path):
+    """A wrapper whose class names a sidebar, a section called "Metrics", links to figures and equations, a
+    short opening paragraph of a letter, an Abstract heading followed by lower headings on a flat page, and a
+    charset lxml does not know by Python's name."""
+    para = "The {} of the film was measured at room temperature and the runs agreed within the error bars. "
+    page = ('<html><head><meta charset="euc-jp"><meta name="citation_title" content="Film Metrics"></head><body>'
+            '<div class="layout has-sidebar"><h2>Abstract</h2><p>' + para.format("gist") * 2 + '</p>'
+            '<p>We report a short letter on film metrics, read here in \u6771\u4eac.</p>'
+            '<h3>Results</h3><p>' + para.format("density") * 3 + 'See Eq. <a class="xref-disp-formula" '
+            'href="#e3">(3)</a> and Fig. <a class="xref-fig" href="#f2">2</a>.</p>'
+            '<h3>Metrics</h3><p>' + para.format("roughness") * 3 + '</p></div></body></html>')
+    (tmp_path / "letter.html").write_bytes(page.encode("euc-jp"))
+    [rec] = read_file(tmp_path / "letter.html")
+    assert [s["heading"] for s in rec["sections"]] == ["Abstract", "Results", "Metrics"]
+    sections = {s["heading"]: s["text"] for s in rec["sections"]}
+    assert sections["Abstract"].endswith("read here in \u6771\u4eac.") and "density" not in sections["Abstract"]
+    assert "See Eq. (3) and Fig. 2." in sections["Results"]

@@ -37,15 +37,15 @@ _CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|t
 _NOT_PAPER_HEADING = re.compile(r"^(?:article outline|outline|contents|table of contents|in this article|"
                                 r"related (?:articles|content)|recommended articles|cited by|similar articles|"
                                 r"other articles from this special issue|this article belongs to a special issue|"
-                                r"more from this journal|metrics|altmetric|keywords|supporting information|"
+                                r"more from this journal|article metrics|altmetric|keywords|supporting information|"
                                 r"supplementary (?:material|information|data)|additional files?|"
-                                r"electronic supplementary material)\b", re.I)
+                                r"electronic supplementary material)\s*:?$", re.I)  # the whole heading
 # a site's notices about itself, found inside a paragraph
 _NOTICE = re.compile(r"screen reader users|phasing out support for|uses javascript to|enable javascript|"
                      r"we use cookies|cookie (?:policy|settings)|your browser (?:is|does)", re.I)
 # site navigation that is not in a <nav>: menus, sidebars, toolbars, breadcrumbs
-_NAV_CLASS = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|submenu|sidebar|breadcrumbs?|toolbar|masthead|banner|"
-                        r"cookies?)(?:$|[\s_-])", re.I)
+_NAV_CLASS = re.compile(r"^(?:[\w-]+[-_])?(?:nav|navbar|navigation|menu|submenu|sidebar|breadcrumbs?|toolbar|"
+                        r"masthead|banner|cookies?)$", re.I)  # a whole class token, "site-nav" too
 # a journal's notes about the article, not its text (as the PDF reader drops them)
 _ABOUT = re.compile(r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
                     r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
@@ -53,7 +53,8 @@ _ABOUT = re.compile(r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|h
                     r"in original form\b)", re.I)
 _HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:hidden|hide|d-none|is-hidden|visually-hidden|sr-only)(?:$|\s)", re.I)
-_CITATION_LINK = re.compile(r"(?:^|[\s_-])(?:ref|xref|bibr|cite|citation)(?:$|[\s_-])|showRef|ref-link", re.I)
+# a link to the reference list (not "xref-fig" or "xref-disp-formula": figures and equations keep their numbers)
+_CITATION_LINK = re.compile(r"(?:^|\s)(?:ref|bibr|cite|citation|xref-bibr)(?:$|\s)|showRef|ref-link", re.I)
 _ARTICLE_LINK = re.compile(r"/doi/|doi\.org/10\.|/articles?/|/content/article", re.I)  # many: a list of papers
 _DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "button", "svg", "iframe", "template", "menu",
               "figure", "figcaption", "table", "img", "math-display")
@@ -61,12 +62,12 @@ _DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "button", "svg", "i
 
 def read_html(page: str | bytes, warn) -> Iterator[dict]:
     """``page``: the file's bytes (lxml reads the page's own charset) or text."""
-    charset = _charset(page[:4096]) if isinstance(page, bytes) else None
-    if isinstance(page, bytes) and not charset:
-        page = decode(page, warn)  # no charset declared: UTF-8 (libxml2 would guess Latin-1)
-    try:  # as bytes in their own charset: an XHTML page declares its encoding, which lxml refuses on a str
-        data = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
-        tree = lxml.html.document_fromstring(data, parser=lxml.html.HTMLParser(encoding=charset or "utf-8"))
+    if isinstance(page, bytes):  # the page's own charset, decoded here (lxml knows fewer names than Python)
+        charset = _charset(page[:4096])
+        page = page.decode(charset, "replace") if charset else decode(page, warn)  # none declared: UTF-8
+    try:  # as UTF-8 bytes: an XHTML page declares its encoding, which lxml refuses on a str
+        tree = lxml.html.document_fromstring(page.encode("utf-8", "surrogatepass"),
+                                             parser=lxml.html.HTMLParser(encoding="utf-8"))
     except (lxml.etree.ParserError, ValueError) as exc:
         raise IngestError(f"invalid HTML: {exc}") from None
     metas = _metas(tree)
@@ -90,9 +91,10 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
     if len(structured) > len(sections):  # trafilatura's text, in the page's own sections
         sections = structured
     sections = [sec for sec in sections if not _NOT_PAPER_HEADING.match(sec[0])]
-    if len(sections) > 1 and not sections[0][0]:  # before the first heading: the article's notes and authors
-        kept = [p for p in sections[0][1].split("\n\n") if len(p.split()) >= 40 and capitalised(p) < 0.6]
-        sections = ([["", "\n\n".join(kept)]] if kept else []) + sections[1:]
+    if len(sections) > 1 and not sections[0][0]:  # the article's notes and authors, above its first paragraph
+        paras = sections[0][1].split("\n\n")
+        first = next((k for k, p in enumerate(paras) if len(p.split()) >= 40 and capitalised(p) < 0.6), len(paras))
+        sections = ([["", "\n\n".join(paras[first:])]] if paras[first:] else []) + sections[1:]
     if abstract:
         sections = [["Abstract", inline(abstract)]] + [s for s in sections if s[0].lower() != "abstract"]
     words = sum(len(s[1].split()) for s in sections)
@@ -237,9 +239,11 @@ def _clean(tree) -> int:
     for el in list(tree.iter(*_DROP_TAGS)):
         if el.getparent() is not None:
             _drop(el)
+    page_words = len(tree.text_content().split())
     for el in list(tree.iter("div", "ul", "section", "span")):
-        if el.getparent() is not None and _NAV_CLASS.search(_classes(el)) and len(el.text_content().split()) < 1000 \
-                and next(el.iter("article", "main"), None) is None:  # never the article's own container
+        if el.getparent() is not None and any(_NAV_CLASS.match(t) for t in _classes(el).split()) and \
+                next(el.iter("article", "main"), None) is None and \
+                len(el.text_content().split()) < min(1000, 0.3 * page_words):  # never the article's container
             _drop(el)
     for el in list(tree.iter("p", "div", "li")):
         text = inline(el.text_content()) if el.getparent() is not None and _leaf(el) else ""
@@ -289,21 +293,22 @@ def _inline(el, prefix: str, strip: bool = True) -> None:
 
 def _abstract(tree) -> str | None:
     """The abstract's paragraphs, taken out of the page (so it is not read twice): the element a class or id
-    names, else the section a heading "Abstract" opens. A structured abstract keeps its parts' labels
-    ("Background: ...")."""
+    names, else what a heading "Abstract" opens: its own section, or, on a flat page, the elements after it up
+    to the next heading. A structured abstract keeps its parts' labels ("Background: ...")."""
     found = next((el for el in tree.iter("div", "section", "p", "blockquote")
                   if _ABSTRACT.search(_classes(el)) and not _NOT_ABSTRACT.search(_classes(el))
                   and len(el.text_content().split()) >= 10), None)
-    if found is None:  # the heading's own section: it holds no other heading but the parts' lower ones
-        head = next((h for h in tree.iter("h2", "h3", "h4") if inline(h.text_content()).lower() in
-                     ("abstract", "summary") and h.getparent() is not None and h.getparent().tag in ("section", "div")
-                     and all(o is h or o.tag > h.tag for o in h.getparent().iter("h1", "h2", "h3", "h4", "h5"))),
-                    None)
-        found = head.getparent() if head is not None else None
-    if found is None:
-        return None
+    elements = [found] if found is not None else []
+    head = None if found is not None else next(
+        (h for h in tree.iter("h2", "h3", "h4") if inline(h.text_content()).lower() in ("abstract", "summary")), None)
+    if head is not None and head.getparent() is not None:
+        siblings = list(head.getparent())
+        after = siblings[siblings.index(head) + 1:]
+        end = next((k for k, el in enumerate(after) if el.tag in ("h1", "h2", "h3", "h4", "h5", "h6")), len(after))
+        # no heading beside it: its parent is its section (a structured abstract's parts sit deeper)
+        elements = [head.getparent()] if end == len(after) else [head, *after[:end]]
     parts, label = [], ""
-    for el in found.iter():
+    for el in (d for e in elements for d in e.iter()):
         if not isinstance(el.tag, str) or el.tag not in _BLOCK_TAGS or not _leaf(el) and el.tag[0] != "h":
             continue  # paragraphs (not the spans inside them) and headings
         text = inline(el.text_content())
@@ -312,10 +317,11 @@ def _abstract(tree) -> str | None:
         elif text:
             parts.append(f"{label}: {text}" if label else text)
             label = ""
-    text = " ".join(parts) or inline(found.text_content())
+    text = " ".join(parts) or " ".join(inline(e.text_content()) for e in elements)
     if len(text.split()) < 10:
         return None
-    _drop(found)
+    for el in elements:
+        _drop(el)
     return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
 
 
