@@ -181,8 +181,12 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
         c.setFont("Vera", 7)
         c.drawString(56, 70, f"doi:{doi}")
         c.drawString(56, 61, "Cite this article as: Quill and Renner: Oxygen vacancies control the band gap.")
-    if methods_last:
-        _column(c, 56, y - 10, [("h", "Methods"), ("p", "Targets were cleaned in argon plasma for 10 min first.")])
+    if methods_last:  # Methods set in smaller type, a paragraph opening with an isotope, then an appendix
+        y = _column(c, 56, y - 10, [("h", "Methods"), ("p", "Targets were cleaned in argon plasma for 10 min first.")])
+        c.setFont("Vera", 7.5)
+        c.drawString(56, y - 4, "13C NMR spectra of the precursors were recorded at 100 MHz in chloroform.")
+        c.drawString(56, y - 13, "Figure 3 (a) shows the same trend for the thicker films we grew later.")
+        _column(c, 56, y - 30, [("h", "Appendix B"), ("p", "The fit used a single Tauc line for all films.")])
     c.showPage()
     c.save()
     return path

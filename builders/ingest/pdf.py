@@ -31,8 +31,11 @@ _REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:references(?: and notes)?|bibli
 _AFTER_REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:appendix|supplementary|supporting information|methods|"
                                r"online methods|data availability|code availability|extended data)\b", re.I)
 _NUMBERING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
-_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*(?:[.:|]|\s+(?-i:[A-Z(]))", re.I)
-_WORD = re.compile(r"[(\"“‘]?[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_]))+[)\"”’]?[:,?]?|[&aA]")
+# "Figure 2. ...", "Table 1: ...", BMC's "Figure 1 Patient flow ..."; not "Figure 3 (a) shows" or "Fig. 2 A and B"
+_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*(?:[.:|]|\s+(?-i:[A-Z][a-z]+(?:-[a-z]+)*)\s"
+                      r"(?!(?:and|to)\b)(?-i:[a-z]))", re.I)
+# a word of a heading: two letters or more ("CO2", "MoS2"), a capital alone ("Appendix B"); not "h^!" or "gk;k"
+_WORD = re.compile(r"[(\"“‘]?(?=(?:[^\W_]*[^\W\d_]){2}|[A-Z]\b)[^\W_]+(?:['’/-][^\W_]+)*[)\"”’]?[:,?.]?|&|a")
 # numbered citations; not Miller indices ("[001]", "[110]": a leading zero or three digits of 0-2)
 _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
@@ -46,8 +49,9 @@ _FRONT_MATTER = re.compile(r"^[*∗†‡]?\s*(?:proceedings of\b|©|\(cid:13\)|
 # "Dhaka Univ. J. Pharm. Sci. 8(1): 7-10, 2009": the journal's line, printed on the first page only
 _JOURNAL_LINE = re.compile(r"^(?:[A-Z][\w.&,]*\s+){1,8}\d{1,4}\s*\(\d{1,4}\)\s*:?\s*\d+\s*[-–]\s*\d+")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
-_COPYRIGHT = re.compile(r"©|\(cid:13\)\s*(?:c\s*)?\d{4}|\bcopyright\b", re.I)
-_FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}(?=\s|[A-Z]))")
+_COPYRIGHT = re.compile(r"©|^c\s?\d{4}\b|\bcopyright\b", re.I)  # "c 2019": © in a font without a Unicode map
+# "1 See ...", "∗ Equal contribution"; not "10 mg", "13C NMR", "3D"
+_FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}\s+(?![A-Z]?\d|mg|g|mL|ml|mmol|mol|h|min|K|°)\S)")
 _NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
 
@@ -199,7 +203,8 @@ def _is_heading(ln: Line, body: float) -> bool:
         return False
     plain = _NUMBERING.sub("", ln.text).split()
     # not a caption, a table row or a formula: a heading is mostly words
-    if _CAPTION.match(ln.text) or sum(bool(_WORD.fullmatch(w)) for w in plain) < 0.6 * len(plain):
+    if _CAPTION.match(ln.text) or sum(bool(_WORD.fullmatch(w)) for w in plain) < 0.6 * len(plain) and \
+            not _AFTER_REFERENCES.match(ln.text):
         return False
     bold = ln.bold and all(BOLD.search(w["fontname"]) for w in ln.words)  # not a run-in heading and its text
     return (ln.size > body * 1.12 or (bold and len(words) <= 10) or bool(_NUMBERED.match(ln.text) and ln.bold)
@@ -221,15 +226,16 @@ def _sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[
         more = dropped is not None and (dropped.page, dropped.column) == (first.page, first.column) and \
             abs(dropped.size - first.size) < 0.3 and first.size < 0.95 * body and \
             0 <= first.top - dropped.bottom < 1.5 * first.size  # "Proceedings of ...", then its place and date
-        if footnote or more or _furniture_block(block, text, body):
-            dropped = block.lines[-1]
+        kind = _furniture_block(block, text, body)
+        dropped = block.lines[-1] if kind == "notes" or more else None  # only notes run on
+        if footnote or more or kind:
             continue
-        dropped = None
         if len(block.lines) == 1 and _is_heading(block.lines[0], body):
             # the list ends at the next known section (Nature prints Methods after the references)
             heading = _NUMBERING.sub("", text)
+            author_like = ("," in heading or " and " in heading) and not _NUMBERED.match(text)
             if _FRONT_MATTER.match(heading) or block.lines[0].page == opening and len(sections) == 1 and not \
-                    _HEADING_WORDS.match(heading) and ("," in heading or " and " in heading):
+                    _HEADING_WORDS.match(heading) and author_like:
                 continue  # a banner ("Open Access"), an author line set large: front matter
             known = _AFTER_REFERENCES.match(text) or _HEADING_WORDS.match(heading)
             in_refs = bool(_REFERENCES.match(text)) or (in_refs and not known)
@@ -262,17 +268,22 @@ def _numeric(words: list[str]) -> float:
     return sum(bool(_NUMBER.fullmatch(w)) for w in words) / max(len(words), 1)
 
 
-def _furniture_block(block: Block, text: str, body: float) -> bool:
-    """What a page carries besides the paper: licence and copyright lines, received/accepted dates,
-    correspondence and proceedings footers, footnotes set small, table rows, lone marks."""
+def _furniture_block(block: Block, text: str, body: float) -> str | None:
+    """What a page carries besides the paper, and which kind: "notes" (licence and copyright lines,
+    received/accepted dates, correspondence, proceedings and journal lines), "footnote" (set small, behind its
+    mark), "table" (a row of numbers), "mark" (a footnote mark or a page number on its own); None for text."""
     small = block.lines[0].size < 0.92 * body
     words = text.split()
-    return (len(text) <= 3  # a footnote mark or a page number on its own
-            or len(block.lines) <= 10 and block.lines[0].size <= body * 1.05 and bool(_FRONT_MATTER.match(text))
-            or len(block.lines) <= 3 and bool(_COPYRIGHT.search(text))
-            or len(block.lines) <= 2 and bool(_JOURNAL_LINE.match(text))
-            or small and bool(_FOOTNOTE.match(text))
-            or len(words) >= 4 and _numeric(words) >= 0.5)
+    if len(text) <= 3:
+        return "mark"
+    if len(block.lines) <= 10 and block.lines[0].size <= body * 1.05 and _FRONT_MATTER.match(text) or \
+            len(block.lines) <= 3 and _COPYRIGHT.search(text) or len(block.lines) <= 2 and _JOURNAL_LINE.match(text):
+        return "notes"
+    if small and len(block.lines) <= 4 and _FOOTNOTE.match(text):
+        return "footnote"
+    if len(words) >= 4 and _numeric(words) >= 0.5:
+        return "table"
+    return None
 
 
 def _join_lines(texts: list[str]) -> str:

@@ -14,7 +14,8 @@ BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bol
 EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
 _SCRIPT_MARK = re.compile(r"(?:(?!0)\d{1,3}|[*†‡§¶‖a-f])(?:[,–-]?(?:(?!0)\d{1,3}|[*†‡§¶‖]))*,?")  # "7,8" "9–11" "1*"
 # a raised number after these is an exponent (cm², mol⁻¹), not a citation
-_UNITS = {"mol", "min", "eV", "keV", "MeV", "Pa", "kPa", "MPa", "GPa", "Hz", "kHz", "MHz", "GHz", "mL", "kJ", "kg"}
+_UNITS = {"mol", "min", "eV", "keV", "MeV", "Pa", "kPa", "MPa", "GPa", "Hz", "kHz", "MHz", "GHz", "mL", "kJ", "kg",
+          "deg", "arcsec", "arcmin", "pc", "kpc", "Mpc", "Gpc", "sin", "cos", "tan", "exp", "log"}
 
 
 @dataclass
@@ -88,7 +89,7 @@ def _figure_cells(page) -> set[tuple[int, int]]:
     shapes = [o for o in (*page.curves, *page.rects) if o["x1"] - o["x0"] > 1.5 and o["bottom"] - o["top"] > 1.5
               and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.5 * area]
     images = [o for o in page.images if o["x1"] - o["x0"] > 4 and o["bottom"] - o["top"] > 4  # not rules drawn
-              and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.8 * area]  # as images, not a background
+              and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.4 * area]  # not a scan under an OCR layer
     marked: set[tuple[int, int]] = set()
     first_cells = []  # one cell of each shape: which region it is in
     for o in (*shapes, *images):
@@ -192,10 +193,12 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
     for (page, _), t in edge.items():
         pages_of.setdefault(t, set()).add(page)
     on = {t: set(p) for t, p in pages_of.items()}
-    keys = sorted(pages_of)
-    for i, a in enumerate(keys):
-        for b in keys[i + 1:]:
-            if len(letters[a]) >= 8 and _near(letters[a], letters[b]):
+    keys = sorted((t for t in pages_of if len(letters[t]) >= 8), key=lambda t: len(letters[t]))
+    for i, a in enumerate(keys):  # near copies have near lengths: a window, not every pair (a long thesis)
+        for b in keys[i + 1:i + 41]:
+            if len(letters[b]) > 1.2 * len(letters[a]):
+                break
+            if _near(letters[a], letters[b]):
                 on[a] |= pages_of[b]
                 on[b] |= pages_of[a]
     # a quarter of the pages: odd and even pages often carry different heads (the title, the authors)
