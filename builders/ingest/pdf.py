@@ -32,8 +32,8 @@ _AFTER_REFERENCES = re.compile(r"^(?:\d{1,2}\.?\s+)?(?:appendix|supplementary|su
                                r"online methods|data availability|code availability|extended data)\b", re.I)
 _NUMBERING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
 # "Figure 2. ...", "Table 1: ...", BMC's "Figure 1 Patient flow ..."; not "Figure 3 (a) shows" or "Fig. 2 A and B"
-_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*(?:[.:|]|\s+(?-i:[A-Z][a-z]+(?:-[a-z]+)*)\s"
-                      r"(?!(?:and|to)\b)(?-i:[a-z]))", re.I)
+_CAPTION = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*"
+                      r"(?:[.:|]|\s+(?-i:[A-Z][a-z]+(?:-[a-z]+)*)\s(?!(?:and|to)\b)(?-i:[a-z]))", re.I)
 # a word of a heading: two letters or more ("CO2", "MoS2"), a capital alone ("Appendix B"); not "h^!" or "gk;k"
 _WORD = re.compile(r"[(\"“‘]?(?=(?:[^\W_]*[^\W\d_]){2}|[A-Z]\b)[^\W_]+(?:['’/-][^\W_]+)*[)\"”’]?[:,?.]?|&|a")
 # numbered citations; not Miller indices ("[001]", "[110]": a leading zero or three digits of 0-2)
