@@ -266,6 +266,27 @@ def test_textual_citations_read_as_the_paper_prints_them(tmp_path, files):
     assert "Natbib's plain names its authors" in rec["text"] and "Quill et al. (2016)" in rec["text"]
 
 
+def test_numbers_come_from_captions_and_what_was_numbered_last(tmp_path):
+    source = r"""\documentclass{article}\begin{document}
+\section{Data}
+\begin{figure}\includegraphics{logo.pdf}\end{figure}
+\begin{figure}\caption{Spectra.}\label{fig:spectra}\caption{Maps.}\label{fig:maps}\end{figure}
+\begin{multline}a = b \\ + c \label{eq:long}\end{multline}
+\begin{subequations}\begin{align}x &= 1 \label{eq:xa} \\ y &= 2\end{align}\end{subequations}
+\begin{equation}z = 3 \label{eq:z}\end{equation}
+\begin{center}\includegraphics{map.pdf}\captionof{figure}{A map.}\label{fig:map}\end{center}
+See Figs.~\ref{fig:spectra} and \ref{fig:maps}, Eqs.~\eqref{eq:long} and \eqref{eq:z}, and Fig.~\ref{fig:map}.
+Also Eq.~\eqref{eq:xa}.
+\end{document}
+"""
+    (tmp_path / "p.tex").write_text(source, encoding="utf-8")
+    [rec] = read_file(tmp_path / "p.tex")
+    # a figure without a caption has no number; two captions, two numbers; multline is one equation; a
+    # subequation (2a) is not guessed
+    assert "See Figs. 1 and 2, Eqs. (1) and (3), and Fig. 3. Also." in rec["text"]
+    assert "A map." not in rec["text"] and "figure" not in rec["text"]  # the caption outside a float goes too
+
+
 def test_inputs_that_real_sources_have(tmp_path):
     """A main file reached through a link (a Hub cache), an archive whose figures outweigh the TeX limit, and an
     author list with affiliation marks."""

@@ -12,6 +12,7 @@ sciqag-json ``json_papers`` the SciQAG authors' release: dicts with ``doi``, ``t
 jats        ``jats.py``     JATS/NLM ``<article>`` XML
 elsevier    ``elsevier.py`` Elsevier full-text XML (``ce:``/``dc:``/``prism:`` elements)
 html        ``html.py``     trafilatura main content + citation_* metadata, abstract, references removed
+                            (``html_rules.py``: the patterns of what a page holds besides the paper)
 pdf         ``pdf.py``      pdfplumber words with size and position (``pdf_layout.py``: lines, columns, running
                             heads, figure regions): headings, abstract, references, furniture, footnotes
 latex       ``latex.py``    a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file):
@@ -321,7 +322,8 @@ def _store(item: dict, writer: JsonlWriter, seen: _Seen, report: _Report) -> Non
         return
     if other is not None and _partial(item):
         counts["skipped"] += 1
-        report.note(item["source_path"], f"{item['id']}: a partial copy of {other}, read whole from "
+        how = "also read in part" if other in seen.partial else "read whole"
+        report.note(item["source_path"], f"{item['id']}: a partial copy of {other}, {how} from "
                                          f"{seen.ids[other]}; skipped")
         return
     if dup is None:

@@ -27,6 +27,8 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         raise TimedOut()
 
     old_handler = signal.signal(signal.SIGALRM, expired)
+    if old_handler is None:  # installed outside Python: nothing of ours to give back but the default
+        old_handler = signal.SIG_DFL
     old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     if old_delay and old_delay <= seconds:  # the alarm already set comes first: it stays as it was
         signal.setitimer(signal.ITIMER_REAL, old_delay, old_interval)
@@ -37,7 +39,13 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
-        if old_delay:
-            signal.setitimer(signal.ITIMER_REAL, max(old_delay - (time.monotonic() - start), 0.001), old_interval)
+        # no alarm may land half-way through putting things back: ours would escape, the outer one be lost
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old_handler)
+            if old_delay:
+                signal.setitimer(signal.ITIMER_REAL, max(old_delay - (time.monotonic() - start), 0.001),
+                                 old_interval)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})

@@ -19,45 +19,25 @@ import lxml.html
 import trafilatura
 
 from .detect import decode
+from .html_rules import (
+    ABOUT,
+    ABSTRACT,
+    ARTICLE_LINK,
+    CHROME,
+    CITATION_LINK,
+    DROP_TAGS,
+    FIGURE_LIKE,
+    HIDDEN,
+    HIDDEN_CLASS,
+    NAV_CLASS,
+    NOT_ABSTRACT,
+    NOT_PAPER_HEADING,
+    NOTICE,
+    NUMBERING,
+    REF_CONTAINER,
+    REFERENCES_HEADING,
+)
 from .text import IngestError, capitalised, inline, split_list
-
-_REF_CONTAINER = re.compile(r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"
-                            r"(?:$|[\s_-])", re.I)
-_FIGURE_LIKE = re.compile(r"(?:^|[\s_-])(?:fig(?:ure)?s?|tables?|tbl|caption\w*|table-wrap|figure-wrap)"
-                          r"(?:$|[\s_-])", re.I)
-_ABSTRACT = re.compile(r"(?:^|[\s_-])abstract(?:$|[\s_-])", re.I)
-_NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords", re.I)
-_REFERENCES_HEADING = re.compile(r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)?|bibliography|notes and references|"
-                                 r"literature cited)\s*$", re.I)
-_NUMBERING = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
-_CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|top of page|back to top|article tools|"
-                     r"download pdf|cite this|share|permissions|metrics|(?:next|previous) section|"
-                     r"\+? ?author affiliations|view (?:full text|pdf)|open in (?:a )?new tab|↵)$", re.I)
-# sections of the page that are not the paper's: its outline, links to other papers
-_NOT_PAPER_HEADING = re.compile(r"^(?:article outline|outline|contents|table of contents|in this article|"
-                                r"related (?:articles|content)|recommended articles|cited by|similar articles|"
-                                r"other articles from this special issue|this article belongs to a special issue|"
-                                r"more from this journal|article metrics|altmetric|keywords|supporting information|"
-                                r"supplementary (?:material|information|data)|additional files?|"
-                                r"electronic supplementary material)\s*:?$", re.I)  # the whole heading
-# a site's notices about itself, found inside a paragraph
-_NOTICE = re.compile(r"screen reader users|phasing out support for|uses javascript to|enable javascript|"
-                     r"we use cookies|cookie (?:policy|settings)|your browser (?:is|does)", re.I)
-# site navigation that is not in a <nav>: menus, sidebars, toolbars, breadcrumbs
-_NAV_CLASS = re.compile(r"^(?:[\w-]+[-_])?(?:nav|navbar|navigation|menu|submenu|sidebar|breadcrumbs?|toolbar|"
-                        r"masthead|banner|cookies?)$", re.I)  # a whole class token, "site-nav" too
-# a journal's notes about the article, not its text (as the PDF reader drops them)
-_ABOUT = re.compile(r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
-                    r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
-                    r"|present address)\s*:|copyright\s*(?::|©|\d)|©|"
-                    r"in original form\b)", re.I)
-_HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
-_HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:hidden|hide|d-none|is-hidden|visually-hidden|sr-only)(?:$|\s)", re.I)
-# a link to the reference list (not "xref-fig" or "xref-disp-formula": figures and equations keep their numbers)
-_CITATION_LINK = re.compile(r"(?:^|\s)(?:ref|bibr|cite|citation|xref-bibr)(?:$|\s)|showRef|ref-link", re.I)
-_ARTICLE_LINK = re.compile(r"/doi/|doi\.org/10\.|/articles?/|/content/article", re.I)  # many: a list of papers
-_DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "button", "svg", "iframe", "template", "menu",
-              "figure", "figcaption", "table", "img", "math-display")
 
 
 def read_html(page: str | bytes, warn) -> Iterator[dict]:
@@ -90,7 +70,7 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
     structured = _structure(tree, sections, title)
     if len(structured) > len(sections):  # trafilatura's text, in the page's own sections
         sections = structured
-    sections = [sec for sec in sections if not _NOT_PAPER_HEADING.match(sec[0])]
+    sections = [sec for sec in sections if not NOT_PAPER_HEADING.match(sec[0])]
     if len(sections) > 1 and not sections[0][0]:  # the article's notes and authors, above its first paragraph
         paras = sections[0][1].split("\n\n")
         first = next((k for k, p in enumerate(paras) if len(p.split()) >= 40 and capitalised(p) < 0.6), len(paras))
@@ -99,7 +79,7 @@ def read_html(page: str | bytes, warn) -> Iterator[dict]:
         sections = [["Abstract", inline(abstract)]] + [s for s in sections if s[0].lower() != "abstract"]
     words = sum(len(s[1].split()) for s in sections)
     paragraphs = [p for s in sections for p in s[1].split("\n\n") if p.strip()]
-    links = [a for a in tree.iter("a") if _ARTICLE_LINK.search(a.get("href") or "")]
+    links = [a for a in tree.iter("a") if ARTICLE_LINK.search(a.get("href") or "")]
     linked = sum(len(a.text_content().split()) for a in links)
     listing = len({a.get("href") for a in links}) >= 5 and linked > 0.3 * max(1, len(tree.text_content().split()))
     scholarly = any(k.startswith(("citation_", "dc.", "prism.")) for k in metas) or \
@@ -203,12 +183,12 @@ def _clean(tree) -> int:
     for el in list(tree.iter()):
         if not isinstance(el.tag, str) or el.getparent() is None:
             continue
-        if _REF_CONTAINER.search(_classes(el)) and el.tag not in ("a", "sup", "span", "body", "html"):
+        if REF_CONTAINER.search(_classes(el)) and el.tag not in ("a", "sup", "span", "body", "html"):
             entries = el.findall(".//li") or [c for c in el if isinstance(c.tag, str)]
             references += len(entries)
             ref_ids |= {e.get("id") for e in el.iter() if isinstance(e.tag, str) and e.get("id")}
             _drop(el)
-    for head in [h for h in tree.iter("h2", "h3", "h4") if _REFERENCES_HEADING.match(h.text_content() or "")]:
+    for head in [h for h in tree.iter("h2", "h3", "h4") if REFERENCES_HEADING.match(h.text_content() or "")]:
         while head.getparent() is not None and head.getparent().tag in ("span", "div", "header") and \
                 inline(head.getparent().text_content()) == inline(head.text_content()):
             head = head.getparent()  # <span><h2>References</h2></span><ol>...: the list follows the wrapper
@@ -232,28 +212,28 @@ def _clean(tree) -> int:
         if links and not rest and all(t in ref_ids or re.match(r"(?:ref|cit|bib|cr|b)\d", t, re.I) for t in targets):
             _drop(sup)
     for a in list(tree.iter("a")):  # citation links in the text: "[12]", "(3–5)"
-        to_ref = (a.get("href") or "").lstrip("#") in ref_ids or _CITATION_LINK.search(
+        to_ref = (a.get("href") or "").lstrip("#") in ref_ids or CITATION_LINK.search(
             f"{_classes(a)} {a.get('onclick') or ''}")
         if to_ref and re.fullmatch(r"[\[(]?\d+(?:\s*[–,-]\s*\d+)*[\])]?", (a.text_content() or "").strip()):
             _drop(a)
-    for el in list(tree.iter(*_DROP_TAGS)):
+    for el in list(tree.iter(*DROP_TAGS)):
         if el.getparent() is not None:
             _drop(el)
     page_words = len(tree.text_content().split())
     for el in list(tree.iter("div", "ul", "section", "span")):
-        if el.getparent() is not None and any(_NAV_CLASS.match(t) for t in _classes(el).split()) and \
+        if el.getparent() is not None and any(NAV_CLASS.match(t) for t in _classes(el).split()) and \
                 next(el.iter("article", "main"), None) is None and \
                 len(el.text_content().split()) < min(1000, 0.3 * page_words):  # never the article's container
             _drop(el)
     for el in list(tree.iter("p", "div", "li")):
         text = inline(el.text_content()) if el.getparent() is not None and _leaf(el) else ""
-        if _ABOUT.match(text) or _NOTICE.search(text) and len(text.split()) < 80:
+        if ABOUT.match(text) or NOTICE.search(text) and len(text.split()) < 80:
             _drop(el)
     for el in list(tree.iter()):  # what the reader never sees (menus folded away), as Readability does
         if isinstance(el.tag, str) and el.getparent() is not None and (
                 el.get("hidden") is not None or el.get("aria-hidden") == "true"
-                or _HIDDEN.search(el.get("style") or "")
-                or _HIDDEN_CLASS.search(el.get("class") or "") and len(el.text_content().split()) < 300):
+                or HIDDEN.search(el.get("style") or "")
+                or HIDDEN_CLASS.search(el.get("class") or "") and len(el.text_content().split()) < 300):
             _drop(el)  # (a class alone: only small things, a body revealed by a script is not one)
     for form in list(tree.iter("form")):  # a search box goes; an ASP.NET page wraps its whole body in a form
         if form.getparent() is not None and not any(True for _ in form.iter("p", "article", "main", "h2")):
@@ -264,10 +244,10 @@ def _clean(tree) -> int:
             _drop(el)
     for el in list(tree.iter()):
         if isinstance(el.tag, str) and el.getparent() is not None and el.tag in ("div", "section", "h3", "h4", "p") \
-                and _FIGURE_LIKE.search(_classes(el)):
+                and FIGURE_LIKE.search(_classes(el)):
             _drop(el)
     for el in list(tree.iter("a", "span", "div", "li")):
-        if el.getparent() is not None and _CHROME.match(inline(el.text_content())):
+        if el.getparent() is not None and CHROME.match(inline(el.text_content())):
             _drop(el)
     for span in list(tree.iter("span")):  # a paragraph set as a bare <span> between headings (RSC)
         parent = span.getparent()
@@ -296,7 +276,7 @@ def _abstract(tree) -> str | None:
     names, else what a heading "Abstract" opens: its own section, or, on a flat page, the elements after it up
     to the next heading. A structured abstract keeps its parts' labels ("Background: ...")."""
     found = next((el for el in tree.iter("div", "section", "p", "blockquote")
-                  if _ABSTRACT.search(_classes(el)) and not _NOT_ABSTRACT.search(_classes(el))
+                  if ABSTRACT.search(_classes(el)) and not NOT_ABSTRACT.search(_classes(el))
                   and len(el.text_content().split()) >= 10), None)
     elements = [found] if found is not None else []
     head = None if found is not None else next(
@@ -345,11 +325,11 @@ def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
     names = []
     for el in page.iter("h2", "h3", "h4"):
         heading = inline(el.text_content())
-        if heading and not _same(heading, title) and not _REFERENCES_HEADING.match(heading):
+        if heading and not _same(heading, title) and not REFERENCES_HEADING.match(heading):
             for child in list(el):
                 el.remove(child)
             el.text = f" \ue000{len(names)}\ue001 "  # where the heading stands in the page's text (private-use marks)
-            names.append(_NUMBERING.sub("", heading))
+            names.append(NUMBERING.sub("", heading))
     text = inline(page.text_content())
     marks = [(m.start(), int(m[1])) for m in re.finditer("\ue000(\\d+)\ue001", text)]
     placed, pos = [], 0.0
@@ -386,17 +366,17 @@ def _sections(xml: str | None, title: str) -> list[list[str]]:
         for el in container:
             text = inline("".join(el.itertext()))
             if el.tag == "head":
-                if text and not _same(text, title) and not _REFERENCES_HEADING.match(text):
-                    sections.append([_NUMBERING.sub("", text), []])
+                if text and not _same(text, title) and not REFERENCES_HEADING.match(text):
+                    sections.append([NUMBERING.sub("", text), []])
             elif el.tag in ("p", "list", "quote", "code", "item", "row", "cell", "hi", "lb", "ref"):
-                if text and not _CHROME.match(text):
+                if text and not CHROME.match(text):
                     sections[-1][1].append(text)
             else:  # a wrapper (div, section): its blocks, in order
                 if inline(el.text):
                     sections[-1][1].append(inline(el.text))
                 walk(el)
             tail = inline(el.tail)
-            if tail and not _CHROME.match(tail):  # text outside any paragraph: a first paragraph in a bare span
+            if tail and not CHROME.match(tail):  # text outside any paragraph: a first paragraph in a bare span
                 sections[-1][1].append(tail)
     if main is not None:
         walk(main)

@@ -24,6 +24,7 @@ from .latex_units import group, siunitx
 from .text import DOI_IN_TEXT, IngestError, LatexFragment, inline
 
 MAX_SOURCE_BYTES = 64 << 20  # TeX read from one archive: more is not a paper (and guards against gzip bombs)
+MAX_BIB_BYTES = 8 << 20  # a shared .bib of a whole group: not read, not counted against the paper's TeX
 _MAX_DEPTH = 12
 _SOURCE_SUFFIXES = (".tex", ".bbl", ".bib", ".ltx")  # what an archive is read for: TeX and its bibliography
 
@@ -82,6 +83,8 @@ def _sources(path: Path, warn) -> tuple[Callable[[str], str | None], str]:
         target = (folder / name).resolve()
         if folder not in target.parents or not target.is_file():  # nothing above the paper's folder
             return None
+        if target.suffix.lower() == ".bib" and target.stat().st_size > MAX_BIB_BYTES:
+            return None
         return _decode(target.read_bytes(), name, warn)
     return load, path.name
 
@@ -100,6 +103,10 @@ def _from_tar(path: Path, warn) -> tuple[Callable[[str], str | None], str]:
                 continue
             if posixpath.basename(name).startswith("._") or name.startswith("__MACOSX/"):
                 continue  # macOS resource forks, not sources
+            if name.lower().endswith(".bib") and member.size > MAX_BIB_BYTES:
+                warn(f"{name}: a bibliography of {member.size >> 20} MB, left unread (textual citations of it "
+                     "are removed)")
+                continue
             total += member.size
             if total > MAX_SOURCE_BYTES:
                 raise IngestError(f"more than {MAX_SOURCE_BYTES >> 20} MB of TeX in the archive: not a paper's source")
@@ -234,7 +241,8 @@ _SECTION = re.compile(r"\\(part|chapter|section|subsection|subsubsection)\*?\s*(
 _GONE_ARGS = ("label", "bibliography", "bibliographystyle", "nocite", "includegraphics", "vspace", "hspace",
               "title", "author", "affiliation", "altaffiliation", "address", "email", "thanks", "date", "keywords",
               "pacs", "orcid", "institute", "homepage", "received", "accepted", "collaboration", "subjclass",
-              "dedicatory", "acknowledgments", "setlength", "addtolength", "input", "include")
+              "dedicatory", "acknowledgments", "setlength", "addtolength", "input", "include", "caption",
+              "subcaption")
 _GONE_ARG = re.compile(r"\\(?:" + "|".join(_GONE_ARGS) + r")\*?(?![A-Za-z])\s*(?:\[[^\]]*\])?(?=\s*\{)")
 _GONE = re.compile(r"\\(?:maketitle|tableofcontents|newpage|clearpage|noindent|centering|onecolumngrid|"
                    r"twocolumngrid|appendix)(?![A-Za-z])")
@@ -353,6 +361,7 @@ _URL = re.compile(r"\\(?:url|nolinkurl)\s*\{([^{}]*)\}")
 
 def _render(latex: str) -> str:
     latex = _HREF.sub("", latex)  # \href{url}{text} -> {text} (pylatexenc's rule for it fails on some input)
+    latex = re.sub(r"\\captionof\s*\{[^{}]*\}", r"\\caption", latex)  # a caption outside a float goes too
     latex = _URL.sub(lambda m: m[1].replace("_", "\\_").replace("%", "\\%").replace("#", "\\#"), latex)
     latex = re.sub(r"\\xspace\b", "{}", latex)  # keeps the space after a macro that ends with it
     latex = _CITE.sub(_MARK, _drop_commands(siunitx(latex)))

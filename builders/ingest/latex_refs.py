@@ -1,7 +1,8 @@
 """LaTeX cross-references resolved to the numbers LaTeX would print: "as shown in Fig.~\\ref{f}" reads "as
 shown in Fig. 1", not "as shown in,". Figures, tables, equations (each numbered line of an align) and
-sections are counted in document order, as the standard classes count them (one sequence each, sections
-hierarchical, appendix sections lettered). A label this cannot number is left to the caller, who drops it."""
+sections are counted in document order, as the standard classes count them (one sequence each, floats by
+their captions, sections hierarchical, appendix sections lettered). A label this cannot number is left to the
+caller, who drops it."""
 from __future__ import annotations
 
 import re
@@ -10,14 +11,15 @@ import re
 FIGURE_ENVS = ("figure", "figure*", "wrapfigure", "sidewaysfigure", "SCfigure")
 TABLE_ENVS = ("table", "table*", "wraptable", "sidewaystable", "deluxetable", "deluxetable*", "longtable",
               "longtable*", "rotatetable", "rotatetable*", "longrotatetable", "splitdeluxetable", "splitdeluxetable*")
-_MULTILINE = ("align", "gather", "multline", "eqnarray", "flalign", "alignat")
+_MULTILINE = ("align", "gather", "eqnarray", "flalign", "alignat")  # a number per line (multline: one in all)
 _KIND = {**{e: "figure" for e in FIGURE_ENVS}, **{e: "table" for e in TABLE_ENVS}, "equation": "equation",
-         **{e: "equation" for e in _MULTILINE}}
+         "multline": "equation", **{e: "equation" for e in _MULTILINE}}
 _ENV_NAMES = "|".join(re.escape(e) for e in sorted(_KIND, key=len, reverse=True))
 _TOKEN = re.compile(r"\\begin\{(?P<begin>" + _ENV_NAMES + r")\}|\\end\{(?P<end>" + _ENV_NAMES + r")\}"
                     r"|\\(?P<section>section|subsection|subsubsection)(?P<star>\*?)\s*(?:\[[^\]]*\])?\s*\{"
                     r"|\\(?P<appendix>appendix)(?![A-Za-z])|\\label\s*\{(?P<label>[^{}]*)\}"
                     r"|(?P<newline>\\\\)|\\(?P<nonumber>nonumber|notag)(?![A-Za-z])"
+                    r"|\\(?P<caption>caption|tablecaption)(?![A-Za-z])|\\captionof\s*\{(?P<captionof>figure|table)\}"
                     r"|\\begin\{(?P<inner>[^{}]*)\}|\\end\{(?P<outer>[^{}]*)\}")  # matrices, cases: rows are not lines
 # environments with a counter of their own: a label in them is theirs, not the section's
 _OWN_COUNTER = re.compile(r"theorem|lemma|proposition|corollary|definition|remark|example|conjecture|claim|"
@@ -28,48 +30,69 @@ _REF = re.compile(r"\\(?P<cmd>ref|eqref|autoref|cref|Cref|labelcref|subref)\*?\s
 
 
 def number_labels(body: str) -> dict[str, tuple[str, str]]:
-    """label -> (kind, number) for the labels of a document body, in LaTeX's own numbering."""
+    """label -> (kind, number) for the labels of a document body, in LaTeX's own numbering: a float's number
+    is its caption's (a float without one has none), a label names what was numbered last before it."""
     labels: dict[str, tuple[str, str]] = {}
     counts = {"figure": 0, "table": 0, "equation": 0}
-    sections, appendix, section = [0, 0, 0], False, None
+    sections, appendix = [0, 0, 0], False
+    last: tuple[str, str] | None = None  # what a \label outside an environment names: a section, a \captionof
     env: str | None = None  # the counted environment we are in
+    captioned: tuple[str, str] | None = None  # the float's caption number, once its \caption came
     numbered_line, line_start = True, 0
-    inner: list[str] = []  # other environments open (matrices in an align, a theorem, a list)
+    inner: list[str] = []  # other environments open (matrices in an align, a theorem, a list, subequations)
     base = 0  # how many of them were open when the counted environment began
     for m in _TOKEN.finditer(body):
+        sub = "subequations" in inner  # numbered 1a, 1b: left unresolved
         if m["begin"] and env is None:
-            env, base = m["begin"], len(inner)
-            counts[_KIND[env]] += 1
+            env, base, captioned, pending = m["begin"], len(inner), None, []
+            if _KIND[env] == "equation" and not sub:
+                counts["equation"] += 1
             numbered_line, line_start = True, m.end()
         elif m["end"] and env is not None and m["end"] == env:
-            if env in _MULTILINE and numbered_line and not body[line_start:m.start()].strip():
+            if env in _MULTILINE and numbered_line and not sub and not body[line_start:m.start()].strip():
                 counts["equation"] -= 1  # a trailing \\ opens no numbered line
             env, inner[base:] = None, []
         elif m["inner"] is not None or m["begin"]:
             inner.append(m["inner"] or m["begin"])
+            if m["inner"] == "subequations":
+                counts["equation"] += 1
         elif m["outer"] is not None or m["end"]:
             if inner:
                 inner.pop()
+        elif m["caption"] and env is not None and _KIND[env] in ("figure", "table"):
+            counts[_KIND[env]] += 1
+            captioned = (_KIND[env], str(counts[_KIND[env]]))
+            labels.update(dict.fromkeys(pending, captioned))
+            pending = []
+        elif m["captionof"]:
+            counts[m["captionof"]] += 1
+            last = (m["captionof"], str(counts[m["captionof"]]))
         elif m["section"] and env is None and not m["star"]:
             depth = ("section", "subsection", "subsubsection").index(m["section"])
             sections[depth] += 1
             sections[depth + 1:] = [0] * (2 - depth)
             head = chr(ord("A") + sections[0] - 1) if appendix else str(sections[0])
-            section = ("section", ".".join([head, *map(str, sections[1:depth + 1])]))
+            last = ("section", ".".join([head, *map(str, sections[1:depth + 1])]))
         elif m["appendix"]:
             appendix, sections = True, [0, 0, 0]
-        elif m["newline"] and env in _MULTILINE and len(inner) == base:
+        elif m["newline"] and env in _MULTILINE and len(inner) == base and not sub:
             counts["equation"] += 1  # the next line's number, until a \nonumber takes it back
             numbered_line, line_start = True, m.end()
-        elif m["nonumber"] and env in _MULTILINE and numbered_line:
+        elif m["nonumber"] and env in _MULTILINE and numbered_line and not sub:
             counts["equation"] -= 1  # this line has no number; the next one takes it
             numbered_line = False
         elif m["label"] is not None:
             kind = _KIND.get(env or "")
-            if kind in ("figure", "table") or kind and numbered_line:
-                labels[m["label"]] = (kind, str(counts[kind]))
-            elif not env and section and not any(_OWN_COUNTER.search(e) for e in inner):
-                labels[m["label"]] = section  # LaTeX's: the last section stepped, wherever in it
+            if kind in ("figure", "table"):
+                if captioned:
+                    labels[m["label"]] = captioned
+                else:
+                    pending.append(m["label"])
+            elif kind:
+                if numbered_line and not sub:
+                    labels[m["label"]] = ("equation", str(counts["equation"]))
+            elif last and not sub and not any(_OWN_COUNTER.search(e) for e in inner):
+                labels[m["label"]] = last  # LaTeX's: what was numbered last, wherever after it
     return labels
 
 
