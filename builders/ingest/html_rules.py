@@ -25,8 +25,9 @@ NOT_PAPER_HEADING = re.compile(r"^(?:article outline|outline|contents|table of c
 NOTICE = re.compile(r"screen reader users|phasing out support for|uses javascript to|enable javascript|"
                     r"we use cookies|cookie (?:policy|settings)|your browser (?:is|does)", re.I)
 # site navigation that is not in a <nav>: menus, sidebars, toolbars, breadcrumbs
-NAV_CLASS = re.compile(r"^(?:[\w-]+[-_])?(?:nav|navbar|navigation|menu|submenu|sidebar|breadcrumbs?|toolbar|"
-                       r"masthead|banner|cookies?)$", re.I)  # a whole class token, "site-nav" too
+# a whole class token, "site-nav" too; not a layout's modifier ("has-sidebar", "with-menu")
+NAV_CLASS = re.compile(r"^(?!(?:has|with|no|show|is|open)[-_])(?:[\w-]+[-_])?(?:nav|navbar|navigation|menu|submenu|"
+                       r"sidebar|breadcrumbs?|toolbar|masthead|banner|cookies?)$", re.I)
 # a journal's notes about the article, not its text (as the PDF reader drops them)
 ABOUT = re.compile(r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
                    r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
