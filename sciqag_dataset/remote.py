@@ -16,6 +16,7 @@ import json
 import posixpath
 import re
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -125,9 +126,38 @@ def stamp(url: str) -> str | None:
     return _stamp(fs.info(path))
 
 
+class DownloadStopped(Exception):
+    """A copy stopped by one of its limits; the message names the limit, on one line."""
+
+
+def too_slow(seconds: float) -> str:
+    return (f"download gave up after {seconds:g} s (ingest.file_timeout): the host sends too slowly, or the file "
+            "is far larger than a paper")
+
+
+def too_large(max_mb: float) -> str:
+    return f"download exceeds ingest.max_file_mb={max_mb:g}: far larger than a paper, or a reply without end"
+
+
+def _limits(seconds: float | None, max_mb: float | None):
+    """A check of a copy's size and time so far: raises DownloadStopped."""
+    deadline = time.monotonic() + seconds if seconds else None
+
+    def check(size: int | None, value: int, **_) -> None:
+        if max_mb and max(size or 0, value) > max_mb * 1e6:  # the announced size fails before a byte is written
+            raise DownloadStopped(too_large(max_mb))
+        if deadline is not None and time.monotonic() > deadline:
+            raise DownloadStopped(too_slow(seconds))
+    return check
+
+
 @contextmanager
-def fetched(url: str) -> Iterator[Path]:
-    """The file copied to a temporary folder under its own name (readers tell formats by extension)."""
+def fetched(url: str, seconds: float | None = None, max_mb: float | None = None) -> Iterator[Path]:
+    """The file copied to a temporary folder under its own name (readers tell formats by extension).
+    DownloadStopped when the copy takes over ``seconds`` or passes ``max_mb`` megabytes (0 or None: no
+    limit); the partial copy is deleted."""
+    from fsspec.callbacks import Callback
+
     fs, path = filesystem(url)
     with tempfile.TemporaryDirectory(prefix="sciqag-input-") as tmp:
         name = posixpath.basename(path.rstrip("/")) or "paper"
@@ -135,7 +165,12 @@ def fetched(url: str) -> Iterator[Path]:
         if len(name.encode()) > 200:  # object keys may be longer than a file name can be
             name = (stem[:150] + dot + ext[:20]) if dot else name[:180]
         target = Path(tmp) / name
-        fs.get_file(path, str(target))
+        check = _limits(seconds, max_mb)
+        # called by the filesystem's own copy loop on each chunk: raised there, the copy ends inside that loop
+        # (an async filesystem's coroutine too), so nothing left behind goes on writing. A host that sends
+        # nothing at all never calls it: the caller's alarm ends that one.
+        fs.get_file(path, str(target), callback=Callback(hooks={"limits": check}))
+        check(None, target.stat().st_size)  # a filesystem that never calls back is checked once, after
         yield target
 
 

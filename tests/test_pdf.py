@@ -61,6 +61,26 @@ def test_pages_without_a_text_layer_are_named_and_a_scan_fails(tmp_path):
     assert report["formats"]["pdf"]["failed"] == 1
 
 
+def test_an_encrypted_pdf_asks_for_its_password_and_one_without_pages_says_so(tmp_path):
+    from pypdf import PdfWriter
+
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    opened = make_paper_pdf(tmp_path / "open.pdf")
+    for name, user, owner in (("locked.pdf", "pw", None), ("restricted.pdf", "", "owner")):
+        writer = PdfWriter(clone_from=opened)
+        writer.encrypt(user, owner)  # an empty user password only restricts: the text is read
+        writer.write(papers / name)
+    PdfWriter().write(papers / "empty.pdf")
+    summary = run_ingest([papers], tmp_path / "w")
+    report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
+    errors = {f["path"].rsplit("/", 1)[1]: f["error"] for f in report["failures"]}
+    assert errors == {"locked.pdf": "encrypted PDF: decrypt it first with its password "
+                                    "(qpdf --decrypt --password=... in.pdf out.pdf)",
+                      "empty.pdf": "the PDF has no pages"}
+    assert summary.counts["ok"] == 1 and report["formats"]["pdf"]["failed"] == 2
+
+
 def test_a_first_page_without_text_is_named_and_the_title_and_doi_are_found_after_it(tmp_path):
     [rec] = read_file(make_paper_pdf(tmp_path / "cover.pdf", cover_scan=True))
     assert rec["ingest"]["partial"] and "page(s) 1 have no text layer" in rec["ingest"]["partial_reason"]

@@ -1,13 +1,21 @@
 """Papers from and the publish folder to fsspec URLs, and ingest spread over ranks.
 
 Real parts: fsspec's in-memory filesystem (an object store's semantics: no folders, whole-file writes) for the
-in-process tests, and `datasets` reading the copied publish from it; the HTTP path across processes is in
-test_scale.py (a real HTTP file server read by datatrove's ranks).
+in-process tests, and `datasets` reading the copied publish from it; loopback HTTP servers for hosts that
+redirect, trickle, fall silent or never end; the HTTP path across processes is in test_scale.py (a real HTTP
+file server read by datatrove's ranks).
 """
 from __future__ import annotations
 
+import http.server
 import json
+import os
 import shutil
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import datasets
@@ -19,6 +27,7 @@ from test_benchmark import published_folder
 
 from sciqag_dataset import pipeline, remote
 from sciqag_dataset.builders.ingest import run_ingest
+from sciqag_dataset.builders.ingest.files import iter_remote_file
 from sciqag_dataset.builders.ingest.ranks import slice_path
 from sciqag_dataset.cli import main
 from sciqag_dataset.config import Config
@@ -225,3 +234,89 @@ def test_a_work_dir_inside_the_input_folder_is_not_read_as_papers(tmp_path):
     assert main(["ingest", str(folder), "-o", str(work)]) == 0
     report = json.loads((work / "ingest_report.json").read_text())
     assert not report["failures"] and report["counts"]["skipped"] == 5
+
+
+@contextmanager
+def host(handler):
+    """A real loopback HTTP server with ``handler``, in a thread; yields its base URL."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+
+
+class Unhurried(http.server.BaseHTTPRequestHandler):
+    """/good.txt at once; /trickle.txt a byte each 50 ms (10 s in all); /silent.txt its headers, then nothing
+    for 10 s; /endless.txt a body without a length that runs to 64 MB (without end, as far as a limit of a
+    few MB can tell; finite so that a client without a limit stops too)."""
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        name = self.path.lstrip("/")
+        body = (b"A Trickled Paper\n\n" + b"Perovskite films were annealed at 100 C for ten minutes. " * 3
+                if name != "good.txt" else SAMPLES.joinpath("sodium_ion_cathode.md").read_bytes())
+        self.send_response(200)
+        if name != "endless.txt":
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        try:
+            if name == "trickle.txt":
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    time.sleep(10 / len(body))
+            elif name == "silent.txt":
+                time.sleep(10)
+                self.wfile.write(body)
+            elif name == "endless.txt":
+                for _ in range(1024):
+                    self.wfile.write(b"x" * 2**16)
+            else:
+                self.wfile.write(body)
+        except OSError:  # the client gave up: what the test wants
+            pass
+
+    do_HEAD = do_GET
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_download_counts_in_the_file_time_limit_and_the_other_files_are_read(tmp_path):
+    with host(Unhurried) as url:
+        start = time.monotonic()
+        summary = run_ingest([f"{url}/trickle.txt", f"{url}/silent.txt", f"{url}/good.txt"], tmp_path / "w",
+                             file_timeout=2)
+        took = time.monotonic() - start
+        # in a thread no alarm can be set: the copy's own check on each chunk stops a trickle all the same
+        items: list[dict] = []
+        worker = threading.Thread(target=lambda: items.extend(iter_remote_file(f"{url}/trickle.txt", timeout=2)))
+        start_thread = time.monotonic()
+        worker.start()
+        worker.join()
+        took_thread = time.monotonic() - start_thread
+    report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
+    errors = {f["path"].rsplit("/", 1)[1]: f["error"] for f in report["failures"]}
+    assert set(errors) == {"trickle.txt", "silent.txt"} and summary.counts["ok"] == 1
+    for error in [*errors.values(), items[0]["error"]]:
+        assert error.startswith("download gave up after 2 s (ingest.file_timeout)") and "\n" not in error
+    assert took < 10 and took_thread < 5  # 2 s a file, not the 10 s each takes in whole
+    assert read_jsonl(tmp_path / "w" / "papers.jsonl")[0]["source_path"] == f"{url}/good.txt"
+
+
+def test_a_reply_without_end_stops_at_the_size_limit_and_leaves_no_copy(tmp_path):
+    temp = tmp_path / "tmp"  # the CLI's own temporary folder: nothing else writes there
+    temp.mkdir()
+    with host(Unhurried) as url:
+        proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "ingest", f"{url}/endless.txt",
+                               f"{url}/good.txt", "-o", str(tmp_path / "w"), "--max-file-mb", "0.5"],
+                              env={**os.environ, "TMPDIR": str(temp)}, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr  # some papers failed
+    report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
+    assert [(f["path"], f["error"]) for f in report["failures"]] == [
+        (f"{url}/endless.txt", "download exceeds ingest.max_file_mb=0.5: far larger than a paper, or a reply "
+                               "without end")]
+    assert report["counts"]["ok"] == 1
+    assert not list(temp.glob("sciqag-input-*"))  # the partial copy is gone with its folder

@@ -215,7 +215,8 @@ class _Report:
 
 def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip", follow_symlinks: bool = False,
                shard: tuple[int, int] | None = None, parsed_by: int | None = None,
-               grobid_url: str | None = None, file_timeout: float | None = None) -> runner.Summary:
+               grobid_url: str | None = None, file_timeout: float | None = None,
+               max_file_mb: float | None = None) -> runner.Summary:
     """Read ``paths`` into ``WORK/papers.jsonl``; write ``WORK/ingest_report.json``.
 
     ``on_duplicate``: "skip" keeps the first, "keep" stores the copy as ``<id>-dupN``, "error" stores the
@@ -225,8 +226,9 @@ def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip"
 
     Scaled out (``ranks.py``): ``shard=(i, n)`` only parses slice i into the work dir's ``.ingest`` folder;
     ``parsed_by=n`` then stores what the n ranks parsed, as a plain run would have. ``grobid_url``: PDFs go to
-    that GROBID server (``grobid.py``). ``file_timeout``: a file of one paper whose reading takes longer (in
-    seconds) fails, and the others are read.
+    that GROBID server (``grobid.py``). ``file_timeout``: a file of one paper whose reading (its download
+    included) takes longer (in seconds) fails, and the others are read; so does a remote file whose download
+    passes ``max_file_mb`` megabytes.
     """
     if on_duplicate not in ON_DUPLICATE:
         raise UserError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}, not {on_duplicate!r}")
@@ -234,7 +236,7 @@ def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip"
     work = Path(work_dir)
     out, report_path = work / PAPERS_FILE, work / REPORT_FILE
     exclude = excluded(work)
-    read = functools.partial(read_path, grobid_url=grobid_url, timeout=file_timeout)
+    read = functools.partial(read_path, grobid_url=grobid_url, timeout=file_timeout, max_mb=max_file_mb)
     if shard is not None:
         return parse_slice(paths, work, shard, exclude, follow_symlinks, read, reader=f"grobid {grobid_url}"
                            if grobid_url else "")

@@ -6,6 +6,8 @@ import logging
 import os
 import re
 import stat
+import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -23,10 +25,12 @@ from .txt import read_txt
 log = logging.getLogger(__name__)
 
 
-def iter_file(path: str, grobid_url: str | None = None, timeout: float | None = None) -> Iterator[dict]:
+def iter_file(path: str, grobid_url: str | None = None, timeout: float | None = None,
+              spent: float = 0.0) -> Iterator[dict]:
     """Papers, ``{"path", "error"}`` failures and ``{"path", "warning"}`` notes for one file; PDFs through the
     GROBID server at ``grobid_url`` when one is given. A file of one paper that takes more than ``timeout``
-    seconds to read fails (a JSON file of many papers is streamed, without a limit)."""
+    seconds to read (``spent`` of them already gone on its download) fails (a JSON file of many papers is
+    streamed, without a limit)."""
     notes: list[str] = []
     partial: list[str] = []
 
@@ -64,7 +68,7 @@ def iter_file(path: str, grobid_url: str | None = None, timeout: float | None = 
                 text = decode(data, warn)
                 reader = {"txt": read_txt, "md": read_md}[fmt]
                 raws = reader(text, warn)
-        with time_limit(timeout):
+        with time_limit(max(timeout - spent, 0.001) if timeout else None):
             raws = list(raws)  # one paper (a LaTeX fragment, none): read within the limit
         for raw in raws:
             yield to_record(raw, path, fmt, warn, notes, partial)
@@ -187,15 +191,26 @@ def _expand_remote(url: str, seen: set[str]) -> Iterator[tuple[str, tuple[str, s
                          if _NOT_PAPERS.match(name) and full != url else None)
 
 
-def iter_remote_file(url: str, grobid_url: str | None = None, timeout: float | None = None) -> Iterator[dict]:
-    """``iter_file`` on a temporary copy, every path in what it yields naming the URL."""
+def iter_remote_file(url: str, grobid_url: str | None = None, timeout: float | None = None,
+                     max_mb: float | None = None) -> Iterator[dict]:
+    """``iter_file`` on a temporary copy, every path in what it yields naming the URL. The download counts
+    in the file's ``timeout`` and stops past ``max_mb`` megabytes (an endless reply would fill the disk)."""
+    start = time.monotonic()
     try:
-        with remote.fetched(url) as copy:
-            for item in iter_file(str(copy), grobid_url, timeout):
+        with ExitStack() as stack:
+            with time_limit(timeout):  # the copy's own checks run per chunk: this ends a host that sends nothing
+                copy = stack.enter_context(remote.fetched(url, timeout, max_mb))
+            for item in iter_file(str(copy), grobid_url, timeout, spent=time.monotonic() - start):
                 for key in ("path", "source_path", "error", "warning"):
                     if isinstance(item.get(key), str):
                         item[key] = item[key].replace(str(copy), url)
                 yield item
+    except TimedOut:
+        yield {"path": url, "error": remote.too_slow(timeout)}
+    except remote.DownloadStopped as exc:
+        yield {"path": url, "error": str(exc)}
+    except TimeoutError as exc:  # the filesystem's own limit (aiohttp's 5 minutes): its message is empty
+        yield {"path": url, "error": f"cannot read: the host did not answer in time ({type(exc).__name__})"}
     except Exception as exc:  # the copy failed (a dead host, a missing key): this file fails
         yield {"path": url, "error": remote.clean(f"cannot read: {type(exc).__name__}: {exc}")}
 
@@ -219,10 +234,12 @@ def _not_regular(path: str) -> tuple[str, str] | None:
     return _SKIP, f"{kind}, not a paper file; skipped"
 
 
-def read_path(path: str, grobid_url: str | None = None, timeout: float | None = None) -> Iterator[dict]:
-    """The items of one input file found by ``expand``: local or remote."""
+def read_path(path: str, grobid_url: str | None = None, timeout: float | None = None,
+              max_mb: float | None = None) -> Iterator[dict]:
+    """The items of one input file found by ``expand``: local or remote (``max_mb``: the most a download may
+    bring)."""
     if remote.is_remote(path):
-        return iter_remote_file(path, grobid_url, timeout)
+        return iter_remote_file(path, grobid_url, timeout, max_mb)
     verdict = _not_regular(path)
     return iter([{"path": path, verdict[0]: verdict[1]}]) if verdict else iter_file(path, grobid_url, timeout)
 

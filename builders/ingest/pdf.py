@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import pdfplumber
+from pdfplumber.utils.exceptions import PdfminerException
 
 from .pdf_layout import BOLD, Line, page_lines, running_furniture
 from .text import DOI_IN_TEXT, MAX_TITLE_CHARS, IngestError, capitalised, inline, parse_authors
@@ -77,10 +78,15 @@ def read_pdf(path: str, warn) -> Iterator[dict]:
     except IngestError:
         raise
     except Exception as exc:  # pdfminer raises many types on damaged or encrypted files
+        if isinstance(exc, PdfminerException) and exc.args and isinstance(exc.args[0], Exception):
+            exc = exc.args[0]  # pdfplumber's wrapper: the name and reason are pdfminer's
         name = type(exc).__name__
         if "Password" in name or "Encrypt" in name:
-            raise IngestError("encrypted PDF (a password is needed)") from None
-        raise IngestError(f"invalid PDF: {name}: {exc}") from None
+            raise IngestError("encrypted PDF: decrypt it first with its password "
+                              "(qpdf --decrypt --password=... in.pdf out.pdf)") from None
+        raise IngestError(f"invalid PDF: {name}" + (f": {exc}" if str(exc) else "")) from None
+    if not pages:
+        raise IngestError("the PDF has no pages")
     if not any(pages) and unmapped:
         raise IngestError(f"the text is set in fonts without a Unicode map ({unmapped} glyphs): it cannot be read "
                           "as text; run OCR first")
