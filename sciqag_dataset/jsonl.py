@@ -95,6 +95,20 @@ def compact(path: str | Path) -> int:
     return lines - len(index.offsets)
 
 
+def write_whole(path: str | Path, text: str) -> Path:
+    """``path`` written through ``path.tmp`` and a rename, so a reader never sees half of it; a write that fails
+    (a full disk, text that is not valid Unicode) leaves the old file and no temporary one."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
 class JsonlWriter:
     """Append-only JSONL with a flush per record; repairs a torn tail before appending."""
 

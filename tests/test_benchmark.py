@@ -32,6 +32,7 @@ from sciqag_dataset.evaluation.benchmark.export import export_task
 from sciqag_dataset.evaluation.benchmark.leaderboard import bootstrap_ci
 from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer, exact_match, number_agreement, token_f1
 from sciqag_dataset.evaluation.benchmark.questions import load_questions
+from sciqag_dataset.jsonl import write_whole
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.publish import write_folder
 
@@ -216,6 +217,46 @@ def test_a_killed_benchmark_resumes_without_asking_again(tiny_server, tmp_path):
     assert usage["requests"] + usage["cached"] == n - len(before) and usage["cached"] <= 2
     board = json.loads((results / "leaderboard.json").read_text())
     assert board["models"][0]["answered"] == n and "f1" in board["models"][0]["metrics"]
+
+
+def write_surrogate_pairs(path: Path) -> Path:
+    """JSON Lines with lone surrogates as the escapes a JSON file can carry (json.dumps writes "\\ud800")."""
+    write_jsonl(path, [{"question": "What does \ud800 doping do?", "answer": "It adds carriers \udc00."},
+                       *({"question": q, "answer": a} for q, a in PAIRS[1:])])
+    return path
+
+
+def test_lone_surrogates_in_a_file_of_pairs_are_repaired_for_the_exported_task(tmp_path, caplog):
+    pairs = write_surrogate_pairs(tmp_path / "pairs.jsonl")
+    assert "\\ud800" in pairs.read_text()
+    assert main(["export-task", "lm-eval", str(pairs), "-o", str(tmp_path / "task")]) == 0
+    rows = read_jsonl(tmp_path / "task" / "sciqag_data" / "test.jsonl")
+    assert rows[0] == {"question": "What does \ufffd doping do?", "answer": "It adds carriers \ufffd."}
+    assert "2 lone surrogate(s)" in caplog.text and not list((tmp_path / "task").rglob("*.tmp"))
+    # a surrogate written out as bytes (not valid UTF-8) is repaired too
+    raw = tmp_path / "raw.jsonl"
+    raw.write_bytes('{"question": "What is \u00b5?", "answer": "'.encode() + b"\xed\xa0\x80" + b'."}\n')
+    assert main(["export-task", "lm-eval", str(raw), "-o", str(tmp_path / "task2")]) == 0
+    rows = read_jsonl(tmp_path / "task2" / "sciqag_data" / "test.jsonl")
+    assert rows == [{"question": "What is \u00b5?", "answer": "\ufffd\ufffd\ufffd."}]
+    assert "not valid UTF-8" in caplog.text
+    # and a write that still fails leaves the file as it was and no temporary file beside it
+    with pytest.raises(UnicodeEncodeError):
+        write_whole(tmp_path / "task" / "sciqag.yaml", "description: \ud800\n")
+    assert "description:" in (tmp_path / "task" / "sciqag.yaml").read_text() and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_lone_surrogates_in_a_file_of_pairs_are_repaired_for_the_benchmark(says_server, tmp_path, caplog):
+    pairs = write_surrogate_pairs(tmp_path / "pairs.jsonl")
+    results = tmp_path / "res"
+    assert main(["benchmark", str(pairs), "-o", str(results), "--endpoint", says_server.base_url, "--model",
+                 says_server.model, "--max-tokens", "8", "--no-bertscore"]) == 0
+    questions = read_jsonl(results / "questions.jsonl")
+    assert (questions[0]["question"], questions[0]["reference"]) == ("What does \ufffd doping do?",
+                                                                     "It adds carriers \ufffd.")
+    assert "2 lone surrogate(s)" in caplog.text and not list(results.glob("*.tmp"))
+    rows = read_jsonl(results / answer_module.model_dir(says_server.model) / "predictions.jsonl")
+    assert len(rows) == len(PAIRS) and {r["status"] for r in rows} == {"answered"}
 
 
 def test_bad_model_options_and_foreign_folders_are_refused_before_any_work(tmp_path, capsys):

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -318,3 +319,25 @@ def test_sources_that_would_grow_without_bound_are_refused(tmp_path):
                                        + "\n\\begin{document}\\section{A}\\we\\end{document}\n")
     [item] = read_file(tmp_path / "bomb.tex")  # 420 bytes that would be 20 MB
     assert "grows without bound" in item["error"]
+
+
+def test_a_long_macro_used_many_times_fails_alone_quickly_in_little_memory(tmp_path):
+    """A 250 KB source whose one pass of substitution would build 5 GB (a 100 KB macro used 50,000 times): the
+    growth is bounded as it happens, so it fails with its reason under a 2 GB address-space cap, and its
+    neighbour is read."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "bomb.tex").write_text("\\documentclass{article}\n\\def\\a{" + "x" * 100_000 + "}\n\\begin{document}"
+                                     "\\section{A}" + "\\a " * 50_000 + "\\end{document}\n", encoding="utf-8")
+    (papers / "paper.tex").write_text(MAIN.replace("\\input{sections/method}", METHOD), encoding="utf-8")
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+            "from sciqag_dataset.builders.ingest import run_ingest\n"
+            f"run_ingest([{str(papers)!r}], {str(tmp_path / 'work')!r})")
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-3000:]
+    assert time.monotonic() - start < 30
+    [failure] = json.loads((tmp_path / "work" / "ingest_report.json").read_text())["failures"]
+    assert failure["path"].endswith("bomb.tex") and "grows without bound" in failure["error"]
+    [rec] = iter_latest(tmp_path / "work" / "papers.jsonl")
+    check_paper(rec)

@@ -213,11 +213,19 @@ def _expand_macros(text: str, macros: dict[str, str]) -> str:
         return text
     pattern = re.compile(r"\\(" + "|".join(map(re.escape, sorted(macros, key=len, reverse=True))) + r")(?![A-Za-z])")
     limit = 4 * len(text) + (1 << 20)
-    for _ in range(4):  # macros defined through other macros
-        text, n = pattern.subn(lambda m: macros[m[1]], text)
-        if len(text) > limit:  # macros that multiply: not a paper's text
+    size = [0]
+
+    def body(m: re.Match) -> str:
+        # counted per substitution, not after the pass: one pass of a long macro used many times is gigabytes
+        size[0] += len(macros[m[1]]) - len(m[0])
+        if size[0] > limit:  # macros that multiply: not a paper's text
             raise IngestError("macro expansion grows without bound (macros that expand into many copies of "
                               "themselves)")
+        return macros[m[1]]
+
+    for _ in range(4):  # macros defined through other macros
+        size[0] = len(text)
+        text, n = pattern.subn(body, text)
         if not n:
             break
     return text

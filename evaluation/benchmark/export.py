@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from sciqag_dataset.errors import UserError
+from sciqag_dataset.jsonl import write_whole
 
 from .answer import DEFAULT_SYSTEM_PROMPT
 from .questions import CONFIG_ORDER, FILE_SUFFIXES, _configs, load_questions
@@ -44,7 +45,7 @@ def source(data: str, out: Path, config: str | None = None, split: str = "test")
         pairs, _ = load_questions(data)  # rows without a pair are named in a warning, as the benchmark does
         folder = out / f"{TASK}_data"
         folder.mkdir(parents=True, exist_ok=True)
-        written = _write(folder / "test.jsonl", "".join(
+        written = write_whole(folder / "test.jsonl", "".join(
             json.dumps({"question": p["question"], "answer": p["reference"]}, ensure_ascii=False) + "\n" for p in pairs))
         return {"path": str(folder.resolve()), "name": None, "split": "test", "flatten": False}, [written]
     available = _configs(data)
@@ -130,9 +131,9 @@ def lighteval_files(src: dict, out: Path, system_prompt: str, max_tokens: int) -
     model = {"model_parameters": {**_LITELLM["model_parameters"], "system_prompt": system_prompt,
                                   "generation_parameters": {**_LITELLM["model_parameters"]["generation_parameters"],
                                                             "max_new_tokens": max_tokens}}}
-    written.append(_write(config, "# set model_name (openai/<the served name>), base_url and api_key\n"
-                          + yaml.safe_dump(model, sort_keys=False, allow_unicode=True)))
-    written.append(_write(out / f"{TASK}_lighteval.py", _LIGHTEVAL.format(
+    written.append(write_whole(config, "# set model_name (openai/<the served name>), base_url and api_key\n"
+                               + yaml.safe_dump(model, sort_keys=False, allow_unicode=True)))
+    written.append(write_whole(out / f"{TASK}_lighteval.py", _LIGHTEVAL.format(
         model_config=config.name, task=TASK, repo=src["path"], subset=src["name"], split=src["split"],
         max_tokens=max_tokens)))
     return written
@@ -150,19 +151,12 @@ def export_task(harness: str, data: str, output: str | Path, *, config: str | No
     if harness == "lm-eval":
         text = yaml.safe_dump(lm_eval_task(src, prompt, max_tokens), sort_keys=False, allow_unicode=True, width=100)
         text = text.replace("'!function utils.flatten'", "!function utils.flatten")  # a tag, not a string
-        written.append(_write(out / f"{TASK}.yaml", text))
+        written.append(write_whole(out / f"{TASK}.yaml", text))
         if src["flatten"]:
-            written.append(_write(out / "utils.py", _FLATTEN))
+            written.append(write_whole(out / "utils.py", _FLATTEN))
     else:
         written += lighteval_files(src, out, prompt, max_tokens)
     return written
-
-
-def _write(path: Path, text: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
 
 
 def how_to_run(harness: str, out: Path) -> str:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sciqag_dataset.errors import MissingInput, UserError
-from sciqag_dataset.jsonl import read_jsonl
+from sciqag_dataset.jsonl import read_jsonl, write_whole
 from sciqag_dataset.stage import digest
+from sciqag_dataset.text_repair import repair
 
 from ..filter import pair_verdict
 
@@ -35,6 +36,15 @@ def _pick(row: dict, *keys: str) -> str:
     return ""
 
 
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:  # a surrogate written out as bytes, or another encoding: repaired, as ingest does
+        log.warning("%s: not valid UTF-8; the invalid bytes are read as U+FFFD", path)
+        return data.decode("utf-8", "replace")
+
+
 def _file_rows(path: Path) -> list[dict]:
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -42,7 +52,7 @@ def _file_rows(path: Path) -> list[dict]:
         return pq.read_table(path).to_pylist()
     if path.suffix == ".jsonl":
         rows = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for n, line in enumerate(_read_text(path).splitlines(), 1):
             if line.strip():
                 try:
                     rows.append(json.loads(line))
@@ -50,7 +60,7 @@ def _file_rows(path: Path) -> list[dict]:
                     raise UserError(f"{path}, line {n}: not valid JSON ({exc})") from None
         return rows
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_read_text(path))
     except ValueError as exc:
         raise UserError(f"{path}: not valid JSON ({exc})") from None
     if isinstance(data, dict):  # {"data": [...]} or any one list of pairs inside an object
@@ -156,6 +166,10 @@ def load_questions(data: str, *, config: str | None = None, split: str = "test",
         raise MissingInput(f"{data} not found")
     else:
         questions, info = _from_dataset(data, config, split, authors_test_set)
+    # lone surrogates (JSON escapes such as "\ud800", a file name that is not UTF-8) cannot be written out
+    (questions, info), repaired = repair((questions, info))
+    if repaired:
+        log.warning("%s: %d lone surrogate(s) (not valid Unicode) in the pairs; read as U+FFFD", data, repaired)
     ids = [q["id"] for q in questions]
     if len(set(ids)) != len(ids):
         raise UserError(f"{data}: question ids repeat; give each row a unique `id`")
@@ -171,11 +185,8 @@ def load_questions(data: str, *, config: str | None = None, split: str = "test",
 def write_questions(results: Path, questions: list[dict], info: dict) -> None:
     """The question set, written whole (it is derived from DATA, and the answer stages read it)."""
     results.mkdir(parents=True, exist_ok=True)
-    for name, text in ((QUESTIONS, "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions)),
-                       (QUESTIONS_INFO, json.dumps(info, indent=2, ensure_ascii=False) + "\n")):
-        tmp = results / f"{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(results / name)
+    write_whole(results / QUESTIONS, "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions))
+    write_whole(results / QUESTIONS_INFO, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
 
 
 def read_questions(results: Path) -> list[dict]:
