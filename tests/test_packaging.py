@@ -1,6 +1,7 @@
 """A wheel built from the repo works outside it: templates, sample papers, configs are package data."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -35,3 +36,15 @@ def test_wheel_carries_its_data_and_works_outside_the_repo(tmp_path):
                          capture_output=True, text=True)
     # `--help` exits through SystemExit(0) after printing the usage
     assert run.returncode == 0 and "usage: sciqag run" in run.stdout, run.stderr[-2000:]
+
+
+def test_ci_installs_and_tests_exactly_as_readme_says():
+    """CI runs README's two commands byte for byte, and nothing of its own (an extra `pip install --upgrade pip`
+    in CI once hid an install step that README's command lacked)."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Run the tests", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    printed = subprocess.run(["bash", str(ROOT / ".ci" / "run"), "--print"], capture_output=True, text=True)
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == block
+    code = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]
+    assert not [line for line in code if re.search(r"\bpip\b|\bpython3? -m venv\b", line)]
