@@ -3,9 +3,11 @@
     python bench/embedded.py                                  # every backend, then the whole run
     python bench/embedded.py --backends llama.cpp,transformers-float32 --no-run
     python bench/embedded.py --prompt paper                   # the paper's prompt instead of the profile
+    python bench/embedded.py --backends llama.cpp,llama.cpp-extra-buffers,llama.cpp,llama.cpp-extra-buffers --no-run
 
 Part 1, one run, same machine: the shipped sample papers are ingested and keyworded once; then each
-backend (llama.cpp on the Q4_1 GGUF; `transformers serve` in float32 and in bfloat16) is started with all
+backend (llama.cpp on the Q4_1 GGUF, with plain weight buffers as the embedded server runs it, and with
+ggml's extra buffers as llama.cpp's default; `transformers serve` in float32 and in bfloat16) is started with all
 cores, warmed up with one request, and asked for every sample paper's pairs the way the seed stage asks
 the embedded model (the profile: 6 pairs from two ~300-word chunks, written one line at a time,
 temperature 0.6 / top_p 0.9, no cache). Printed per backend: seconds per paper, tokens/s (completion
@@ -42,7 +44,10 @@ from sciqag_dataset.llm import embedded  # noqa: E402
 from sciqag_dataset.records import with_keywords  # noqa: E402
 
 BACKENDS = {"llama.cpp": ("llama.cpp", "auto"), "transformers-float32": ("transformers", "float32"),
-            "transformers-bfloat16": ("transformers", "bfloat16")}
+            "transformers-bfloat16": ("transformers", "bfloat16"),
+            # ggml's extra weight buffers on (llama.cpp's default; the embedded server turns them off, since AMX's
+            # segfault on the first decode): on a CPU without AMX, the two llama.cpp rows should match
+            "llama.cpp-extra-buffers": ("llama.cpp", "auto")}
 
 
 def prepare_papers(work: Path) -> list[dict]:
@@ -67,7 +72,10 @@ async def ask_all(client: LLMClient, papers: list[dict], seed_cfg) -> tuple[list
 def bench_backend(name: str, papers: list[dict], seed_cfg, log_dir: Path) -> dict:
     backend, dtype = BACKENDS[name]
     choice = embedded.choose_here(backend, dtype)
-    server = embedded.start(choice, log_path=log_dir / f"{name}.log")
+    server = embedded.server_for(choice, log_path=log_dir / f"{name}.log")
+    if name == "llama.cpp-extra-buffers":
+        server.plain_buffers = False
+    server.start()
     try:
         client = LLMClient(server.base_url, server.model, params={"temperature": 0.6, "top_p": 0.9, "max_tokens": 512},
                            concurrency=1)  # as the stages ask the embedded server
@@ -75,7 +83,7 @@ def bench_backend(name: str, papers: list[dict], seed_cfg, log_dir: Path) -> dic
     finally:
         server.stop()
     seconds = sum(r["seconds"] for r in rows)
-    return {"backend": choice.describe(), "s/paper": seconds / len(rows),
+    return {"backend": choice.describe() + (" extra bufs" if name.endswith("extra-buffers") else ""), "s/paper": seconds / len(rows),
             "tok/s": sum(r["tokens"] for r in rows) / seconds, "req/paper": requests / len(rows),
             "pairs/paper": sum(r["pairs"] for r in rows) / len(rows),
             ">=5 pairs": f"{sum(r['pairs'] >= 5 for r in rows)}/{len(rows)}"}
@@ -116,12 +124,12 @@ def main() -> None:
         tmp = Path(tmp)
         papers = prepare_papers(tmp / "papers")
         cfg = Config()
-        seed_cfg = pipeline.profiled(cfg, cfg.teacher, cfg.seed) if args.prompt == "profile" else cfg.seed
+        seed_cfg = pipeline.profiled(cfg, cfg.teacher, "seed") if args.prompt == "profile" else cfg.seed
         print(f"{len(papers)} sample papers to ask; prompt: {args.prompt} "
               f"({seed_cfg.prompt_style}, chunk_words={seed_cfg.chunk_words}, max_chunks={seed_cfg.max_chunks})\n")
         print(f"{'backend':<34}{'s/paper':>9}{'tok/s':>8}{'req/paper':>11}{'pairs/paper':>13}{'>=5 pairs':>11}")
         for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
-            if name == "llama.cpp" and not embedded.llama_cpp_installed():
+            if name.startswith("llama.cpp") and not embedded.llama_cpp_installed():
                 print(f"{name:<34}  not installed (pip install 'sciqag-hf[embedded]')")
                 continue
             r = bench_backend(name, papers, seed_cfg, tmp)

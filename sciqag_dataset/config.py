@@ -40,8 +40,11 @@ class IngestConfig:
     pdf_backend: str = _opt("pdfplumber", choices=("pdfplumber", "grobid"),
                             help="PDFs: the built-in layout-aware reader, or a GROBID server (--grobid-url)")
     grobid_url: str | None = _opt(None, metavar="URL", help="the GROBID server, e.g. http://localhost:8070")
-    file_timeout: float = _opt(300.0, min=0.0, help="seconds to read one paper's file before giving up on it (a "
-                                                    "damaged PDF can keep a parser busy for hours); 0: no limit")
+    file_timeout: float = _opt(300.0, min=0.0, help="seconds to download and read one paper's file before giving "
+                                                    "up on it (a damaged PDF can keep a parser busy for hours); 0: "
+                                                    "no limit")
+    max_file_mb: float = _opt(512.0, min=0.0, help="megabytes one remote input file may download before it fails "
+                                                   "(a reply without end would fill the disk); 0: no limit")
 
 
 @dataclass
@@ -284,10 +287,25 @@ class Config:
     # `sciqag train`'s options (its TrainArgs, TRL's SFTConfig and ModelConfig fields), so that one file
     # configures every stage; `sciqag train` and `sciqag run` check them (see trainers/config.py)
     train: dict[str, Any] = field(default_factory=dict)
+    # The options the user set ("seed.prompt_style"), in a YAML file or by a flag, even to their default value:
+    # the embedded profile leaves them alone. WORK/config.yaml writes every option out, so it keeps this list.
+    set_options: list[str] = field(default_factory=list, compare=False, metadata={"cli": False})
 
     @classmethod
     def load(cls, path: str | Path | None) -> "Config":
-        return cls() if path is None else _build(cls, read_yaml(path), str(path))
+        if path is None:
+            return cls()
+        data = read_yaml(path)
+        cfg = _build(cls, data, str(path))
+        if isinstance(data, dict) and "set_options" not in data:  # the user's own file: what it names
+            cfg.set_options = sorted(f"{k}.{sub}" if isinstance(v, dict) and k != "train" else k
+                                     for k, v in data.items() for sub in (v if isinstance(v, dict) else [None]))
+        return cfg
+
+    def user_set(self, section: str, name: str) -> bool:
+        """Whether the user chose ``section.name``: named in their YAML or a flag, or not at its default."""
+        default = getattr(type(getattr(self, section))(), name)
+        return f"{section}.{name}" in self.set_options or getattr(getattr(self, section), name) != default
 
     @classmethod
     def from_dict(cls, data: dict) -> "Config":

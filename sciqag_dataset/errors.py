@@ -19,3 +19,10 @@ class MissingInput(UserError, FileNotFoundError):
 
 class Unavailable(UserError, RuntimeError):
     """Something the run needs is not installed or cannot run here (a package, a model, a GPU, a server)."""
+
+
+class ServerDown(Unavailable):
+    """A local model server this run started is down for good (it died, was restarted, and died again).
+
+    Not the paper's fault: the runner stops the stage and marks no record failed, so a rerun asks again.
+    """

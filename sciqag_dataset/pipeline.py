@@ -7,7 +7,6 @@ model, lazily, the first time a stage has a request to send.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import sys
@@ -23,17 +22,18 @@ from .builders import keywords as keywords_stage_module
 from .builders import seed as seed_stage_module
 from .builders.ingest import listing as ingest_listing
 from .builders.ingest import run_ingest
-from .config import Config, EndpointConfig, GenerateConfig
-from .errors import Unavailable, UserError
+from .config import Config, EndpointConfig, GenerateConfig, JudgeEndpointConfig
+from .errors import UserError
 from .evaluation import benchmark as benchmark_module
 from .evaluation import racar
 from .evaluation.evaluate import plan_evaluate
 from .evaluation.filter import filter_pairs
 from .evaluation.merge import merge_evaluation
-from .llm import LLMClient, ResponseCache, check_reachable, client_from_config, resolve_api_key
+from .llm import LLMClient, ResponseCache, check_reachable, client_from_config
 from .llm import embedded
 from .llm.endpoint import ModelEndpointConfig
 from .llm.server import LocalServer
+from .llm.supervisor import AttachedServer, EmbeddedServer, Serving
 from .publish import push_to_hub, write_folder
 from .runner import Summary, merge_shards, run_stage
 from .stage import Stage
@@ -48,16 +48,15 @@ def sample_papers() -> list[str]:
 
 class Endpoints:
     """Resolves endpoint sections to clients. The embedded server (a section with no url) is started once for
-    all stages, and only when a request first misses the cache: a work dir that needs no call starts none."""
+    all stages, and only when a request first misses the cache: a work dir that needs no call starts none.
+    It is watched (``llm.supervisor``): a dead one is restarted or replaced, or stops the run."""
 
-    def __init__(self, cfg: Config, running: tuple[list[str], str] | None = None):
+    def __init__(self, cfg: Config, running: Serving | None = None):
         self.cfg = cfg
-        self._stack = contextlib.ExitStack()
-        self._server = None
-        self.start_error: Exception | None = None
-        # an embedded server another process started (its URLs and served name): the ranks of a scaled-out run
-        # all talk to the one server their parent started, as the plain run's stages do
+        # an embedded server another process started: the ranks of a scaled-out run all talk to the one server
+        # their parent started, as the plain run's stages do
         self.running = running
+        self._server: EmbeddedServer | None = None
 
     @functools.cached_property
     def choice(self) -> embedded.Choice:
@@ -65,32 +64,25 @@ class Endpoints:
         e = self.cfg.embedded
         return embedded.choose_here(e.backend, e.dtype, e.threads)
 
-    def _start_embedded(self) -> tuple[list[str], str]:
+    @property
+    def local(self) -> EmbeddedServer | AttachedServer:
         if self.running is not None:
-            return self.running
-        if self.start_error is not None:  # tried once: later stages fail alike instead of trying again
-            raise self.start_error
+            return AttachedServer(self.running)
         if self._server is None:
-            print(f"Starting the embedded {embedded.DEFAULT_MODEL_ID} server: {self.choice.describe()}",
-                  file=sys.stderr)
-            try:
-                server = embedded.start(self.choice, log_path=Path(self.cfg.work_dir) / "local_server.log")
-            except Exception as exc:
-                self.start_error = exc if isinstance(exc, UserError) else Unavailable(
-                    f"the embedded {embedded.DEFAULT_MODEL_ID} server could not be started: "
-                    f"{type(exc).__name__}: {exc}")
-                raise self.start_error from exc
-            self._stack.callback(server.stop)
-            self._server = server
-        return [self._server.base_url], self._server.model
+            self._server = EmbeddedServer(self.choice, log_path=Path(self.cfg.work_dir) / "local_server.log")
+        return self._server
 
     @property
     def started(self) -> bool:
-        return self._server is not None
+        return self._server is not None and self._server.started
 
-    def serving(self) -> tuple[list[str], str]:
+    def describe(self) -> str | None:
+        """The embedded backend that served last, if one was started."""
+        return self._server.choice.describe() if self.started else None
+
+    def serving(self) -> Serving:
         """Start the embedded server now (for ranks in other processes) and say where it is."""
-        return self._start_embedded()
+        return self.local.connect()
 
     def client(self, endpoint: EndpointConfig) -> LLMClient:
         cache = Path(self.cfg.work_dir) / "cache.sqlite"
@@ -98,7 +90,7 @@ class Endpoints:
             check_reachable(endpoint.url)
             return client_from_config(endpoint, cache)
         client = client_from_config(endpoint, cache, model=self.choice.identity, label=embedded.DEFAULT_MODEL_ID,
-                                    connect=self._start_embedded)
+                                    local=self.local)
         client.json_schema = self.choice.backend != "llama.cpp"
         return client
 
@@ -106,7 +98,8 @@ class Endpoints:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._stack.close()
+        if self._server is not None:
+            self._server.stop()
 
 
 # ---------------------------------------------------------------- one command per stage
@@ -117,7 +110,7 @@ def ingest(cfg: Config, shard: tuple[int, int] | None = None, parsed_by: int | N
     grobid = cfg.ingest.grobid_url if cfg.ingest.pdf_backend == "grobid" else None
     return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate,
                       follow_symlinks=cfg.ingest.follow_symlinks, shard=shard, parsed_by=parsed_by, grobid_url=grobid,
-                      file_timeout=cfg.ingest.file_timeout)
+                      file_timeout=cfg.ingest.file_timeout, max_file_mb=cfg.ingest.max_file_mb)
 
 
 def ingest_inputs(cfg: Config) -> list[list]:
@@ -134,18 +127,21 @@ def keywords(cfg: Config) -> Summary:
     return run_stage(keywords_stage(cfg), cfg.work_dir)
 
 
-def profiled(cfg: Config, endpoint: EndpointConfig, section):
-    """``section`` (seed or generate options) as the embedded profile asks, for the embedded model; options
-    set to something other than their default keep the user's value."""
-    defaults = type(section)()
-    if endpoint.url or not cfg.embedded.profile or section.prompt_style != defaults.prompt_style:
-        return section  # a real endpoint, the profile off, or a prompt style of the user's choosing
-    return replace(section, **{k: v for k, v in embedded.PROFILE.items()
-                               if getattr(section, k) == getattr(defaults, k)})
+def profiled(cfg: Config, endpoint: EndpointConfig, name: str):
+    """The ``name`` options (seed or generate) as the embedded model needs them: requests fit its context, and
+    the embedded profile asks it as a small model can answer, except for the options the user chose."""
+    section = getattr(cfg, name)
+    if endpoint.url:
+        return section
+    if section.context_tokens > embedded.CONTEXT_TOKENS:  # a longer prompt is refused by the server (400)
+        section = replace(section, context_tokens=embedded.CONTEXT_TOKENS)
+    if not cfg.embedded.profile or cfg.user_set(name, "prompt_style"):
+        return section  # the profile off, or a prompt style of the user's choosing (even the default one)
+    return replace(section, **{k: v for k, v in embedded.PROFILE.items() if not cfg.user_set(name, k)})
 
 
 def seed_stage(cfg: Config, endpoints: Endpoints) -> Stage:
-    return seed_stage_module.stage(endpoints.client(cfg.teacher), profiled(cfg, cfg.teacher, cfg.seed))
+    return seed_stage_module.stage(endpoints.client(cfg.teacher), profiled(cfg, cfg.teacher, "seed"))
 
 
 def seed(cfg: Config, endpoints: Endpoints) -> Summary:
@@ -153,7 +149,7 @@ def seed(cfg: Config, endpoints: Endpoints) -> Summary:
 
 
 def generate_stage(cfg: Config, endpoints: Endpoints) -> Stage:
-    return generate_stage_module.stage(endpoints.client(cfg.generator), profiled(cfg, cfg.generator, cfg.generate))
+    return generate_stage_module.stage(endpoints.client(cfg.generator), profiled(cfg, cfg.generator, "generate"))
 
 
 def generate(cfg: Config, endpoints: Endpoints) -> Summary:
@@ -271,12 +267,8 @@ def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport |
             endpoints.choice  # noqa: B018 - a bad `embedded:` option is refused before any stage runs
         for name in ("ingest", "keywords", "seed", "generate"):
             step(name, lambda: runner([name], endpoints, None)[name])
-            if endpoints.start_error is not None:  # its records are kept as failed; the rest cannot run either
-                raise endpoints.start_error
         step("evaluate", lambda: evaluate_with(cfg, endpoints, runner))
-        if endpoints.start_error is not None:
-            raise endpoints.start_error
-        done.embedded = endpoints.choice.describe() if endpoints.started else None
+        done.embedded = endpoints.describe()
     step("publish", lambda: publish(cfg))
     return worst
 
@@ -344,20 +336,21 @@ def augment_generate(work: Path, model_dir: Path, train_cfg) -> Summary:
 
 
 def augment_judge(work: Path, train_cfg) -> Summary:
-    """RACAR on the generated pairs: the configured judge, else the embedded model."""
+    """RACAR on the generated pairs: the configured judge, else the embedded model, started only if a paper
+    needs judging (a rerun the cache answers starts nothing)."""
     a = train_cfg.args
-    with contextlib.ExitStack() as stack:
-        if a.augment_judge_url:
-            key = resolve_api_key(a.augment_judge_url, a.augment_judge_api_key_env, "augment_judge_api_key_env")
-            judge = LLMClient(a.augment_judge_url, a.augment_judge_model, api_key=key, params={"temperature": 0.0})
-        else:
-            log.warning("augmentation: no judge endpoint configured, judging with the embedded %s",
-                        embedded.DEFAULT_MODEL_ID)
-            choice = embedded.choose_here()
-            server = embedded.start(choice, log_path=work.parent / "judge_server.log")
-            stack.callback(server.stop)
-            judge = LLMClient(server.base_url, server.model, label=embedded.DEFAULT_MODEL_ID, params={"temperature": 0.0},
-                              concurrency=1,  # one request at a time, as the embedded server answers
-                              json_schema=choice.backend != "llama.cpp")
-        judge.cache = ResponseCache(work / "cache.sqlite")
-        return run_stage(racar.stage([judge], source="generated"), work)
+    cache = work / "cache.sqlite"
+    judge = JudgeEndpointConfig(url=a.augment_judge_url, model=a.augment_judge_model,
+                                api_key_env=a.augment_judge_api_key_env)
+    if judge.url:
+        judge.api_key("augment_judge_api_key_env")  # an unset variable is named before any work
+        return run_stage(racar.stage([client_from_config(judge, cache)], source="generated"), work)
+    log.warning("augmentation: no judge endpoint configured, judging with the embedded %s", embedded.DEFAULT_MODEL_ID)
+    choice = embedded.choose_here()
+    server = EmbeddedServer(choice, log_path=work.parent / "judge_server.log")
+    try:
+        client = client_from_config(judge, cache, model=choice.identity, label=embedded.DEFAULT_MODEL_ID, local=server)
+        client.json_schema = choice.backend != "llama.cpp"
+        return run_stage(racar.stage([client], source="generated"), work)
+    finally:
+        server.stop()

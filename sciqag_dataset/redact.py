@@ -28,6 +28,12 @@ def remember_secret(value: str | None) -> None:
             _secrets.add(value)
 
 
+def is_secret(value: str | None) -> bool:
+    """Whether ``value`` is a key or password this process has resolved."""
+    with _lock:
+        return bool(value) and value in _secrets
+
+
 def redact(text: str) -> str:
     """``text`` with URL credentials, secret query parameters and remembered secrets masked."""
     if not text:

@@ -9,6 +9,8 @@ It gives each stage the same guarantees:
 - **one driver per kind**: in-process, worker processes (bounded window, workers die with the parent),
   or async with at most ``concurrency`` records in flight, pulled lazily so memory stays flat;
 - **isolation**: a record whose function raises becomes a ``failed`` line with the error, and the run goes on;
+  a local server that is down for good (``ServerDown``) is no record's fault: it stops the stage and marks
+  nothing, so that a rerun asks again;
 - a tqdm bar with rates, and a manifest (``<output stem>_manifest.json``) with counts, time and parameters.
 """
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any, Iterator
 
 from tqdm.auto import tqdm
 
-from .errors import MissingInput, UserError
+from .errors import MissingInput, ServerDown, UserError
 from .jsonl import JsonlIndex, JsonlWriter, compact, iter_latest, read_jsonl
 from .processes import WorkerInit
 from .redact import redact
@@ -167,6 +169,8 @@ class _Safe:
     def __call__(self, rec: dict) -> dict:
         try:
             return self.fn(rec)
+        except ServerDown:
+            raise
         except Exception as exc:
             return _failure(rec, exc)
 
@@ -238,6 +242,8 @@ async def _drive_async(stage: Stage, todo: Iterator[tuple[dict, str]], record) -
     async def one(rec: dict) -> dict:
         try:
             return await stage.process(rec)
+        except ServerDown:
+            raise
         except Exception as exc:
             return _failure(rec, exc)
 

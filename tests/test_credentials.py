@@ -139,3 +139,34 @@ def test_a_key_value_is_masked_in_every_log_line(says_server, tmp_path):
                   "--api-key-env", "MY_KEY", env_extra={"MY_KEY": MY_KEY})
     assert proc.returncode == 0, proc.stderr
     assert "DEBUG" in proc.stderr and MY_KEY not in proc.stderr + proc.stdout
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode("utf-8", "replace").split("=", 1) for item in raw if b"=" in item)
+
+
+def test_local_servers_start_without_the_keys_of_this_process(tmp_path, monkeypatch):
+    """Item 3: a llama.cpp server and any `transformers serve`-style LocalServer this process starts hold no key
+    in /proc/<pid>/environ: not OPENAI_API_KEY, HF_TOKEN or HUGGING_FACE_HUB_TOKEN, not a variable an endpoint's
+    `api_key_env` names, whatever its name."""
+    from fakes import FakeCrashingServer
+    from sciqag_dataset.llm.embedded import DEFAULT_MODEL_ID, gguf_path, llama_cpp_installed
+    from sciqag_dataset.llm.server import LlamaCppServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+    monkeypatch.setenv("HUGGING_FACE_HUB_TOKEN", HF_TOKEN)
+    monkeypatch.setenv("TEACHER_CREDS", MY_KEY)  # a name that says nothing: known by its value
+    monkeypatch.setenv("SCIQAG_PLAIN_SETTING", "kept")
+    resolve_api_key("http://teacher.example/v1", "TEACHER_CREDS")
+    servers = [FakeCrashingServer(-1, tmp_path / "fake.log")]
+    if llama_cpp_installed():
+        servers.append(LlamaCppServer(gguf_path(), DEFAULT_MODEL_ID, threads=1, log_path=tmp_path / "llama.log"))
+    for server in servers:
+        with server:
+            env = _environ(server.proc.pid)
+        assert env.get("SCIQAG_PLAIN_SETTING") == "kept", server.name
+        leaked = [k for k, v in env.items() if v in (OPENAI_KEY, HF_TOKEN, MY_KEY)]
+        assert not leaked, f"{server.name} holds {leaked}"
+    assert len(servers) == 2, "llama-cpp-python[server] is missing: install the dev extra"

@@ -87,4 +87,5 @@ def resolve_config(args: argparse.Namespace) -> Config:
         if name == "url" and isinstance(value, list) and len(value) == 1:
             value = value[0]
         setattr(cfg if section == "root" else getattr(cfg, section), name, value)
+        cfg.set_options = sorted({*cfg.set_options, name if section == "root" else dest})
     return cfg.validate()

@@ -16,7 +16,11 @@ What it guarantees:
   a reply cut at ``max_tokens`` is returned (marked by ``finish_reason``) but
   not cached;
 - a corrupt cache file is moved aside and rebuilt; a failed cache write loses
-  nothing but the cache entry.
+  nothing but the cache entry;
+- a server this run started (``local``) is started on the first request the
+  cache cannot answer, and a connection error to it asks whether it is still
+  alive: a dead one is replaced and the request sent again, and when it cannot
+  be, ``ServerDown`` is raised as it is (no paper is to blame).
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import logging
 import random
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Protocol
 
 import openai
 from huggingface_hub import AsyncInferenceClient, constants
@@ -41,6 +45,15 @@ RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 #: Sent when no key is configured. Never None: both client libraries would then look for a key of their
 #: own (OPENAI_API_KEY, the Hugging Face token) and send it to whatever host they were given.
 NO_KEY = "no-key"
+
+
+class LocalServing(Protocol):
+    """A server this process looks after (``supervisor.EmbeddedServer``): ``connect`` and ``recover`` return a
+    ``supervisor.Serving`` (URLs, the model name to send, the cache identity of its replies)."""
+
+    def connect(self): ...
+
+    def recover(self, serving): ...
 
 
 class LLMError(RuntimeError):
@@ -115,15 +128,15 @@ class LLMClient:
     # Part of the cache key: the same model asked the same thing by two stages (teacher and generator
     # in the embedded default) gets two samples, not one reply twice.
     cache_namespace: str = ""
-    # A server started on first need (the embedded model): called once, before the first request the cache
-    # cannot answer, and returns the URLs to use and the model name to send. Until then ``base_url`` may be
-    # empty and ``model`` only names the replies in the cache; a run the cache answers starts nothing.
-    connect: Callable[[], tuple[list[str], str]] | None = None
+    # A server started on first need (the embedded model): ``local.connect()`` runs before the first request
+    # the cache cannot answer. Until then ``base_url`` may be empty and ``model`` only names the replies in the
+    # cache; a run the cache answers starts nothing.
+    local: LocalServing | None = None
     usage: Usage = field(default_factory=Usage)
 
     def __post_init__(self) -> None:
         urls = [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
-        if not urls and self.connect is None:
+        if not urls and self.local is None:
             raise ValueError("LLMClient needs at least one endpoint URL")
         self.urls = urls
         self.served_model = self.model  # what requests name; ``connect`` may say otherwise
@@ -138,7 +151,7 @@ class LLMClient:
             for secret in url_secrets(u):
                 remember_secret(secret)
         remember_secret(self.api_key)
-        self._connect_error: LLMError | None = None
+        self._serving = None  # what ``local`` answered: the server this client talks to
         self._endpoints: list[_Endpoint] | None = None  # built lazily inside the running event loop
         self._loop = None
         self._turn = 0
@@ -177,15 +190,16 @@ class LLMClient:
         body, repaired = repair(body)
         if repaired:
             log.warning("request text had %d unencodable character(s) (lone surrogates); sent as U+FFFD", repaired)
-        key = ResponseCache.key({"kind": kind, "model": self.model, **body, "params": merged,
-                                 **({"namespace": self.cache_namespace} if self.cache_namespace else {})})
+        key = self._key(kind, body, merged)
         if self.cache is not None and (hit := self.cache.get(key, partial=partial)) is not None:
             self.usage.cached += 1
             return LLMResponse(**{**hit, "cached": True})
-        if self.connect is not None:
-            self._connect_once()
+        if self.local is not None and self._serving is None:
+            self._use(self.local.connect())  # synchronous on purpose: a server started from the main thread
+            # is tied to this process's death (see LocalServer), and every request waits for it anyway
         last: BaseException | None = None
-        for attempt in range(self.max_retries + 1):
+        attempt = 0
+        while attempt <= self.max_retries:
             endpoint = self._pick()
             try:
                 async with endpoint.semaphore:
@@ -203,6 +217,12 @@ class LLMClient:
                     self.usage.failures += 1
                     raise LLMError(redact(f"{type(exc).__name__}: {_short(exc)}")) from exc
                 last = exc
+                if self.local is not None and _connection_lost(exc):
+                    replaced = self.local.recover(self._serving)  # ServerDown when none can serve: raised as is
+                    if replaced is not None:  # a new server, not a retry of this request: sent again at once
+                        await self.aclose()
+                        self._use(replaced)
+                        continue
                 if isinstance(exc, (openai.APIConnectionError, ConnectionError)) and len(self.urls) > 1:
                     endpoint.down_until = time.monotonic() + min(self.max_backoff, self.backoff * 2 ** attempt * 5)
                 if attempt == self.max_retries:
@@ -211,33 +231,29 @@ class LLMClient:
                 delay = retry_after or random.uniform(0, min(self.max_backoff, self.backoff * 2 ** attempt))
                 log.info("retrying %s after %s (%.1fs)", redact_url(endpoint.url), type(exc).__name__, delay)
                 await asyncio.sleep(delay)
+                attempt += 1
                 continue
             self._account(resp)
             value = {k: v for k, v in asdict(resp).items() if k != "cached"}
             if self.cache is not None and (partial or complete_reply(value)):
-                self.cache.put(key, value)
+                # under the identity of the server that answered (a replacement may be another backend)
+                self.cache.put(self._key(kind, body, merged), value)
             return resp
         self.usage.failures += 1
         raise LLMError(redact(f"gave up after {self.max_retries + 1} attempts: {type(last).__name__}: {_short(last)}"))
 
-    def _connect_once(self) -> None:
-        """Start the server behind this client; a start that failed fails every request alike, once."""
-        if self._connect_error is None:
-            try:
-                # synchronous on purpose: every request waits for the server anyway, and a server started
-                # from the main thread is tied to this process's death (see LocalServer)
-                self.urls, self.served_model = self.connect()
-            except Exception as exc:
-                self._connect_error = LLMError(redact(f"the server could not be started: {type(exc).__name__}: "
-                                                      f"{_short(exc)}"))
-            else:
-                self.connect = None
-                for u in self.urls:
-                    for secret in url_secrets(u):
-                        remember_secret(secret)
-                return
-        self.usage.failures += 1
-        raise self._connect_error
+    def _key(self, kind: str, body: dict, params: dict) -> str:
+        return ResponseCache.key({"kind": kind, "model": self.model, **body, "params": params,
+                                  **({"namespace": self.cache_namespace} if self.cache_namespace else {})})
+
+    def _use(self, serving) -> None:
+        """Talk to the local server ``serving`` from now on; its replies are cached under its identity."""
+        self._serving = serving
+        self.urls, self.served_model, self.model = list(serving.urls), serving.model, serving.identity
+        self._endpoints = None
+        for u in self.urls:
+            for secret in url_secrets(u):
+                remember_secret(secret)
 
     def _pick(self) -> _Endpoint:
         """The least busy replica that is not resting; round-robin among equals."""
@@ -312,6 +328,15 @@ def _retryable(exc: Exception) -> float | None:
     if isinstance(exc, (asyncio.TimeoutError, ConnectionError, EmptyReply)):
         return 0.0
     return None
+
+
+def _connection_lost(exc: Exception) -> bool:
+    """Nothing answered at the other end (refused, reset, closed mid-reply): the server may have died."""
+    if isinstance(exc, openai.APITimeoutError):
+        return False  # a slow server is alive
+    return isinstance(exc, (openai.APIConnectionError, ConnectionError)) or (
+        type(exc).__module__.startswith(("httpx", "httpcore")) and "Timeout" not in type(exc).__name__
+        and getattr(getattr(exc, "response", None), "status_code", None) is None)
 
 
 def _short(exc: BaseException | None, limit: int = 300) -> str:

@@ -29,6 +29,8 @@ BACKENDS = ("llama.cpp", "transformers")
 # what `python -m llama_cpp.server` imports: the [server] extra of llama-cpp-python
 LLAMA_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 BF16_FLAGS = {"avx512_bf16", "amx_bf16"}
+#: SmolLM2's context, and the one llama.cpp serves it with: requests to the embedded model are fitted to it
+CONTEXT_TOKENS = 8192
 #: How the embedded model is asked (``embedded.profile``): see ``qa/small_model.py``. Six pairs from two
 #: ~300-word chunks keep a 2-core `sciqag run` of the sample papers within three minutes (bench/embedded.py);
 #: two ~450-word chunks for ten pairs took ~26 s a paper instead of ~15.
@@ -41,6 +43,8 @@ class Choice:
     dtype: str  # Q4_1 (the GGUF llama.cpp serves) | float32 | bfloat16 | float16
     threads: int
     notes: tuple[str, ...] = ()
+    # what serves when this backend keeps dying (llama.cpp chosen automatically: transformers serve)
+    fallback: "Choice | None" = None
 
     @property
     def identity(self) -> str:
@@ -71,9 +75,11 @@ def choose(backend: str = "auto", dtype: str = "auto", threads: int | None = Non
     """The embedded server to start, from the options and what this machine has (passed in, so that every
     branch can be tested). Quality comes before speed: the 135M model's replies collapse into repetition in
     bfloat16, so the transformers backend serves float32 unless told otherwise."""
-    notes = []
+    notes, fallback = [], None
     if backend == "auto":
         backend = "llama.cpp" if llama_cpp else "transformers"
+        # chosen for speed, not by the user: if it keeps crashing here, the slower backend takes over
+        fallback = Choice("transformers", "float32", threads or cores) if llama_cpp else None
         if not llama_cpp:
             notes.append("llama-cpp-python[server] is not installed: serving with transformers, about 4x slower "
                          "(pip install 'sciqag-hf[embedded]' for llama.cpp)")
@@ -93,7 +99,7 @@ def choose(backend: str = "auto", dtype: str = "auto", threads: int | None = Non
         notes.append("bfloat16: this 135M model's replies tend to collapse into repetition in bfloat16")
         if not flags & BF16_FLAGS:
             notes.append("this CPU has no avx512_bf16/amx_bf16: bfloat16 runs several times slower than float32")
-    return Choice(backend, dtype, threads or cores, tuple(notes))
+    return Choice(backend, dtype, threads or cores, tuple(notes), fallback)
 
 
 def choose_here(backend: str = "auto", dtype: str = "auto", threads: int | None = None) -> Choice:
@@ -101,17 +107,22 @@ def choose_here(backend: str = "auto", dtype: str = "auto", threads: int | None 
                   cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
+def server_for(choice: Choice, log_path: str | Path | None = None) -> LocalServer:
+    """The server of ``choice``, its model prepared, not yet started."""
+    if choice.backend == "llama.cpp":
+        # weights in plain buffers on every CPU: see LlamaCppServer (AMX crashes; nothing else applies to Q4_1)
+        return LlamaCppServer(gguf_path(), DEFAULT_MODEL_ID, threads=choice.threads, log_path=log_path,
+                              context_tokens=CONTEXT_TOKENS)
+    return LocalServer(default_model_dir(), log_path=log_path, continuous_batching=False, dtype=choice.dtype,
+                       threads=choice.threads)
+
+
 def start(choice: Choice, log_path: str | Path | None = None) -> LocalServer:
     """Prepare the model and start its server (the caller stops it)."""
     for note in choice.notes:
         log.warning("embedded model: %s", note)
     log.info("embedded model: %s on %s", DEFAULT_MODEL_ID, choice.describe())
-    if choice.backend == "llama.cpp":
-        server = LlamaCppServer(gguf_path(), DEFAULT_MODEL_ID, threads=choice.threads, log_path=log_path)
-    else:
-        server = LocalServer(default_model_dir(), log_path=log_path, continuous_batching=False,
-                             dtype=choice.dtype, threads=choice.threads)
-    return server.start()
+    return server_for(choice, log_path).start()
 
 
 def _from_hub(model_id: str) -> Path | None:

@@ -94,15 +94,16 @@ def resolve_api_key(url: str | list[str] | None, api_key_env: str | None, option
 
 
 def client_from_config(cfg, cache_path: str | Path | None = None, *, model: str | None = None,
-                       label: str | None = None, connect=None) -> LLMClient:
-    """Build the client for an `EndpointConfig`. For the embedded server (``url: null``), ``connect`` starts
-    it on the first request (see ``LLMClient.connect``), ``model`` names its replies and ``label`` the model."""
-    url = [] if connect else cfg.url
+                       label: str | None = None, local=None) -> LLMClient:
+    """Build the client for an `EndpointConfig`. For the embedded server (``url: null``), ``local`` starts
+    it on the first request and watches it (see ``LLMClient.local``), ``model`` names its replies and ``label``
+    the model."""
+    url = [] if local else cfg.url
     model = model or cfg.model
-    if not (url or connect) or not model:
+    if not (url or local) or not model:
         raise ValueError("an endpoint needs both `url` and `model` (or leave `url` empty for the local server)")
     return LLMClient(
-        base_url=url, model=model, connect=connect,
+        base_url=url, model=model, local=local,
         api_key=None if label else cfg.api_key(),  # `label`: the embedded server, which never gets a key
         params={"temperature": cfg.temperature, "top_p": cfg.top_p,
                 "max_tokens": cfg.max_tokens or (512 if label else 2048)},

@@ -2,14 +2,19 @@
 
 ``LocalServer`` runs ``transformers serve`` on a model folder (the embedded default's fallback, a freshly
 trained generator); ``LlamaCppServer`` runs llama-cpp-python's server on a GGUF file (the embedded
-default where it is installed). Both bind a free port, wait until they answer, die with the process that
-started them, and stop on exit. Which one the embedded default uses is decided in ``embedded.py``.
+default where it is installed). Both bind a free port, wait until they answer, then must answer one
+tiny completion (a server that crashes on its first decode is caught before a paper is sent), die with
+the process that started them, and stop on exit. They run without the credentials of this process's
+environment: a local model needs none. Which one the embedded default uses is decided in ``embedded.py``.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,8 +25,25 @@ from pathlib import Path
 
 from ..errors import Unavailable
 from ..processes import preexec_die_with_parent
+from ..redact import is_secret
+from .llama_launch import NO_EXTRA_BUFFERS
 
 log = logging.getLogger(__name__)
+
+#: Variables a local server never gets, whatever they hold; besides them, any variable named like a credential
+#: or holding a key this process resolved (an endpoint's ``api_key_env``) is left out.
+CREDENTIALS = ("OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN")
+_CREDENTIAL_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
+
+
+def without_credentials(env: dict[str, str]) -> dict[str, str]:
+    """``env`` less every credential, for a process that serves a local model and talks to nobody."""
+    return {k: v for k, v in env.items()
+            if k not in CREDENTIALS and not _CREDENTIAL_NAME.search(k) and not is_secret(v)}
+
+
+class ServerDied(Unavailable):
+    """The server process ended (a crash, an OOM kill): its exit status and the last lines of its log."""
 
 
 def cache_dir() -> Path:
@@ -82,6 +104,18 @@ class LocalServer:
     name = "transformers serve"
     health_path = "/health"
 
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def death(self) -> str:
+        """How the process ended, with the last lines of its log: what a user needs to report a crash."""
+        code = self.proc.poll() if self.proc else None
+        how = ("is not running" if code is None else f"was killed by {_signal_name(-code)}" if code < 0
+               else f"exited with status {code}")
+        tail = _log_tail(self.log_path)
+        return f"{self.name} (pid {self.proc.pid if self.proc else '-'}) {how}" + (
+            f"; the last lines of {self.log_path}:\n{tail}" if tail else "")
+
     def healthy(self) -> bool:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{self.health_path}", timeout=2) as r:
@@ -111,7 +145,8 @@ class LocalServer:
         return cmd
 
     def environment(self) -> dict[str, str]:
-        env = dict(os.environ)
+        # the model is a local folder (embedded.default_model_dir downloads in this process): no HF_TOKEN
+        env = without_credentials(dict(os.environ))
         if self.threads:
             env["OMP_NUM_THREADS"] = str(self.threads)
         else:
@@ -132,19 +167,39 @@ class LocalServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                code = self.proc.returncode
                 self.stop()
                 if not self.healthy():
-                    raise Unavailable(f"{self.name} exited with {code}; see {self.log_path}")
+                    raise ServerDied(self.death())
                 raise _PortTaken()  # someone else answers on our port: try another one
             if self.healthy():
                 time.sleep(0.5)  # the answer may be another process that holds the port: ours must be alive
                 if self.proc.poll() is None:
+                    self._first_completion(deadline)
                     return self
                 continue
             time.sleep(0.5)
         self.stop()
         raise Unavailable(f"{self.name} did not become healthy in {self.startup_timeout:.0f}s")
+
+    def _first_completion(self, deadline: float) -> None:
+        """One token of a raw completion (no chat template needed): a server that dies on its first decode,
+        as llama.cpp on some CPUs did, fails here, named, instead of failing every paper."""
+        body = json.dumps({"model": self.model, "prompt": "Hello", "max_tokens": 1, "temperature": 0}).encode()
+        req = urllib.request.Request(f"{self.base_url}/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=max(10.0, deadline - time.monotonic())) as r:
+                r.read()
+            return
+        except Exception as exc:
+            error = exc
+        time.sleep(0.2)  # a crashing process may still be on its way out
+        if not self.alive():
+            death = self.death()
+            self.stop()
+            raise ServerDied(death)
+        self.stop()
+        raise Unavailable(f"{self.name} did not answer its first completion: {type(error).__name__}: {error}")
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -156,7 +211,9 @@ class LocalServer:
                 self.proc.wait()
         if self._log_file not in (None, subprocess.DEVNULL):
             self._log_file.close()
-        self.proc = None
+        # keep the ended process: its exit status is what a crash report needs
+        if self.proc is not None:
+            self.proc.poll()
 
     def __enter__(self) -> "LocalServer":
         return self.start()
@@ -176,20 +233,45 @@ class LlamaCppServer(LocalServer):
     health_path = "/v1/models"
 
     def __init__(self, gguf: str | Path, alias: str, *, context_tokens: int = 8192, threads: int | None = None,
-                 port: int | None = None, startup_timeout: float = 180.0, log_path: str | Path | None = None):
+                 port: int | None = None, startup_timeout: float = 180.0, log_path: str | Path | None = None,
+                 plain_buffers: bool = True):
         super().__init__(gguf, port=port, continuous_batching=False, startup_timeout=startup_timeout,
                          log_path=log_path, threads=threads)
         self.alias = alias
         self.context_tokens = context_tokens
+        # ggml's extra buffer types: AMX segfaults on the first decode (see llama_launch.py); the other ones
+        # (weight repacking) have no kernel for the Q4_1 file we serve, so plain buffers cost nothing
+        self.plain_buffers = plain_buffers
 
     @property
     def model(self) -> str:
         return self.alias
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "llama_cpp.server", "--model", self.model_dir, "--model_alias", self.alias,
+        return [sys.executable, "-m", "sciqag_dataset.llm.llama_launch",
+                *([NO_EXTRA_BUFFERS] if self.plain_buffers else []),
+                "--model", self.model_dir, "--model_alias", self.alias,
                 "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context_tokens),
                 "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 
     def environment(self) -> dict[str, str]:
-        return dict(os.environ)
+        return without_credentials(dict(os.environ))
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _log_tail(path: str | Path | None, lines: int = 12) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 16384))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join("    " + line for line in text.splitlines()[-lines:])
