@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -35,6 +36,7 @@ from . import pipeline
 from .config import Config
 from .errors import Unavailable, UserError
 from .jsonl import iter_latest
+from .processes import Owner, die_with, this_process, tied
 from .redact import redact_url
 from .runner import FAILED, Summary, merge_shards, output_path, run_stage, status_of
 from .stage import Stage, digest
@@ -65,8 +67,10 @@ class StageStep:
     build: StageBuilder
     work: str
     threads: int = 1  # the rank's share of the cores: ranks running at once must not each take them all
+    owner: Owner | None = None  # the command, when the rank runs on its machine: the rank ends with it
 
     def __call__(self, data=None, rank: int = 0, world_size: int = 1):
+        die_with(self.owner)
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(self.threads)
         if "torch" in sys.modules:  # already imported: the variables come too late for it
             sys.modules["torch"].set_num_threads(self.threads)
@@ -85,8 +89,10 @@ class MergeStep:
     output: str
     work: str
     shards: int
+    owner: Owner | None = None
 
     def __call__(self, data=None, rank: int = 0, world_size: int = 1):
+        die_with(self.owner)
         merge_shards(self.work, self.output, n=self.shards)
         return data
 
@@ -101,8 +107,10 @@ class IngestStep:
     config: dict
     parsed_by: int | None = None
     cwd: str | None = None  # where the run was started: relative input paths are read from there
+    owner: Owner | None = None
 
     def __call__(self, data=None, rank: int = 0, world_size: int = 1):
+        die_with(self.owner)
         if self.cwd and os.path.isdir(self.cwd):
             os.chdir(self.cwd)
         cfg = Config.from_dict(self.config)
@@ -175,6 +183,8 @@ class ScaledRunner:
         self.cfg = Config.from_dict({**cfg.to_dict(), "work_dir": str(Path(cfg.work_dir).resolve())})
         self.x = self.cfg.executor
         self.logging_root = Path(self.x.logging_dir or Path(self.cfg.work_dir) / ".datatrove").resolve()
+        # ranks on this machine watch this process (their parent is a fork server or a Ray worker, not it)
+        self.owner = this_process() if _on_this_machine(self.x) else None
         self.previous = None  # the last job launched (Slurm chains every job on the one before)
         self.submitted = 0  # Slurm jobs submitted by this run
         self.count = 0
@@ -195,7 +205,8 @@ class ScaledRunner:
             output = stage().output_file
             base = self.logging_root / f"{self.count:02d}-{name}-{run_key(self.cfg, output)}"
             _reopen_missing(base, Path(work) / output)
-            self._jobs(name, StageStep(stage, work, self._threads()), MergeStep(output, work, self.x.tasks), base)
+            self._jobs(name, StageStep(stage, work, self._threads(), self.owner),
+                       MergeStep(output, work, self.x.tasks, self.owner), base)
             if self.x.kind != "slurm" or self.x.wait:
                 self._reopen_failed(base, output)
             out[name] = self._summary(name, output)
@@ -209,7 +220,8 @@ class ScaledRunner:
         base = self.logging_root / f"{self.count:02d}-ingest-{key}"
         _reopen_missing(base, Path(self.cfg.work_dir) / "papers.jsonl")
         cwd = os.getcwd()  # inputs are read as given (relative paths too): from the directory of this run
-        self._jobs("ingest", IngestStep(config, cwd=cwd), IngestStep(config, parsed_by=self.x.tasks, cwd=cwd), base)
+        self._jobs("ingest", IngestStep(config, cwd=cwd, owner=self.owner),
+                   IngestStep(config, parsed_by=self.x.tasks, cwd=cwd, owner=self.owner), base)
         if self.x.kind == "slurm" and not self.x.wait:
             return self._summary("ingest", "")
         report = json.loads((Path(self.cfg.work_dir) / "ingest_report.json").read_text(encoding="utf-8"))
@@ -318,6 +330,11 @@ def _reopen_missing(base: Path, output: Path) -> None:
             marker.unlink()
 
 
+def _on_this_machine(x) -> bool:
+    """Whether every rank runs here: only then does this process's pid name it to them (not on a Ray address)."""
+    return x.kind == "local" or (x.kind == "ray" and not x.address)
+
+
 def _queued(jobs: list[str]) -> bool:
     """Whether Slurm still lists any of ``jobs`` (pending or running); True when squeue cannot tell."""
     try:
@@ -332,10 +349,12 @@ def _queued(jobs: list[str]) -> bool:
 def run_scaled(cfg: Config, report: Callable[[str, object], int], done: pipeline.RunReport) -> int:
     """`sciqag run` with the per-paper stages on datatrove. On Slurm with ``executor.wait: false`` the
     keywords, seed and generate jobs are submitted and the command returns; evaluation and publish need
-    their output, so they run on the next `sciqag run` (whose finished ranks are skipped)."""
+    their output, so they run on the next `sciqag run` (whose finished ranks are skipped). Ranks, datatrove's
+    helpers and a Ray instance started here die with this process (``processes.tied``)."""
     runner = ScaledRunner(cfg)
     if cfg.executor.kind != "slurm" or cfg.executor.wait:
-        return pipeline.run_all(cfg, report, done, runner=runner)
+        with tied() if _on_this_machine(cfg.executor) else nullcontext():
+            return pipeline.run_all(cfg, report, done, runner=runner)
     first = [s for s in cfg.stages if s not in ("evaluate", "publish")]
     status = pipeline.run_all(Config.from_dict({**cfg.to_dict(), "stages": first}), report, done, runner=runner)
     rest = [s for s in cfg.stages if s in ("evaluate", "publish")]

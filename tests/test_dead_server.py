@@ -120,3 +120,20 @@ def test_when_no_backend_is_left_the_stage_stops_and_no_paper_is_marked_failed(t
     with pytest.raises(ServerDown):  # later requests fail alike, at once, without starting anything
         server.connect()
     assert started == ["llama.cpp", "llama.cpp"]
+
+
+def test_a_rank_whose_parents_server_died_stops_without_failing_its_papers(tmp_path):
+    """Ranks of a scaled-out run talk to the server their parent started and cannot restart it: a connection
+    error to it stops the rank's stage (ServerDown) once its process is gone, and no paper is marked failed."""
+    from sciqag_dataset.llm.supervisor import AttachedServer, Serving
+
+    server = FakeCrashingServer(2, tmp_path / "server.log").start()  # its first completion, one paper, then dies
+    serving = Serving([server.base_url], server.model, "fake@llama.cpp-Q4_1", server.proc.pid)
+    client = LLMClient([], serving.identity, local=AttachedServer(serving), max_retries=2, backoff=0.01)
+    try:
+        with pytest.raises(ServerDown, match=f"pid {server.proc.pid}"):
+            run_stage(_asking(client), tmp_path)
+    finally:
+        server.stop()
+    rows = _lines(tmp_path / "ask.jsonl")
+    assert [r["id"] for r in rows] == ["p0"] and rows[0].get("status") != "failed"

@@ -1,7 +1,9 @@
-"""Worker processes die with the command that started them, even on kill -9 (hardening, item 8), and two
-processes preparing the embedded model at once both succeed (item 10, with the real conversion)."""
+"""Worker processes die with the command that started them, even on kill -9 (hardening, item 8; scaled runs'
+ranks, datatrove's helpers and the local Ray instance too), and two processes preparing the embedded model at
+once both succeed (item 10, with the real conversion)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -63,6 +65,84 @@ def test_kill_9_of_the_cli_leaves_no_worker_behind(tmp_path):
     finally:
         if cli.poll() is None:
             cli.kill()
+
+
+def table() -> dict[int, tuple[int, int, int, int]]:
+    """Every live process: pid -> (parent, session, start time, process group)."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if fields[0] not in "ZX":
+                out[int(entry.name)] = (int(fields[1]), int(fields[3]), int(fields[19]), int(fields[2]))
+    return out
+
+
+def descendants(pid: int) -> dict[int, int]:
+    """pid -> start time, for ``pid`` and every process below it."""
+    procs, found = table(), {pid}
+    while grown := {p for p, (parent, *_) in procs.items() if parent in found} - found:
+        found |= grown
+    return {p: procs[p][2] for p in found if p in procs}
+
+
+def left_of(tree: dict[int, int], leader: int) -> dict[int, tuple]:
+    """The processes of ``tree`` still alive (same pid and start time: pids are reused), and any other process
+    still in the session or process group of ``leader`` (the CLI was started as the leader of both)."""
+    return {p: info for p, info in table().items() if tree.get(p) == info[2] or leader in (info[1], info[3])}
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_kill_9_of_a_scaled_run_leaves_no_process_behind(tmp_path, executor):
+    """Ranks (datatrove's worker pool, or Ray's workers), datatrove's manager, multiprocessing's fork server
+    and resource tracker, the local Ray instance: all gone within 5 s of the command's death."""
+    if executor == "ray":
+        pytest.importorskip("ray", reason="ray is in the dev extra; `pip install ray==2.60.0` to run this")
+    work = tmp_path / "work"
+    text = " ".join(WORDS[(i * 7) % len(WORDS)] for i in range(2500)) + "."
+    write_jsonl(work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": f"{text} {i}"}
+                                        for i in range(60)])  # real pke: about a minute's work for 2 ranks
+    cmd = [sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work), "--stages", "keywords",
+           "--executor", executor, "--tasks", "2", "--workers", "2", "--cpus-per-task", "1", "--mem-per-cpu-gb", "1"]
+    with open(tmp_path / "cli.log", "wb") as out:
+        cli = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    tree: dict[int, int] = {}
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline and len(list(work.glob(".datatrove/*/ranks/logs/task_*.log"))) < 2:
+            assert cli.poll() is None, (tmp_path / "cli.log").read_text()[-3000:]
+            time.sleep(0.2)
+        assert len(list(work.glob(".datatrove/*/ranks/logs/task_*.log"))) == 2, "the ranks never started"
+        time.sleep(1.0)  # at work: loading spaCy or extracting
+        tree = descendants(cli.pid)
+        assert len(tree) >= 4, tree  # the CLI, helpers, two ranks
+        os.kill(cli.pid, signal.SIGKILL)
+        cli.wait(timeout=30)
+        deadline = time.time() + 5
+        while time.time() < deadline and left_of(tree, cli.pid):
+            time.sleep(0.1)
+        left = [command_line(p) for p in left_of(tree, cli.pid)]
+        assert not left, f"alive 5 s after the CLI's kill -9: {left}"
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+        for pid in left_of(tree, cli.pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:150]
+    except OSError:
+        return f"{pid} (gone)"
 
 
 @pytest.mark.e2e

@@ -59,8 +59,10 @@ class EmbeddedServer:
         return self._serving is not None
 
     def connect(self) -> Serving:
+        """A server that answers: the running one, else a new one (a dead one is reported first)."""
         if self._server is not None and self._server.alive():
             return self._serving
+        self._bury()
         return self._start_next()
 
     def recover(self, serving: Serving | None) -> Serving | None:
@@ -68,11 +70,13 @@ class EmbeddedServer:
         that answers (another client may have started it already). Raises ``ServerDown`` when none can."""
         if self._server is not None and self._server.alive():
             return None if serving == self._serving else self._serving
+        return self.connect()
+
+    def _bury(self) -> None:
         if self._server is not None:
             self._report(self._server.death())
             self._server.stop()
             self._server = None
-        return self._start_next()
 
     def stop(self) -> None:
         if self._server is not None:
