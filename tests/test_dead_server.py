@@ -126,9 +126,11 @@ def test_a_rank_whose_parents_server_died_stops_without_failing_its_papers(tmp_p
     """Ranks of a scaled-out run talk to the server their parent started and cannot restart it: a connection
     error to it stops the rank's stage (ServerDown) once its process is gone, and no paper is marked failed."""
     from sciqag_dataset.llm.supervisor import AttachedServer, Serving
+    from sciqag_dataset.processes import started
 
     server = FakeCrashingServer(2, tmp_path / "server.log").start()  # its first completion, one paper, then dies
-    serving = Serving([server.base_url], server.model, "fake@llama.cpp-Q4_1", server.proc.pid)
+    pid = server.proc.pid
+    serving = Serving([server.base_url], server.model, "fake@llama.cpp-Q4_1", (pid, started(pid)))
     client = LLMClient([], serving.identity, local=AttachedServer(serving), max_retries=2, backoff=0.01)
     try:
         with pytest.raises(ServerDown, match=f"pid {server.proc.pid}"):

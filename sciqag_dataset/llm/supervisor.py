@@ -7,13 +7,12 @@ of its log, and started again; a backend that dies twice gives way to the other 
 ``transformers serve``, with a warning saying why) when the backend was chosen automatically; when none is
 left, ``ServerDown`` stops the stage without marking any paper failed (the CLI exits 2 with one line).
 
-Ranks of a scaled-out run talk to the server their parent started (``Serving``, pid included) and cannot
+Ranks of a scaled-out run talk to the server their parent started (``Serving``, its process included) and cannot
 restart it: ``AttachedServer`` only tells them whether it is gone.
 """
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ServerDown, UserError
+from ..processes import Owner, started
 from . import embedded
 from .server import LocalServer, ServerDied
 
@@ -37,7 +37,7 @@ class Serving:
     urls: list[str]
     model: str  # the name requests send
     identity: str  # names its replies in the response cache: another backend writes other text
-    pid: int | None = None
+    process: Owner | None = None  # its pid and start time (pids are reused), for ranks that watch it
 
 
 class EmbeddedServer:
@@ -109,7 +109,8 @@ class EmbeddedServer:
                 self._give_up_on(choice, reasons[-1])
                 continue
             self._server, self.choice = server, choice
-            self._serving = Serving([server.base_url], server.model, choice.identity, server.proc.pid)
+            pid = server.proc.pid
+            self._serving = Serving([server.base_url], server.model, choice.identity, (pid, started(pid)))
             return self._serving
         self._down = ServerDown(f"the embedded {embedded.DEFAULT_MODEL_ID} server could not be started or kept "
                                 f"running: {'; '.join(reasons) or 'it died twice'} (see {self.log_path}); no "
@@ -136,22 +137,8 @@ class AttachedServer:
         return self.serving
 
     def recover(self, serving: Serving | None) -> Serving | None:
-        if self.serving.pid is None or _alive(self.serving.pid):
+        process = self.serving.process
+        if process is None or started(process[0]) == process[1]:  # alive (or cannot be told): retry as usual
             return None
-        raise ServerDown(f"the embedded server (pid {self.serving.pid}) that this run started is gone; no paper "
+        raise ServerDown(f"the embedded server (pid {process[0]}) that this run started is gone; no paper "
                          "was marked failed: rerun to go on")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (ended, not yet reaped by its parent) is gone too
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
-
