@@ -298,8 +298,8 @@ class Config:
         data = read_yaml(path)
         cfg = _build(cls, data, str(path))
         if isinstance(data, dict) and "set_options" not in data:  # the user's own file: what it names
-            cfg.set_options = sorted(f"{k}.{sub}" if isinstance(v, dict) and k != "train" else k
-                                     for k, v in data.items() for sub in (v if isinstance(v, dict) else [None]))
+            cfg.set_options = sorted(f"{k}.{sub}" if sub else k for k, v in data.items()
+                                     for sub in (v if isinstance(v, dict) and k != "train" else [None]))
         return cfg
 
     def user_set(self, section: str, name: str) -> bool:

@@ -76,6 +76,10 @@ class Endpoints:
     def started(self) -> bool:
         return self._server is not None and self._server.started
 
+    def dead(self) -> str | None:
+        """How the embedded server this run started ended, if it died."""
+        return self._server.dead() if self._server is not None else None
+
     def describe(self) -> str | None:
         """The embedded backend that served last, if one was started."""
         return self._server.choice.describe() if self.started else None
@@ -186,7 +190,11 @@ def judge_clients(cfg: Config, endpoints: Endpoints) -> list[LLMClient] | None:
 
 def evaluation_stages(cfg: Config, endpoints: Endpoints) -> tuple[str, list[Stage]]:
     """The QA source and the metric stages `evaluate` runs (before their merge into evaluated.jsonl)."""
-    return plan_evaluate(cfg.work_dir, cfg.evaluate, judge_clients(cfg, endpoints))
+    clients = judge_clients(cfg, endpoints)
+    ev = cfg.evaluate
+    if clients and not all(j.url for j in judges(cfg)) and ev.context_tokens > embedded.CONTEXT_TOKENS:
+        ev = replace(ev, context_tokens=embedded.CONTEXT_TOKENS)  # the embedded judge refuses a longer prompt
+    return plan_evaluate(cfg.work_dir, ev, clients)
 
 
 def build_stage(name: str, cfg: Config, endpoints: Endpoints) -> Stage:

@@ -116,19 +116,20 @@ def die_with(owner: Owner | None, interval: float = 0.5) -> None:
 
 
 _registered = _tie_forks = False
-_forker = (0, False)  # (pid, from the main thread) of the fork under way: read in the child
+_forker = 0  # the pid of the process forking: read in the child
+_main = threading.main_thread().ident  # a child keeps the id of the thread that forked it
 
 
 def _before_fork() -> None:
     global _forker
-    _forker = (os.getpid(), threading.current_thread() is threading.main_thread())
+    _forker = os.getpid()
 
 
 def _after_fork_in_child() -> None:
     # the kernel part only: this also runs between fork and exec (subprocess with a preexec_fn)
-    if _tie_forks and _forker[1]:  # PDEATHSIG follows the forking thread: the main one lives as the process
-        _pdeathsig()
-        if os.getppid() != _forker[0]:
+    if _tie_forks and threading.get_ident() == _main:  # PDEATHSIG follows the forking thread: only the main
+        _pdeathsig()                                     # one lives as long as the process
+        if os.getppid() != _forker:
             os._exit(1)
 
 

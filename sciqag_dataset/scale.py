@@ -34,8 +34,9 @@ from typing import Callable
 
 from . import pipeline
 from .config import Config
-from .errors import Unavailable, UserError
+from .errors import ServerDown, Unavailable, UserError
 from .jsonl import iter_latest
+from .llm.supervisor import Serving
 from .processes import Owner, die_with, this_process, tied
 from .redact import redact_url
 from .runner import FAILED, Summary, merge_shards, output_path, run_stage, status_of
@@ -50,7 +51,7 @@ class StageBuilder:
 
     name: str
     config: dict
-    running: tuple[list[str], str] | None = None  # the embedded server this machine's parent started
+    running: Serving | None = None  # the embedded server this machine's parent started
 
     def __call__(self) -> Stage:
         cfg = Config.from_dict(self.config)
@@ -171,7 +172,8 @@ def run_key(cfg: Config, output: str) -> str:
 
 
 def _settings(cfg: Config) -> dict:
-    return {k: v for k, v in cfg.to_dict().items() if k not in ("executor", "benchmark", "publish", "train")}
+    return {k: v for k, v in cfg.to_dict().items()
+            if k not in ("executor", "benchmark", "publish", "train", "set_options")}
 
 
 class ScaledRunner:
@@ -205,8 +207,14 @@ class ScaledRunner:
             output = stage().output_file
             base = self.logging_root / f"{self.count:02d}-{name}-{run_key(self.cfg, output)}"
             _reopen_missing(base, Path(work) / output)
-            self._jobs(name, StageStep(stage, work, self._threads(), self.owner),
-                       MergeStep(output, work, self.x.tasks, self.owner), base)
+            try:
+                self._jobs(name, StageStep(stage, work, self._threads(), self.owner),
+                           MergeStep(output, work, self.x.tasks, self.owner), base)
+            except Unavailable as exc:  # ranks stop when the server they share dies: say so, not "did not finish"
+                if running is not None and (death := endpoints.dead()):
+                    raise ServerDown(f"{name}: the embedded server died under the ranks: {death}\nNo paper was "
+                                     "marked failed: rerun to go on.") from exc
+                raise
             if self.x.kind != "slurm" or self.x.wait:
                 self._reopen_failed(base, output)
             out[name] = self._summary(name, output)

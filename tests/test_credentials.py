@@ -149,7 +149,7 @@ def _environ(pid: int) -> dict[str, str]:
 def test_local_servers_start_without_the_keys_of_this_process(tmp_path, monkeypatch):
     """Item 3: a llama.cpp server and any `transformers serve`-style LocalServer this process starts hold no key
     in /proc/<pid>/environ: not OPENAI_API_KEY, HF_TOKEN or HUGGING_FACE_HUB_TOKEN, not a variable an endpoint's
-    `api_key_env` names, whatever its name."""
+    `api_key_env` names (resolved by this command or not), no proxy URL with a password."""
     from fakes import FakeCrashingServer
     from sciqag_dataset.llm.embedded import DEFAULT_MODEL_ID, gguf_path, llama_cpp_installed
     from sciqag_dataset.llm.server import LlamaCppServer
@@ -157,7 +157,10 @@ def test_local_servers_start_without_the_keys_of_this_process(tmp_path, monkeypa
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
     monkeypatch.setenv("HUGGING_FACE_HUB_TOKEN", HF_TOKEN)
-    monkeypatch.setenv("TEACHER_CREDS", MY_KEY)  # a name that says nothing: known by its value
+    monkeypatch.setenv("TEACHER_CREDS", MY_KEY)
+    monkeypatch.setenv("JUDGE_KEY", MY_KEY + "-judge")  # named by a stage this command does not run: unresolved
+    monkeypatch.setenv("HTTPS_PROXY", f"http://user:{URL_SECRET}@proxy.example:3128")
+    monkeypatch.setenv("PYTHON_SERVICE_TOKEN", URL_SECRET + "-2")  # a kept prefix, a credential's name
     monkeypatch.setenv("SCIQAG_PLAIN_SETTING", "kept")
     resolve_api_key("http://teacher.example/v1", "TEACHER_CREDS")
     servers = [FakeCrashingServer(-1, tmp_path / "fake.log")]
@@ -166,7 +169,7 @@ def test_local_servers_start_without_the_keys_of_this_process(tmp_path, monkeypa
     for server in servers:
         with server:
             env = _environ(server.proc.pid)
-        assert env.get("SCIQAG_PLAIN_SETTING") == "kept", server.name
-        leaked = [k for k, v in env.items() if v in (OPENAI_KEY, HF_TOKEN, MY_KEY)]
+        assert env.get("SCIQAG_PLAIN_SETTING") == "kept" and env.get("PATH") == os.environ["PATH"], server.name
+        leaked = [k for k, v in env.items() if any(secret in v for secret in (OPENAI_KEY, HF_TOKEN, MY_KEY, URL_SECRET))]
         assert not leaked, f"{server.name} holds {leaked}"
     assert len(servers) == 2, "llama-cpp-python[server] is missing: install the dev extra"

@@ -139,3 +139,29 @@ def test_a_rank_whose_parents_server_died_stops_without_failing_its_papers(tmp_p
         server.stop()
     rows = _lines(tmp_path / "ask.jsonl")
     assert [r["id"] for r in rows] == ["p0"] and rows[0].get("status") != "failed"
+
+
+def test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before(tmp_path):
+    """A rerun on a machine where llama.cpp keeps crashing falls back again; the replies the fallback gave on the
+    first run are in the cache under its name, and are not asked again."""
+    import asyncio
+
+    from sciqag_dataset.llm import ResponseCache
+
+    log_path = tmp_path / "local_server.log"
+    choice = choose(llama_cpp=True, flags=AMX, cores=2)
+    messages = [{"role": "user", "content": "Paper 0 on annealed films."}]
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    key = ResponseCache.key({"kind": "chat", "model": choice.fallback.identity, "messages": messages, "params": {}})
+    cache.put(key, {"text": "Asked on the first run.", "finish_reason": "stop", "prompt_tokens": 5,
+                    "completion_tokens": 5, "endpoint": "http://127.0.0.1:1/v1"})
+    started = []
+    server = EmbeddedServer(choice, log_path, start=_starter([0, 0], lambda c: FakeCrashingServer(-1, log_path).start(),
+                                                              started, log_path))
+    client = LLMClient([], choice.identity, local=server, cache=cache, max_retries=0)
+    try:
+        reply = asyncio.run(client.chat(messages))
+    finally:
+        server.stop()
+    assert started == ["llama.cpp", "llama.cpp", "transformers"]
+    assert reply.cached and reply.text == "Asked on the first run."

@@ -198,7 +198,9 @@ def iter_remote_file(url: str, grobid_url: str | None = None, timeout: float | N
     start = time.monotonic()
     try:
         with ExitStack() as stack:
-            with time_limit(timeout):  # the copy's own checks run per chunk: this ends a host that sends nothing
+            # the copy's own checks run per chunk and stop it cleanly; the alarm, a second later, ends a host
+            # that sends nothing at all
+            with time_limit(timeout + 1 if timeout else None):
                 copy = stack.enter_context(remote.fetched(url, timeout, max_mb))
             for item in iter_file(str(copy), grobid_url, timeout, spent=time.monotonic() - start):
                 for key in ("path", "source_path", "error", "warning"):

@@ -197,6 +197,10 @@ class LLMClient:
         if self.local is not None and self._serving is None:
             self._use(self.local.connect())  # synchronous on purpose: a server started from the main thread
             # is tied to this process's death (see LocalServer), and every request waits for it anyway
+            hit = self.cache.get(self._key(kind, body, merged), partial=partial) if self.cache is not None else None
+            if hit is not None:  # the backend that serves (a fallback) answered this before, under its name
+                self.usage.cached += 1
+                return LLMResponse(**{**hit, "cached": True})
         last: BaseException | None = None
         attempt = 0
         while attempt <= self.max_retries:

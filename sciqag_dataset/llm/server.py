@@ -30,16 +30,24 @@ from .llama_launch import NO_EXTRA_BUFFERS
 
 log = logging.getLogger(__name__)
 
-#: Variables a local server never gets, whatever they hold; besides them, any variable named like a credential
-#: or holding a key this process resolved (an endpoint's ``api_key_env``) is left out.
-CREDENTIALS = ("OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN")
-_CREDENTIAL_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
+#: What a local model server inherits from this process: locale, paths, threads, caches, the accelerator's
+#: settings, and our own. Nothing else, so no credential gets there under any name (a key, a token, a proxy
+#: URL with a password), whether or not this command resolved it. The model is a local folder (the embedded
+#: one is downloaded in this process), so a server never needs HF_TOKEN.
+_KEPT = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP",
+         "VIRTUAL_ENV", "LD_LIBRARY_PATH", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+         "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_TELEMETRY"}
+_KEPT_PREFIXES = ("LC_", "XDG_", "PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "CUDA_", "NVIDIA_", "ROCM_",
+                  "HIP_", "GGML_", "LLAMA_", "TORCH", "PYTORCH_", "CONDA_", "SCIQAG_")
+
+
+_CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH", re.I)  # within a kept prefix too
 
 
 def without_credentials(env: dict[str, str]) -> dict[str, str]:
-    """``env`` less every credential, for a process that serves a local model and talks to nobody."""
-    return {k: v for k, v in env.items()
-            if k not in CREDENTIALS and not _CREDENTIAL_NAME.search(k) and not is_secret(v)}
+    """``env`` reduced to what a process that serves a local model needs (see ``_KEPT``)."""
+    return {k: v for k, v in env.items() if not is_secret(v) and (
+        k in _KEPT or k.startswith(_KEPT_PREFIXES) and not _CREDENTIAL_NAME.search(k))}
 
 
 class ServerDied(Unavailable):
@@ -106,6 +114,13 @@ class LocalServer:
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def ends_within(self, seconds: float) -> bool:
+        """Whether the process is gone, or goes within ``seconds``."""
+        try:
+            return self.proc is None or self.proc.wait(timeout=seconds) is not None
+        except subprocess.TimeoutExpired:
+            return False
 
     def death(self) -> str:
         """How the process ended, with the last lines of its log: what a user needs to report a crash."""

@@ -68,9 +68,15 @@ class EmbeddedServer:
     def recover(self, serving: Serving | None) -> Serving | None:
         """After a connection error to ``serving``: None if the server is alive (retry as usual), else a server
         that answers (another client may have started it already). Raises ``ServerDown`` when none can."""
-        if self._server is not None and self._server.alive():
-            return None if serving == self._serving else self._serving
+        if serving != self._serving and self._serving is not None and self._server.alive():
+            return self._serving
+        if self._server is not None and not self._server.ends_within(1.0):  # a crash may still be on its way out
+            return None
         return self.connect()
+
+    def dead(self) -> str | None:
+        """How the server this run started ended, if it did (for a caller that only sees its effects)."""
+        return self._server.death() if self._server is not None and not self._server.alive() else None
 
     def _bury(self) -> None:
         if self._server is not None:
