@@ -46,8 +46,9 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         return client.chat(build_messages(piece, paper["keywords"], n=per_piece, style=cfg.prompt_style,
                                           title=paper.get("title")))
 
+    off_passage: list[str] = []  # questions dropped as not about their passage (the embedded profile)
     if cfg.prompt_style == "small":
-        replies, paced_warnings = await paced_pairs(client, pieces, paper["keywords"], cfg.n_pairs)
+        replies, paced_warnings, off_passage = await paced_pairs(client, pieces, paper["keywords"], cfg.n_pairs)
         warnings += paced_warnings
     else:
         replies = await asyncio.gather(*(ask(p) for p in pieces))
@@ -70,20 +71,22 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         "id": paper["id"], "qa": pairs, "keywords": paper["keywords"], "model_keywords": model_keywords,
         "raw_output": "\n\n".join(r.text for r in replies), "status": status,
         "error": "; ".join(reasons) or None, "warnings": warnings, "model": client.name,
-        "prompt_style": cfg.prompt_style,
+        "prompt_style": cfg.prompt_style, "off_passage": off_passage,
         "prompt_tokens": sum(r.prompt_tokens for r in replies),
         "completion_tokens": sum(r.completion_tokens for r in replies),
     }
 
 
 async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str], n_pairs: int, *,
-                      question_tokens: int = small_model.QUESTION_TOKENS) -> tuple[list[LLMResponse], list[str]]:
+                      question_tokens: int = small_model.QUESTION_TOKENS
+                      ) -> tuple[list[LLMResponse], list[str], list[str]]:
     """``n_pairs`` pairs over ``pieces``, written one line at a time (the embedded profile: see
     ``qa/small_model.py``). Returns one reply per piece asked, its text that piece's ``Q1:``/``A1:``
-    transcript and its token counts those of its requests, and a warning if attempts were discarded."""
+    transcript and its token counts those of its requests; warnings (attempts discarded, pairs not about
+    their passage); and the questions of those pairs, which were asked again in their place."""
     base = float(client.params.get("temperature", 0.6))
     seen = {small_model.question_key(q) for q in small_model.EXAMPLE_QUESTIONS}  # a copied example is no pair
-    replies, discarded, total = [], 0, 0
+    replies, discarded, total, off = [], 0, 0, []
     for index, piece in enumerate(pieces):
         quota = math.ceil((n_pairs - total) / (len(pieces) - index))  # what earlier pieces did not give, too
         if quota <= 0:
@@ -109,6 +112,10 @@ async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str],
                 answer = " ".join(a.text.split())
                 if a.finish_reason == "length":
                     answer = small_model.whole_sentences(answer)
+            if answer and (why := small_model.off_passage(question, answer, piece)):
+                off.append(f"{question} ({why})")
+                seen.add(small_model.question_key(question))
+                answer = ""
             if not answer:
                 fails, streak = fails + 1, streak + 1
                 continue
@@ -119,8 +126,10 @@ async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str],
         reply.text = reply.text.strip()
         replies.append(reply)
     warnings = [f"embedded profile: {discarded} attempt(s) discarded (a question cut, empty or asked before, "
-                "or an answer empty)"] if discarded else []
-    return replies, warnings
+                "an answer empty, or a pair not about its passage)"] if discarded else []
+    if off:
+        warnings.append(f"embedded profile: {len(off)} pair(s) dropped as not about their passage: " + "; ".join(off))
+    return replies, warnings, off
 
 
 def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,

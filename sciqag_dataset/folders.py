@@ -169,11 +169,21 @@ def remove_stale_staging(parent: Path) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
+def _new_folder(prefix: str, parent: Path) -> Path:
+    """``tempfile.mkdtemp``, with the mode a folder made by ``mkdir`` gets (mkdtemp's is 0700): it becomes the
+    published folder or the model folder, which other users of a shared machine must be able to read."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    folder.chmod(0o777 & ~umask)
+    return folder
+
+
 def new_staging(out: Path) -> Path:
     """An empty staging folder beside ``out`` (same file system, so files move in atomically)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(out.parent)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}{STAGING_PREFIX}", dir=out.parent))
+    staging = _new_folder(f".{out.name}{STAGING_PREFIX}", out.parent)
     (staging / _STAGING_MARKER).write_text(str(os.getpid()))
     return staging
 
@@ -244,7 +254,7 @@ def build_once(out: Path, build) -> Path:
             return out
         for stale in out.parent.glob(f".{out.name}.tmp-*"):
             shutil.rmtree(stale, ignore_errors=True)  # a build killed mid-way (we hold the lock)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        tmp = _new_folder(f".{out.name}.tmp-", out.parent)
         try:
             build(tmp)
             os.rename(tmp, out)

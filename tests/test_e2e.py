@@ -24,6 +24,7 @@ def sciqag(*args, cwd, env=None, timeout=1500):
 # utilities, which import it wherever it is installed)
 RUN_AND_LIST_TRAINING_IMPORTS = """import sys
 from sciqag_dataset.cli import main
+from sciqag_dataset.qa import small_model
 status = main(["run"])
 print("training libraries imported:", sorted({"deepspeed", "trl"} & set(sys.modules)))
 sys.exit(status)
@@ -58,6 +59,13 @@ def test_run_on_the_embedded_default(tmp_path):
     # the profile's parse rate on the real model: the paper's prompt gave it 0-3 pairs of 10 per paper;
     # paced, it gives ~5.6 of 6 (bench/embedded.py). A floor well under that, so sampling cannot fail it
     assert sum(len(r["qa"]) for r in asked) >= 3 * len(asked)
+    # a published pair comes from its paper: none shares more with the prompt's worked example (steel
+    # corrosion, which no sample paper is about) than with the paper
+    text = {p["id"]: p["text"] for p in papers}
+    leaked = [(r["id"], qa["question"]) for r in asked for qa in r["qa"]
+              if small_model.off_passage(qa["question"], qa["answer"], text[r["id"]])]
+    assert not leaked
+    assert not any("corrosion" in qa["question"].lower() + qa["answer"].lower() for r in asked for qa in r["qa"])
 
     ds = datasets.load_dataset(str(out), "seed")
     rows = [row for split in ds.values() for row in split]

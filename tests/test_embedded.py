@@ -181,9 +181,9 @@ def test_the_paced_profile_writes_numbered_capped_lines_and_gives_up_on_a_chunk_
             return LLMClient(server.base_url, server.model, params={"temperature": 0.6, "top_p": 0.9}, concurrency=1)
 
         paced = client()
-        replies, _ = asyncio.run(paced_pairs(paced, pieces, ["zinc oxide nanorods"], 4))
+        replies, _, _ = asyncio.run(paced_pairs(paced, pieces, ["zinc oxide nanorods"], 4))
         cut = client()  # a question may have one token: none fits, every one is cut
-        none, warnings = asyncio.run(paced_pairs(cut, pieces, ["zinc oxide nanorods"], 4, question_tokens=1))
+        none, warnings, _ = asyncio.run(paced_pairs(cut, pieces, ["zinc oxide nanorods"], 4, question_tokens=1))
 
     assert len(replies) == 2 and paced.usage.requests >= 2
     questions = []
@@ -352,3 +352,38 @@ def test_the_augmentation_judge_starts_no_server_when_no_pair_needs_judging(tmp_
     summary = augment_judge(work, SimpleNamespace(args=args))
     assert not summary.failed
     assert not (work.parent / "judge_server.log").exists()
+
+
+@pytest.fixture(scope="module")
+def sample_papers(tmp_path_factory):
+    """The shipped sample papers as the run reads them (none is about corrosion, the worked example's topic)."""
+    from sciqag_dataset.builders.ingest import run_ingest
+    from sciqag_dataset.pipeline import sample_papers as shipped
+
+    work = tmp_path_factory.mktemp("samples")
+    run_ingest(shipped(), work)
+    return [json.loads(line) for line in (work / "papers.jsonl").read_text().splitlines()]
+
+
+def test_the_worked_example_copied_into_a_reply_is_told_from_a_pair_about_the_passage(sample_papers):
+    """The example's pairs came back for 4 of 5 sample papers ("How did the corrosion rate of carbon steel in
+    seawater change over 90 days?"), reworded too: they share more words with the example than with any chunk
+    the profile asks about; the authors' released pairs, and pairs written from each chunk's own sentences,
+    do not."""
+    reworded = [("What happened to the corrosion rate of the steel in seawater after three months?",
+                 "It dropped to 0.09 mm per year."),
+                ("Which additive slowed the corrosion of the coupons?", "Sodium molybdate at 50 ppm.")]
+    for paper in sample_papers:
+        pieces, _ = chunks(paper["text"], 300, max_chunks=2)
+        for piece in pieces:
+            for q, a in small_model.EXAMPLE_PAIRS + reworded:
+                assert small_model.off_passage(q, a, piece) == "the prompt's worked example", (paper["id"], q)
+            sentences = [s for s in small_model.SENTENCE_END.split(piece) if len(s.split()) > 6][:3]
+            for sentence in sentences:  # a question and an answer taken from the passage's own words
+                words = sentence.split()
+                q = "What does the study report about " + " ".join(words[:6]) + "?"
+                assert small_model.off_passage(q, sentence, piece) is None, (paper["id"], sentence)
+        for qa in paper.get("existing_qa") or []:
+            assert small_model.off_passage(qa["question"], qa["answer"], paper["text"]) is None, qa["question"]
+    assert any(p.get("existing_qa") for p in sample_papers)
+    assert small_model.off_passage("What is the capital city?", "It is Paris.", PASSAGE) == "no word of its passage"

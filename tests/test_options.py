@@ -112,3 +112,52 @@ def test_a_bug_shows_its_traceback_and_exits_1(capsys):
     assert run_command(buggy, None, "sciqag demo") == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and "KeyError: 'no such key'" in err and "internal error" in err
+
+
+def test_flags_are_spelled_out_and_a_typo_gets_the_nearest_flag(tmp_path, capsys):
+    """`sciqag run --config cfg.yaml` once read as a prefix of --configs ("publish.configs: unknown value
+    'cfg.yaml'"); `--embeded-backend` showed only the usage."""
+    from sciqag_dataset.cli import build_parser, main
+
+    args = build_parser().parse_args(["run", "--config", "cfg.yaml"])
+    assert args.config_flag == "cfg.yaml" and getattr(args, "publish.configs") is None
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(["publish", str(tmp_path), "--config", "x.yaml", "--config"])
+    assert info.value.code == 2  # `--config` takes a value: it is not a prefix of anything
+    capsys.readouterr()
+    for argv, wanted in ((["run", "--embeded-backend", "llama.cpp"], "--embedded-backend"),
+                         (["seed", str(tmp_path / "w"), "--concurency", "3"], "--concurrency"),
+                         (["publish", str(tmp_path / "w"), "--pretty-nam", "X"], "--pretty-name")):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+        assert f"did you mean {wanted}?" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()  # refused before anything was written
+
+
+def test_run_takes_its_config_as_a_flag_too(tmp_path):
+    (tmp_path / "cfg.yaml").write_text(f"work_dir: {tmp_path / 'work'}\nstages: [ingest]\n")
+    proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", "--config", str(tmp_path / "cfg.yaml"),
+                           "--inputs", str(Path(__file__).parent / "fixtures")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert (tmp_path / "work" / "papers.jsonl").exists()
+
+
+def test_a_mistyped_path_is_refused_before_anything_is_written(tmp_path):
+    """An input that does not exist was "1 failed paper, rerun to retry" (exit 1); `sciqag keywords` on a missing
+    work dir exited 2 but left the folder behind with a marker, a config and a cache."""
+    proc = sciqag("ingest", tmp_path / "no-such-paper.pdf", "-o", tmp_path / "w1")
+    one_line_error(proc, "inputs:", "no-such-paper.pdf", "does not exist")
+    proc = sciqag("run", "--inputs", tmp_path / "no-such-folder", "--work", tmp_path / "w2")
+    one_line_error(proc, "inputs:", "no-such-folder")
+    for command in ("keywords", "seed", "generate", "evaluate", "filter", "publish"):
+        one_line_error(sciqag(command, tmp_path / "w3"), "papers.jsonl not found", "sciqag ingest")
+    assert not any((tmp_path / w).exists() for w in ("w1", "w2", "w3"))
+
+
+def test_a_file_that_cannot_be_read_is_not_promised_to_a_rerun(tmp_path):
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really a pdf")
+    proc = sciqag("ingest", tmp_path / "broken.pdf", "-o", tmp_path / "work")
+    assert proc.returncode == 1
+    assert "ingest_report.json" in proc.stderr and "rerun the same command to retry" not in proc.stderr

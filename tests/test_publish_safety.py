@@ -168,3 +168,16 @@ def test_a_killed_build_leaves_nothing_half_made(tmp_path):
     assert build_once(out, build) == out and (out / "config.json").exists()
     assert not (out.parent / ".model.tmp-killed").exists()
     assert os.listdir(out) == ["config.json"]
+
+
+def test_a_published_folder_follows_the_umask(tmp_path):
+    """Other users of a shared machine read the dataset: the folder was created with mode 0700 (mkdtemp's)."""
+    work = make_work(tmp_path)
+    old = os.umask(0o022)
+    try:
+        assert main(["publish", str(work), "-o", str(tmp_path / "published")]) == 0
+        built = build_once(tmp_path / "model", lambda tmp: (tmp / "config.json").write_text("{}"))
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "published", built):
+        assert folder.stat().st_mode & 0o777 == 0o755, folder

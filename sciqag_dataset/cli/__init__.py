@@ -18,12 +18,13 @@ from .. import __version__, pipeline, remote, scale
 from ..config import (STAGES, EmbeddedConfig, EvaluateConfig, ExecutorConfig, FilterConfig, GenerateConfig, IngestConfig,
                       KeywordsConfig, PublishConfig, SeedConfig)
 from ..console import run_command, setup_logging
+from ..errors import MissingInput, UserError
 from ..folders import WORK_LAYOUT, check_publish_target, claim
 from ..llm.endpoint import EndpointConfig, JudgeEndpointConfig
 from ..trainers.config import TrainConfig
 from . import benchmark as benchmark_cli
 from . import report
-from .flags import _csv, add_section, add_work, resolve_config
+from .flags import Parser, _csv, add_section, add_work, resolve_config
 from .train import main as train_main
 
 
@@ -47,22 +48,41 @@ def prepare_work(cfg, stages=()) -> Path:
     return work
 
 
+def check_inputs(cfg) -> None:
+    """Every local input is there (a URL is looked at when it is read): a mistyped path is a user error."""
+    for path in cfg.inputs:
+        local = remote.local(path)
+        if not remote.is_remote(local) and not set("*?[") & set(local) and not Path(local).exists():
+            raise UserError(f"inputs: {path} does not exist")
+
+
+def existing_work(cfg) -> None:
+    """The work dir of a stage after ingest must hold papers: refused before anything is written there."""
+    papers = Path(cfg.work_dir) / "papers.jsonl"
+    if not papers.exists():
+        raise MissingInput(f"{papers} not found: run `sciqag ingest PAPERS -o {cfg.work_dir}` (or `sciqag run`) "
+                           "first")
+
+
 # ---------------------------------------------------------------- commands
 
 def cmd_ingest(args) -> int:
     cfg = resolve_config(args)
+    check_inputs(cfg)
     prepare_work(cfg, ["ingest"])
     return report.ingested(Path(cfg.work_dir), pipeline.ingest(cfg))
 
 
 def cmd_keywords(args) -> int:
     cfg = resolve_config(args)
+    existing_work(cfg)
     claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
     return report.summary_line(pipeline.keywords(cfg))
 
 
 def cmd_seed(args) -> int:
     cfg = resolve_config(args)
+    existing_work(cfg)
     prepare_work(cfg, ["seed"])
     with pipeline.Endpoints(cfg) as endpoints:
         return report.summary_line(pipeline.seed(cfg, endpoints))
@@ -70,6 +90,8 @@ def cmd_seed(args) -> int:
 
 def cmd_generate(args) -> int:
     cfg = resolve_config(args)
+    if not args.merge:
+        existing_work(cfg)
     if args.merge:
         claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
         return report.summary_line(pipeline.merge_generated(cfg))
@@ -81,6 +103,7 @@ def cmd_generate(args) -> int:
 def cmd_evaluate(args) -> int:
     cfg = pipeline.with_committee(resolve_config(args), getattr(args, "judge.url"), getattr(args, "judge.model"))
     cfg.validate()
+    existing_work(cfg)
     ev = cfg.evaluate
     if ev.metrics is None and not cfg.judge.url:
         print("No judge endpoint configured: running diversity, coverage and numeric; add --judge-endpoint "
@@ -95,6 +118,7 @@ def cmd_evaluate(args) -> int:
 
 def cmd_filter(args) -> int:
     cfg = resolve_config(args)
+    existing_work(cfg)
     claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
     return report.filtered(Path(cfg.work_dir), pipeline.filter_evaluated(cfg))
 
@@ -107,14 +131,20 @@ def check_publish_targets(cfg) -> None:
 
 def cmd_publish(args) -> int:
     cfg = resolve_config(args)
+    existing_work(cfg)
     check_publish_targets(cfg)
     return report.published(*pipeline.publish(cfg))
 
 
 def cmd_run(args) -> int:
+    if args.config and args.config_flag and args.config != args.config_flag:
+        raise UserError(f"two configs given: {args.config} and --config {args.config_flag}")
+    args.config = args.config or args.config_flag
     cfg = resolve_config(args)
     if cfg.train:  # one file for every stage: its `train:` section is checked now, as `sciqag train` reads it
         TrainConfig.from_dict(cfg.train, where="train")
+    if "ingest" in cfg.stages:
+        check_inputs(cfg)
     if "publish" in cfg.stages:
         check_publish_targets(cfg)  # refused now, not after an hour of work
     prepare_work(cfg, cfg.stages)
@@ -144,8 +174,7 @@ def cmd_run(args) -> int:
 # ---------------------------------------------------------------- the parser
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sciqag", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="sciqag", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"sciqag-hf {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -202,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="ingest -> keywords -> seed -> generate -> evaluate -> publish, from one config")
     p.add_argument("config", nargs="?", help="YAML config (default: built-in defaults, sample papers, "
                                              "embedded local model)")
+    p.add_argument("--config", dest="config_flag", metavar="CONFIG", help="the same, as the other commands take it")
     p.add_argument("--work", dest="root.work_dir", metavar="WORK", help="work directory (default sciqag_work)")
     p.add_argument("--inputs", nargs="+", dest="root.inputs", metavar="INPUT",
                    help="papers to ingest instead of the samples")

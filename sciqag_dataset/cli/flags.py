@@ -10,11 +10,37 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import types
 import typing
 from pathlib import Path
 
 from ..config import Config
+
+class Parser(argparse.ArgumentParser):
+    """Every parser of the CLI, subcommands too: a flag is spelled out in full (``--config`` is not a prefix of
+    ``--configs``), and a misspelt one is answered with the nearest flag of its command."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = self._subcommand(getattr(parsed, "command", None)) or self
+            known = list(command._option_string_actions)
+            hints = [f"{a} (did you mean {near[0]}?)" if (near := difflib.get_close_matches(a.split("=")[0], known, 1))
+                     else a for a in extra]
+            command.error("unrecognized arguments: " + " ".join(hints))
+        return parsed
+
+    def _subcommand(self, name: str | None) -> argparse.ArgumentParser | None:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action.choices.get(name)
+        return None
+
 
 def _csv(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]

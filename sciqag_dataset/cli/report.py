@@ -15,19 +15,23 @@ from ..schema import RACAR_DIMENSIONS as DIMENSIONS
 EXIT_OK, EXIT_FAILED_RECORDS = 0, 1
 
 
-def summary_line(summary: Summary) -> int:
-    """Print a stage's counts; exit status 1 when papers failed (a rerun retries them)."""
+def summary_line(summary: Summary, advice: str | None = None) -> int:
+    """Print a stage's counts; exit status 1 when papers failed, with what to do (a rerun retries what failed
+    for a reason a rerun can change: a server, a network, a timeout)."""
     print(summary.line())
     if summary.failed:
-        print(f"  {summary.failed} paper(s) failed; rerun the same command to retry them "
-              "(finished papers are not redone).", file=sys.stderr)
+        print(f"  {summary.failed} paper(s) failed; " + (advice or "rerun the same command to retry them "
+              "(finished papers are not redone)."), file=sys.stderr)
         return EXIT_FAILED_RECORDS
     return EXIT_OK
 
 
 def ingested(work: Path, summary: Summary) -> int:
     """The ingest summary, then papers ok / partial / failed per format (from ingest_report.json)."""
-    status = summary_line(summary)
+    # a file that could not be read fails the same way on a rerun: it is the file that must change
+    status = summary_line(summary, "their files and why are in ingest_report.json: a rerun reads them again only "
+                                   "once they changed (a fixed or replaced file), or when the failure was a "
+                                   "download or a time limit.")
     try:
         formats = json.loads((work / "ingest_report.json").read_text(encoding="utf-8")).get("formats") or {}
     except (OSError, ValueError):
@@ -130,8 +134,10 @@ def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, out
         statuses = Counter(r.get("status") or "ok" for r in recs)
         pairs = sum(len(r.get("qa") or []) for r in recs)
         many = sum(len(r.get("qa") or []) >= 5 for r in recs)
+        off = sum(len(r.get("off_passage") or []) for r in recs)
         print(f"  {stage:<9} {len(recs)} papers: " + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items()))
-              + f"; {pairs} QA pairs, {many} papers with 5 or more", file=out)
+              + f"; {pairs} QA pairs, {many} papers with 5 or more"
+              + (f"; {off} pair(s) not about their paper dropped (see warnings)" if off else ""), file=out)
     if seconds:
         print("  time      " + ", ".join(f"{k} {v:.0f}s" for k, v in seconds.items())
               + f" (total {sum(seconds.values()):.0f}s)", file=out)

@@ -42,6 +42,33 @@ EXAMPLE_PAIRS = [
      "The coupons were kept in aerated seawater at 25 C."),
 ]
 EXAMPLE_QUESTIONS = {q.lower() for q, _ in EXAMPLE_PAIRS}
+# words too common to tell two passages apart
+_COMMON = set("""the and for are was were has had have with from that this these those than then what which
+who whom whose when where why how does did do not but its their there into onto over under about after before
+between during while also can could may might will would should shall been being each such only other more
+most less least very much many some any all both one two three per""".split())
+_WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+
+
+def content_words(text: str) -> set[str]:
+    """The words and numbers of ``text`` that say what it is about (lower case)."""
+    return {w for w in _WORD.findall(text.lower()) if w not in _COMMON and (len(w) > 2 or w[0].isdigit())}
+
+
+EXAMPLE_WORDS = content_words(EXAMPLE_PASSAGE + " " + " ".join(f"{q} {a}" for q, a in EXAMPLE_PAIRS))
+
+
+def off_passage(question: str, answer: str, passage: str) -> str | None:
+    """Why a pair written for ``passage`` is not about it, or None: a 135M model copies the worked example it
+    was shown (the steel-corrosion pairs came back for papers that never mention corrosion), or writes what
+    its passage does not say. Judged by shared words: more with the example than with the passage, or none."""
+    words = content_words(f"{question} {answer}")
+    ours, example = len(words & content_words(passage)), len(words & EXAMPLE_WORDS)
+    if example > ours:
+        return "the prompt's worked example"
+    if words and not ours:
+        return "no word of its passage"
+    return None
 
 
 QUESTION_TOKENS = 40  # a question of this model runs 12-25 tokens; one cut at 40 has lost its way
