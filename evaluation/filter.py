@@ -25,6 +25,12 @@ from .numeric import extract_numbers
 
 FILTERED, FILTER_SUMMARY, VERDICTS = "filtered.jsonl", "filter_summary.json", "filter_verdicts.jsonl"
 DIMENSIONS = RACAR_DIMENSIONS
+#: the evaluation metric whose scores each rule reads, and how to get them
+RULE_METRIC = {"min_racar": "racar", "authors_test_set": "racar", **{f"min_{d}": "racar" for d in DIMENSIONS},
+               "min_numeric_ratio": "numeric", "min_chunk_rate": "coverage"}
+HOW_TO_SCORE = {"racar": "sciqag evaluate WORK --judge-endpoint URL --judge-model NAME (or --metrics racar, the "
+                         "embedded model as judge)",
+                "numeric": "sciqag evaluate WORK --metrics numeric", "coverage": "sciqag evaluate WORK --metrics coverage"}
 
 
 def pair_verdict(row: dict, *, min_racar: float | None = None, min_dims: dict[str, float] | None = None,
@@ -99,7 +105,7 @@ def check_rules(min_racar: float | None = None, min_dims: dict[str, float] | Non
         raise UserError(f"unknown RACAR dimension(s) {sorted(unknown)}: expected {', '.join(DIMENSIONS)}")
     if (min_racar is None and not min_dims and not drop_source_references and min_numeric_ratio is None
             and min_chunk_rate is None and not authors_test_set):
-        raise UserError("no filter rule given (e.g. --min-racar 2.5, --authors-test-set)")
+        raise UserError("no filter rule given (e.g. --min-racar 2.5, --authors-test-set; --clear undoes a filter)")
     return {"min_racar": min_racar, "min_dims": dict(min_dims or {}), "drop_source_references": drop_source_references,
             "min_numeric_ratio": min_numeric_ratio, "min_chunk_rate": min_chunk_rate,
             "authors_test_set": authors_test_set}
@@ -112,14 +118,39 @@ def stage(**rules) -> Stage:
                  params={"rules": rules})
 
 
-def filter_pairs(work: str | Path, **rules) -> dict[str, Any]:
+def unscored(work: Path, rules: dict[str, Any]) -> dict[str, str]:
+    """The rules whose metric scored no pair at all (rule -> metric): such a rule would drop every pair."""
+    path = work / "evaluation_summary.json"
+    metrics = (json.loads(path.read_text(encoding="utf-8")).get("metrics") or {}) if path.exists() else {}
+    active = [r for r in ("min_racar", "min_numeric_ratio", "min_chunk_rate") if rules.get(r) is not None]
+    active += [f"min_{d}" for d in rules.get("min_dims") or {}] + ["authors_test_set"] * bool(rules.get("authors_test_set"))
+    return {r: RULE_METRIC[r] for r in active if not (metrics.get(RULE_METRIC[r]) or {}).get("merged")}
+
+
+def clear(work: str | Path) -> list[str]:
+    """Undo the filter: its files go, and the next publish takes every evaluated pair. Returns what went."""
+    work = Path(work)
+    gone = [p for p in (FILTERED, FILTER_SUMMARY, VERDICTS, VERDICTS.removesuffix(".jsonl") + "_manifest.json")
+            if (work / p).exists()]
+    for name in gone:
+        (work / name).unlink()
+    return gone
+
+
+def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict[str, Any]:
     """Keep the evaluated pairs that pass every rule: WORK/filtered.jsonl (same rows) + filter_summary.json.
 
     A pair lacking a value a rule needs is never kept; it is counted as ``missing`` (a pair that fails
-    some rule outright counts as ``dropped`` even if it also lacks a value). Returns the counts.
+    some rule outright counts as ``dropped`` even if it also lacks a value). A rule on a metric that scored
+    no pair would keep nothing: UserError naming the metric, unless ``allow_missing``. Returns the counts.
     """
     work = Path(work)
     verdicts_stage = stage(**rules)
+    if (missing := unscored(work, verdicts_stage.params["rules"])) and not allow_missing:
+        raise UserError("; ".join(f"{rule} needs {metric} scores and no pair has them" for rule, metric in
+                                  missing.items()) + ": run `" + "`, `".join(sorted({HOW_TO_SCORE[m] for m in
+                                                                                    missing.values()}))
+                        + "` first, or pass --allow-missing-scores to drop every pair without them")
     run_stage(verdicts_stage, work, progress=False)
     verdicts = JsonlIndex(work / VERDICTS)
     counts = {"pairs": 0, "kept": 0, "dropped": 0, "missing": 0}

@@ -177,6 +177,8 @@ class FilterConfig:
                                         help="minimum share of the paper's 10 chunks an answer's evidence covers")
     authors_test_set: bool = _opt(False, help="the authors' rule: 3 on every RACAR dimension but agnosticism, and "
                                               "no source reference in the question")
+    allow_missing_scores: bool = _opt(False, help="apply a rule whose metric scored no pair (it drops every pair; "
+                                                  "without this flag such a rule is refused)")
 
     def min_dims(self) -> dict[str, float]:
         return {d: v for d in RACAR_DIMENSIONS if (v := getattr(self, f"min_{d}")) is not None}

@@ -27,6 +27,7 @@ from .errors import UserError
 from .evaluation import benchmark as benchmark_module
 from .evaluation import racar
 from .evaluation.evaluate import plan_evaluate
+from .evaluation import filter as filter_module
 from .evaluation.filter import filter_pairs
 from .evaluation.merge import merge_evaluation
 from .llm import LLMClient, ResponseCache, check_reachable, client_from_config
@@ -225,8 +226,12 @@ def plain_runner(cfg: Config) -> StageRunner:
     return run
 
 
+def clear_filter(cfg: Config) -> list[str]:
+    return filter_module.clear(cfg.work_dir)
+
+
 def filter_evaluated(cfg: Config) -> dict:
-    return filter_pairs(cfg.work_dir, **cfg.filter.rules())
+    return filter_pairs(cfg.work_dir, allow_missing=cfg.filter.allow_missing_scores, **cfg.filter.rules())
 
 
 def publish(cfg: Config) -> tuple[Path, list[str]]:

@@ -15,6 +15,7 @@ from conftest import read_jsonl, write_jsonl
 from sciqag_dataset.cli import main
 from sciqag_dataset.config import EvaluateConfig, FilterConfig
 from sciqag_dataset.evaluation.evaluate import run_evaluate
+from sciqag_dataset.errors import UserError
 from sciqag_dataset.evaluation.filter import filter_pairs, pair_verdict
 from sciqag_dataset.evaluation.merge import merge_evaluation, stale_reason
 from sciqag_dataset.llm import JudgeEndpointConfig, LLMClient
@@ -312,7 +313,9 @@ def test_filter_exact_rows_on_hand_written_scores(tmp_path, caplog):
     assert _kept(work) == sorted(k for k, (_, _, ratio) in NUMERIC.items() if ratio in (None, 1.0))
     assert r["failed_by_rule"] == {"min_numeric_ratio": 2}
 
-    r = filter_pairs(work, min_chunk_rate=0.1)  # coverage never ran: nobody passes, all counted missing
+    with pytest.raises(UserError, match="min_chunk_rate needs coverage scores"):  # coverage never ran
+        filter_pairs(work, min_chunk_rate=0.1)
+    r = filter_pairs(work, min_chunk_rate=0.1, allow_missing=True)  # asked for: nobody passes, all counted missing
     assert (r["kept"], r["missing"]) == (0, 9)
     assert json.loads((work / "filter_summary.json").read_text())["rules"]["min_chunk_rate"] == 0.1
 

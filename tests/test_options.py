@@ -161,3 +161,30 @@ def test_a_file_that_cannot_be_read_is_not_promised_to_a_rerun(tmp_path):
     proc = sciqag("ingest", tmp_path / "broken.pdf", "-o", tmp_path / "work")
     assert proc.returncode == 1
     assert "ingest_report.json" in proc.stderr and "rerun the same command to retry" not in proc.stderr
+
+
+def test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared(tmp_path):
+    """README's `sciqag filter WORK --min-racar 2.5` without a judge once exited 0 with "0 kept, 30 missing",
+    and the next publish dropped the evaluated config; and no command undid a filter."""
+    from sciqag_dataset.config import EvaluateConfig
+    from sciqag_dataset.evaluation.evaluate import run_evaluate
+
+    from sciqag_dataset.folders import WORK_LAYOUT, claim
+
+    work = claim(str(tmp_path / "work"), "work", option="work_dir", adopt=WORK_LAYOUT)
+    write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "T", "text": "The gap is 3.2 eV. " * 30}])
+    write_jsonl(work / "seed.jsonl", [{"id": "p0", "status": "ok", "qa": [
+        {"question": "What is the gap?", "answer": "It is 3.2 eV."}, {"question": "Why?", "answer": "Oxygen."}]}])
+    run_evaluate(work, EvaluateConfig(metrics=["numeric"], plots=False))
+    one_line_error(sciqag("filter", work, "--min-racar", "2.5"), "min_racar needs racar scores", "--judge-endpoint",
+                   "--allow-missing-scores")
+    one_line_error(sciqag("filter", work, "--min-chunk-rate", "0.2"), "coverage", "--metrics coverage")
+    assert not (work / "filtered.jsonl").exists()
+    proc = sciqag("filter", work, "--min-racar", "2.5", "--allow-missing-scores")  # asked for: every pair goes
+    assert proc.returncode == 0 and (work / "filtered.jsonl").read_text() == ""
+    assert sciqag("filter", work, "--min-numeric-ratio", "0.5").returncode == 0  # numeric ran: no refusal
+    one_line_error(sciqag("filter", work, "--clear", "--min-racar", "2"), "--clear")
+    proc = sciqag("filter", work, "--clear")
+    assert proc.returncode == 0 and "Filter cleared" in proc.stdout
+    assert not (work / "filtered.jsonl").exists() and not (work / "filter_summary.json").exists()
+    one_line_error(sciqag("filter", work), "no filter rule", "--clear")

@@ -120,6 +120,12 @@ def cmd_filter(args) -> int:
     cfg = resolve_config(args)
     existing_work(cfg)
     claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
+    if args.clear:
+        if [o for o in cfg.set_options if o.startswith("filter.")]:
+            raise UserError("--clear undoes the filter: give it no rule")
+        gone = pipeline.clear_filter(cfg)
+        print(f"Filter cleared ({', '.join(gone) or 'there was none'}): the next publish takes every evaluated pair.")
+        return 0
     return report.filtered(Path(cfg.work_dir), pipeline.filter_evaluated(cfg))
 
 
@@ -221,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("filter", help="keep the evaluated QA pairs that pass thresholds -> WORK/filtered.jsonl")
     add_work(p)
     add_section(p, "filter", FilterConfig, title="rules (all must pass; a pair missing a needed score is not kept)")
+    p.add_argument("--clear", action="store_true", help="undo the filter: the next publish takes every evaluated pair")
     p.set_defaults(func=cmd_filter)
 
     p = sub.add_parser("publish", help="parquet configs + dataset card -> a folder `load_dataset` reads")
