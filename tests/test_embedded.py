@@ -372,7 +372,10 @@ def test_the_worked_example_copied_into_a_reply_is_told_from_a_pair_about_the_pa
     do not."""
     reworded = [("What happened to the corrosion rate of the steel in seawater after three months?",
                  "It dropped to 0.09 mm per year."),
-                ("Which additive slowed the corrosion of the coupons?", "Sodium molybdate at 50 ppm.")]
+                ("Which additive slowed the corrosion of the coupons?", "Sodium molybdate at 50 ppm."),
+                # mixed into a pair about the paper (seen in a sample run): the example's topic gives it away
+                ("What is the median lateral grain size of carbon steel in aerated seawater?",
+                 "The median lateral grain size was 0.38 um.")]
     for paper in sample_papers:
         pieces, _ = chunks(paper["text"], 300, max_chunks=2)
         for piece in pieces:

@@ -56,15 +56,19 @@ def content_words(text: str) -> set[str]:
 
 
 EXAMPLE_WORDS = content_words(EXAMPLE_PASSAGE + " " + " ".join(f"{q} {a}" for q, a in EXAMPLE_PAIRS))
+#: what the example is about: one of these in a pair whose passage never uses it is the example coming back,
+#: mixed into a pair about the passage ("the median grain size of carbon steel in aerated seawater")
+EXAMPLE_TOPIC = {"corrosion", "corroded", "steel", "seawater", "coupons", "molybdate", "oxyhydroxides", "aerated",
+                 "anodic"}
 
 
 def off_passage(question: str, answer: str, passage: str) -> str | None:
     """Why a pair written for ``passage`` is not about it, or None: a 135M model copies the worked example it
     was shown (the steel-corrosion pairs came back for papers that never mention corrosion), or writes what
     its passage does not say. Judged by shared words: more with the example than with the passage, or none."""
-    words = content_words(f"{question} {answer}")
-    ours, example = len(words & content_words(passage)), len(words & EXAMPLE_WORDS)
-    if example > ours:
+    words, passage_words = content_words(f"{question} {answer}"), content_words(passage)
+    ours, example = len(words & passage_words), len(words & EXAMPLE_WORDS)
+    if example > ours or words & EXAMPLE_TOPIC - passage_words:
         return "the prompt's worked example"
     if words and not ours:
         return "no word of its passage"
