@@ -165,3 +165,24 @@ def test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before(tm
         server.stop()
     assert started == ["llama.cpp", "llama.cpp", "transformers"]
     assert reply.cached and reply.text == "Asked on the first run."
+
+
+def test_once_every_backend_is_down_a_late_client_fails_alike_at_once(tmp_path):
+    """A client still holding an older server's address, after another gave up on the last one: ServerDown
+    again, at once, without starting anything (not an AttributeError on the server that is gone)."""
+    import urllib.request
+    from dataclasses import replace
+
+    log_path = tmp_path / "local_server.log"
+    started = []
+    choice = choose("llama.cpp", llama_cpp=True, flags=AMX, cores=2)
+    server = EmbeddedServer(choice, log_path, start=_starter([1, 0], None, started, log_path))
+    first = server.connect()  # the fake answered its first completion at start: the next request kills it
+    with pytest.raises(Exception):
+        urllib.request.urlopen(urllib.request.Request(f"{first.urls[0]}/completions", data=b"{}"), timeout=5)
+    with pytest.raises(ServerDown):
+        server.recover(first)  # dead: restarted once (that one dies at its first completion), then none is left
+    with pytest.raises(ServerDown):
+        server.recover(replace(first, urls=["http://127.0.0.1:9/v1"]))
+    assert started == ["llama.cpp", "llama.cpp"]
+    server.stop()

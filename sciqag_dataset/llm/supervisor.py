@@ -68,7 +68,7 @@ class EmbeddedServer:
     def recover(self, serving: Serving | None) -> Serving | None:
         """After a connection error to ``serving``: None if the server is alive (retry as usual), else a server
         that answers (another client may have started it already). Raises ``ServerDown`` when none can."""
-        if serving != self._serving and self._serving is not None and self._server.alive():
+        if self._server is not None and serving != self._serving and self._server.alive():
             return self._serving
         if self._server is not None and not self._server.ends_within(1.0):  # a crash may still be on its way out
             return None
