@@ -116,7 +116,8 @@ def test_a_publish_that_fails_cleans_its_staging_and_keeps_the_previous_publish(
 def test_run_refuses_a_foreign_publish_folder_before_any_work(tmp_path, capsys):
     mine = tmp_path / "mine"
     files = user_files(mine)
-    rc = main(["run", "--work", str(tmp_path / "w"), "--inputs", str(tmp_path / "none"), "-o", str(mine)])
+    (tmp_path / "paper.txt").write_text("A paper about annealed films. " * 20)
+    rc = main(["run", "--work", str(tmp_path / "w"), "--inputs", str(tmp_path / "paper.txt"), "-o", str(mine)])
     assert rc == 2 and "not empty" in capsys.readouterr().err
     assert not (tmp_path / "w").exists()  # refused before the work directory was even created
     assert sorted(p.relative_to(mine).as_posix() for p in mine.rglob("*") if p.is_file()) == sorted(files)
