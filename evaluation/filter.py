@@ -146,6 +146,8 @@ def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict
     """
     work = Path(work)
     verdicts_stage = stage(**rules)
+    if not (work / EVALUATED).exists():
+        raise MissingInput(f"{work / EVALUATED} not found: run `sciqag evaluate {work}` first")
     if (missing := unscored(work, verdicts_stage.params["rules"])) and not allow_missing:
         raise UserError("; ".join(f"{rule} needs {metric} scores and no pair has them" for rule, metric in
                                   missing.items()) + ": run `" + "`, `".join(sorted({HOW_TO_SCORE[m] for m in

@@ -11,6 +11,8 @@ import datasets
 import pytest
 import yaml
 
+from sciqag_dataset.qa import small_model
+
 pytestmark = pytest.mark.e2e
 
 
@@ -24,7 +26,6 @@ def sciqag(*args, cwd, env=None, timeout=1500):
 # utilities, which import it wherever it is installed)
 RUN_AND_LIST_TRAINING_IMPORTS = """import sys
 from sciqag_dataset.cli import main
-from sciqag_dataset.qa import small_model
 status = main(["run"])
 print("training libraries imported:", sorted({"deepspeed", "trl"} & set(sys.modules)))
 sys.exit(status)

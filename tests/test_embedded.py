@@ -199,7 +199,7 @@ def test_the_paced_profile_writes_numbered_capped_lines_and_gives_up_on_a_chunk_
     assert [r.text for r in none] == ["", ""]
     assert cut.usage.requests == 2 * (small_model.RETRIES_PER_CHUNK + 1)
     assert warnings == [f"embedded profile: {2 * (small_model.RETRIES_PER_CHUNK + 1)} attempt(s) discarded "
-                        "(a question cut, empty or asked before, or an answer empty)"]
+                        "(a question cut, empty or asked before, an answer empty, or a pair not about its passage)"]
 
 
 def test_the_small_style_shows_a_worked_example_then_asks_about_the_chunk():
