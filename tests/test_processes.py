@@ -19,17 +19,7 @@ WORDS = ("lithium iron phosphate cathode carbon coating particle size rate capab
 
 
 def children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[1]) == pid:
-                out.append(int(entry.name))
-    return out
+    return [p for p, (parent, *_) in table().items() if parent == pid]
 
 
 def alive(pid: int) -> bool:
