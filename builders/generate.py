@@ -25,11 +25,12 @@ from .qagen import qa_stage, request_qa
 OUTPUT = "generated.jsonl"
 
 
-def resolve_prompting(model: str, cfg: GenerateConfig) -> GenerateConfig:
-    """The configured style, else the one `sciqag train` stored with the model, else the paper's."""
+def resolve_prompting(model: str, cfg: GenerateConfig, info: dict | None = None) -> GenerateConfig:
+    """The configured style, else the one `sciqag train` stored with the model (``info``, read when not
+    given), else the paper's."""
     if cfg.prompt_style:
         return cfg
-    info = read_generator_info(model)
+    info = info if info is not None else read_generator_info(model)
     if info is None:
         return dataclasses.replace(cfg, prompt_style="paper")
     return dataclasses.replace(cfg, prompt_style=info["prompt_style"], raw_completion=info["endpoint"] == "completion")
@@ -48,9 +49,12 @@ async def generate_one(paper: dict, client: LLMClient, cfg: GenerateConfig) -> d
 
 def stage(client: LLMClient, cfg: GenerateConfig) -> Stage:
     """The generator's QA pairs for every paper -> ``WORK/generated.jsonl`` (run it with ``shard=cfg.shard``)."""
-    cfg = resolve_prompting(client.model, cfg)
+    info = read_generator_info(client.model)
+    cfg = resolve_prompting(client.model, cfg, info)
 
     async def one(paper: dict) -> dict:
         return await generate_one(paper, client, cfg)
 
-    return qa_stage("generate", OUTPUT, client, cfg, one)
+    # the card says whether the pairs come from a model `sciqag train` fine-tuned, and from which base
+    trained = {k: info.get(k) for k in ("base_model", "method", "dataset")} if info else None
+    return qa_stage("generate", OUTPUT, client, cfg, one, about={"fine_tuned": trained})

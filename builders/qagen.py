@@ -133,9 +133,10 @@ async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str],
 
 
 def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,
-             one: Callable[[dict], Awaitable[dict]]) -> Stage:
+             one: Callable[[dict], Awaitable[dict]], about: dict | None = None) -> Stage:
     """A stage that asks ``client`` for every paper's pairs with ``one(paper)``, ``concurrency`` requests in
-    flight per endpoint; the manifest records who answered and at what cost."""
+    flight per endpoint; the manifest records who answered and at what cost, and ``about`` (what the card
+    says of the model)."""
     client.cache_namespace = client.cache_namespace or name  # teacher and generator may be one model
     settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "shard"}
     started = time.monotonic()
@@ -149,5 +150,5 @@ def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,
                  params={"model": client.name, "request": client.params, "settings": settings},
                  concurrency=client.concurrency * len(client.urls) if client.urls else 1,  # embedded: one at a time
                  count=records.count_papers,
-                 progress=progress, describe=lambda: {**client.describe(), "settings": settings},
+                 progress=progress, describe=lambda: {**client.describe(), "settings": settings, **(about or {})},
                  close=client.aclose)

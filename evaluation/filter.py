@@ -111,6 +111,23 @@ def check_rules(min_racar: float | None = None, min_dims: dict[str, float] | Non
             "authors_test_set": authors_test_set}
 
 
+def describe_rules(rules: dict[str, Any]) -> list[str]:
+    """The rules in words, for the card and the summary (``rules`` as ``check_rules`` returns them)."""
+    words = []
+    if rules.get("min_racar") is not None:
+        words.append(f"RACAR mean ≥ {rules['min_racar']:g} (all five dimensions scored)")
+    words += [f"{d} ≥ {t:g}" for d, t in (rules.get("min_dims") or {}).items()]
+    if rules.get("authors_test_set"):
+        words.append("the authors' test-set rule: 3 on relevance, completeness, accuracy and reasonableness")
+    if rules.get("drop_source_references") or rules.get("authors_test_set"):
+        words.append("no reference to the source paper in the question (\"this paper\", \"the study\" ...)")
+    if rules.get("min_numeric_ratio") is not None:
+        words.append(f"at least {rules['min_numeric_ratio']:.0%} of an answer's numbers found in its paper")
+    if rules.get("min_chunk_rate") is not None:
+        words.append(f"answer chunk rate ≥ {rules['min_chunk_rate']:g}")
+    return words
+
+
 def stage(**rules) -> Stage:
     """Verdicts of every evaluated pair -> ``WORK/filter_verdicts.jsonl`` (rules: see ``pair_verdict``)."""
     rules = check_rules(**rules)
@@ -177,6 +194,7 @@ def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
     result = {**counts, "failed_by_rule": dict(sorted(failed_by.items())),
-              "missing_by_rule": dict(sorted(missing_by.items())), "rules": verdicts_stage.params["rules"]}
+              "missing_by_rule": dict(sorted(missing_by.items())), "rules": verdicts_stage.params["rules"],
+              "rules_described": describe_rules(verdicts_stage.params["rules"])}
     (work / FILTER_SUMMARY).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return result

@@ -125,12 +125,59 @@ def _quality(work: Path, staging: Path) -> dict | None:
     return {"summary": summary, "plots": plots, "filter": json.loads(filt.read_text()) if filt.exists() else None}
 
 
+def _manifest(work: Path, output: str) -> dict:
+    path = work / (output.removesuffix(".jsonl") + "_manifest.json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _filter_rules(quality: dict | None) -> list[str]:
+    filt = (quality or {}).get("filter")
+    if not filt:
+        return []
+    # `sciqag filter` records its rules in words; a summary from before that shows them as recorded
+    return filt.get("rules_described") or [f"`{json.dumps(filt.get('rules'))}`"]
+
+
+def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
+    """Who wrote each QA config's pairs and how, as its stage's manifest recorded it (the embedded profile and
+    a trained generator change the settings: the config file alone would misreport them)."""
+    models = []
+    for role, name, endpoint, section in (("Teacher", "seed", cfg.teacher, cfg.seed),
+                                          ("Generator", "generated", cfg.generator, cfg.generate)):
+        manifest = _manifest(work, STAGE_FILES[name])
+        if name not in names or not manifest:
+            continue
+        settings, request = manifest.get("settings") or {}, manifest.get("params") or {}
+        models.append({
+            "role": role, "config": name, "model": manifest.get("model") or endpoint.model or "n/a",
+            "prompt_style": settings.get("prompt_style") or section.prompt_style or "paper",
+            "n_pairs": settings.get("n_pairs", section.n_pairs),
+            "temperature": request.get("temperature", endpoint.temperature),
+            "top_p": request.get("top_p", endpoint.top_p), "fine_tuned": manifest.get("fine_tuned"),
+            "usage": manifest.get("usage") or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}})
+    return models
+
+
+def _split_notes(counts: list[dict]) -> list[str]:
+    """What the splits of this publish really are: a small corpus leaves some of them empty."""
+    notes = []
+    for config in dict.fromkeys(row["config"] for row in counts):
+        present = {row["split"]: row["papers"] for row in counts if row["config"] == config}
+        empty = [s for s in SPLITS if s not in present]
+        if not empty:
+            continue
+        n = sum(present.values())
+        note = (f"`{config}` has no {' and no '.join(empty)} split: none of its {n} paper{'s' * (n != 1)} "
+                f"hashed into {'it' if len(empty) == 1 else 'them'}, as expected of a small corpus.")
+        if "test" in empty:
+            note += " The closed-book benchmark needs a test split: publish more papers before benchmarking."
+        notes.append(note)
+    return notes
+
+
 def render_card(work: Path, cfg: Config, counts, configs_yaml, features, excluded, quality=None) -> DatasetCard:
     pc = cfg.publish
-    papers = list(iter_latest(work / "papers.jsonl"))
-    formats = Counter(p.get("source_format") or "unknown" for p in papers)
-    manifest_path = work / "seed_manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    formats = Counter(p.get("source_format") or "unknown" for p in iter_latest(work / "papers.jsonl"))  # streamed
     n_pairs = sum(r["pairs"] for r in counts)
     size = "n<1K" if n_pairs < 1000 else "1K<n<10K" if n_pairs < 10_000 else "10K<n<100K" \
         if n_pairs < 100_000 else "100K<n<1M"
@@ -140,20 +187,17 @@ def render_card(work: Path, cfg: Config, counts, configs_yaml, features, exclude
         tags=["science", "synthetic", "sciqag", "closed-book-qa"], size_categories=[size],
         configs=configs_yaml,
     )
+    published = [c["config_name"] for c in configs_yaml]
     template = resources.files("sciqag_dataset.cards").joinpath("dataset_card.md")
     with resources.as_file(template) as path:
         return DatasetCard.from_template(
             data, template_path=str(path), pretty_name=pc.pretty_name,
             repo_id=pc.push_to_hub or str(cfg.output_dir), counts=counts, excluded=excluded,
-            features=features, train=pc.train, validation=pc.validation,
-            n_papers=len(papers), formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
-            n_keywords=cfg.keywords.n, teacher_model=manifest.get("model", "n/a"),
-            prompt_style=manifest.get("settings", {}).get("prompt_style", cfg.seed.prompt_style),
-            n_pairs=cfg.seed.n_pairs,
-            temperature=cfg.teacher.temperature, top_p=cfg.teacher.top_p,
-            usage=manifest.get("usage", {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}),
+            features=features, train=pc.train, validation=pc.validation, split_notes=_split_notes(counts),
+            n_papers=sum(formats.values()), formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
+            n_keywords=cfg.keywords.n, models=_models(work, cfg, published),
             version=__version__, date=datetime.date.today().isoformat(), citation=CITATION,
-            quality=quality, quality_json=json.dumps(quality["summary"], indent=1)[:6000] if quality else "",
+            quality=quality, filter_rules=_filter_rules(quality),
         )
 
 

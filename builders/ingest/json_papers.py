@@ -12,6 +12,7 @@ from .text import (JSON_CHUNK, IngestError, inline, normalize_text, parse_keywor
 
 
 _WS_COMMA = re.compile(r"[\s,]*")
+_HEADING = re.compile(r"(?i)\s*(?:[\dIVX]+\.?\s|abstract|introduction|keywords)")  # a section, not a title
 _TEXT_KEYS = ("text", "full_text", "fulltext", "body_text", "content", "txt")
 
 
@@ -25,11 +26,22 @@ def _is_released(d: dict) -> bool:
     return "txt" in d and any(k in d for k in ("Q&A", "num_Q&A", "output", "input"))
 
 
+def _released_title(txt) -> str:
+    """The release has no title field; a ``txt`` that opens with a short line that is not a sentence, with
+    more text after it, opens with the title (the text itself is kept whole)."""
+    first, _, rest = (txt if isinstance(txt, str) else "").strip().partition("\n")
+    first = inline(first)
+    if (rest.strip() and 3 <= len(first.split()) <= 40 and not first.endswith((".", ":", ";", ","))
+            and not _HEADING.match(first)):
+        return first
+    return ""
+
+
 def _from_released(d: dict, warn) -> dict:
     journal = d.get("journal")
     return {
         "format": "sciqag-json",
-        "title": d["title"] if isinstance(d.get("title"), str) else "",
+        "title": d["title"] if isinstance(d.get("title"), str) and d["title"].strip() else _released_title(d.get("txt")),
         "text": _json_text(d.get("txt")),
         # the release's "journal" holds the Web of Science category the paper was sampled from
         "metadata": {"doi": d.get("doi"), "journal": journal, "category": journal},
