@@ -144,3 +144,26 @@ def test_an_edited_paper_is_redone_by_sciqag_run_and_nothing_else(says_server, t
     # One paper, five dimensions: the prompts that do not show the paper's text are answered from the cache.
     usage = second["racar"]["judges"][0]["usage"]
     assert usage["requests"] + usage["cached"] == 5 and usage["requests"] >= 1
+
+
+def test_resume_reads_the_latest_line_of_each_record_and_keeps_no_records(tmp_path):
+    """What a rerun skips: a record whose latest line is finished with the same fingerprint; a failure after a
+    finished line, an older fingerprint or a line that is not JSON are redone or ignored. The runner keeps
+    hashes, never the records (bench/runner.py measures the memory)."""
+    from sciqag_dataset.runner import Finished
+
+    out = write_jsonl(tmp_path / "s.jsonl", [
+        {"id": "a", "status": "ok", "fingerprint": "f1", "qa": ["x" * 1000]},
+        {"id": "b", "status": "ok", "fingerprint": "f1"}, {"id": "b", "status": "failed", "error": "boom"},
+        {"id": "c", "status": "failed", "error": "boom"}, {"id": "c", "status": "short", "fingerprint": "f2"},
+        {"id": "d", "status": "ok", "fingerprint": "old"}, {"id": "d", "status": "ok", "fingerprint": "new"}])
+    with out.open("a") as f:
+        f.write("{not json\n")
+    done = Finished(out)
+    assert [done.has(i, fp) for i, fp in [("a", "f1"), ("a", "f2"), ("b", "f1"), ("c", "f2"), ("d", "old"),
+                                          ("d", "new"), ("e", "f1")]] == [True, False, False, True, False, True,
+                                                                          False]
+    assert [done.has_id(i) for i in "abcde"] == [True, True, True, True, False]
+    assert done.duplicates == 3 and len(done) == 3
+    assert all(isinstance(k, int) for k in done.keys)  # hashes only
+    assert len(Finished(tmp_path / "absent.jsonl")) == 0
