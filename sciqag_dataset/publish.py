@@ -117,10 +117,12 @@ def _quality(work: Path, staging: Path) -> dict | None:
         return None
     summary = json.loads(path.read_text())
     plots = []
+    captions_file = work / "plots" / "captions.json"  # written with the plots: {"plots/<name>.png": caption}
+    captions = json.loads(captions_file.read_text(encoding="utf-8")) if captions_file.exists() else {}
     for png in sorted((work / "plots").glob("*.png")):
         (staging / "plots").mkdir(exist_ok=True)
         shutil.copy2(png, staging / "plots" / png.name)
-        plots.append(f"plots/{png.name}")
+        plots.append({"path": f"plots/{png.name}", "caption": captions.get(f"plots/{png.name}", "")})
     filt = work / "filter_summary.json"
     return {"summary": summary, "plots": plots, "filter": json.loads(filt.read_text()) if filt.exists() else None}
 

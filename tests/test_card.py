@@ -93,3 +93,15 @@ def test_a_released_format_paper_gets_the_title_its_text_opens_with(tmp_path):
         path = tmp_path / "r.json"
         path.write_text(json.dumps([{"doi": "10.5555/x.1", "txt": txt, "Q&A": []}]))
         assert read_file(path)[0]["title"] == ""
+
+
+def test_every_plot_in_the_card_has_its_caption(tmp_path):
+    work = seeded_work(tmp_path, n=4)
+    run_evaluate(work, EvaluateConfig(metrics=["coverage", "numeric", "diversity"]))
+    captions = json.loads((work / "plots" / "captions.json").read_text())
+    out = write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))
+    card = (out / "README.md").read_text()
+    shown = sorted(p.relative_to(out).as_posix() for p in (out / "plots").glob("*.png"))
+    assert shown and sorted(captions) == shown
+    for path in shown:
+        assert captions[path] and f"![{captions[path]}]({path})\n*{captions[path]}*" in card
