@@ -65,7 +65,7 @@ class _Collected:
     racar_scores: dict = field(default_factory=lambda: {d: [] for d in DIMENSIONS})
     coverage: list = field(default_factory=list)
     chunk_rates: list = field(default_factory=list)
-    similarity_samples: list = field(default_factory=list)  # (paper id, matrix, questions)
+    similarity_samples: list = field(default_factory=list)  # {paper_id, title, method, model, matrix, questions}
     coverage_sample: dict | None = None  # {"paper": ..., "info": ...}
 
 
@@ -156,7 +156,10 @@ def _collect(c: _Collected, paper: dict, recs: dict, rows: list[dict], cfg: Eval
     matrix = (recs.get("diversity") or {}).get("similarity_matrix") or []
     if len(c.similarity_samples) < cfg.sample_papers and len(matrix) >= 2 and any(
             matrix[i][j] is not None for i in range(len(matrix)) for j in range(i)):
-        c.similarity_samples.append((paper["id"], matrix, [p["question"] for p in paper["qa"]]))
+        div = recs["diversity"]  # the plot names its paper and how the similarity was measured
+        c.similarity_samples.append({"paper_id": paper["id"], "title": paper.get("title"), "method": div.get("method"),
+                                     "model": div.get("model"), "matrix": matrix,
+                                     "questions": [p["question"] for p in paper["qa"]]})
 
 
 def merge_evaluation(work: str | Path, source: str | None = None, cfg: EvaluateConfig | None = None, *,

@@ -5,14 +5,24 @@
   0.5-0.7, >0.7 and the mean are ``diversity.similarity_bins``);
 - ``answer_sentence_heatmap``: answers x sentences similarity of one paper (the paper's Fig. 5);
 - ``coverage_histogram``: per-paper coverage (or per-answer chunk rates).
-Every function writes the PNG at ``path`` (parents created) and returns the path.
+Every function writes the PNG at ``path`` (parents created) and returns the path; the ``*_figure`` twin
+draws the same figure and returns it unsaved. Titles say what is shown and of which paper (wrapped between
+words, never cut), colour bars say what their colours measure, and the PNG carries its title and caption
+as text chunks (``Title``, ``Description``), so a copy away from the card still explains itself.
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+
+from sciqag_dataset.console import plural
+
+TITLE_WIDTH = 72  # characters per title line at the narrowest figure (6 in)
+EMBEDDING_SIMILARITY = "cosine similarity of embeddings"
+LLM_SIMILARITY = "judge's similarity score (0-100) / 100"
 
 
 def _pyplot():
@@ -30,16 +40,36 @@ def _integer_ticks(axis) -> None:
 
     axis.set_major_locator(MaxNLocator(integer=True))
 
-def _save(fig, path) -> Path:
+
+def wrap(text: str, width: int = TITLE_WIDTH) -> str:
+    """``text`` on lines of at most ``width`` characters, broken between words only (a longer word, such as
+    a path, keeps a line of its own)."""
+    return textwrap.fill(" ".join(str(text).split()), width, break_long_words=False, break_on_hyphens=False)
+
+
+def paper_label(paper_id: str, title: str | None = None) -> str:
+    """How a plot names its paper: the title and the id, or the id alone."""
+    title = " ".join(str(title or "").split())
+    return f"“{title}” ({paper_id})" if title else str(paper_id)
+
+
+def title_of(fig) -> str:
+    """The figure's title as shown (the suptitle, else the first panel's), on one line."""
+    text = fig.get_suptitle() or fig.axes[0].get_title()
+    return " ".join(text.split())
+
+
+def _save(fig, path, caption: str = "") -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    meta = {"Title": title_of(fig)} | ({"Description": caption} if caption else {})
+    fig.savefig(path, dpi=110, metadata=meta)
     _pyplot().close(fig)
     return path
 
 
-def racar_distribution(scores: Mapping[str, Sequence[int | None]], path) -> Path:
+def racar_figure(scores: Mapping[str, Sequence[int | None]], *, scope: str = ""):
     """Grouped bars: for each dimension, how many pairs scored 1, 2, 3 or have no usable score."""
     dims = list(scores)
     levels = [1, 2, 3, None]
@@ -47,7 +77,7 @@ def racar_distribution(scores: Mapping[str, Sequence[int | None]], path) -> Path
     colors = ["#d62728", "#ff7f0e", "#2ca02c", "#7f7f7f"]
     x = np.arange(len(dims))
     width = 0.2
-    fig, ax = _pyplot().subplots(figsize=(max(6, 1.6 * len(dims)), 3.6))
+    fig, ax = _pyplot().subplots(figsize=(max(6, 1.6 * len(dims)), 3.8))
     for j, (level, label, color) in enumerate(zip(levels, labels, colors)):
         counts = [sum(1 for s in scores[d] if s == level) for d in dims]
         if level is None and not any(counts):
@@ -56,21 +86,31 @@ def racar_distribution(scores: Mapping[str, Sequence[int | None]], path) -> Path
     ax.set_xticks(x, dims)
     ax.set_ylabel("QA pairs")
     _integer_ticks(ax.yaxis)
-    ax.set_title("RACAR scores per dimension")
+    n = max((len(v) for v in scores.values()), default=0)
+    ax.set_title(wrap(f"RACAR scores (1-3, judge) per dimension: {plural(n, 'QA pair')}" + (f" of {scope}" if scope else "")))
     ax.legend(title="score", fontsize=8)
-    return _save(fig, path)
+    return fig
+
+
+def racar_distribution(scores: Mapping[str, Sequence[int | None]], path, *, scope: str = "",
+                       caption: str = "") -> Path:
+    return _save(racar_figure(scores, scope=scope), path, caption)
 
 
 def _short(text: str, width: int = 48) -> str:
+    """``text`` cut to ``width`` characters at a word boundary, with an ellipsis."""
     text = " ".join(str(text).split())
-    return text if len(text) <= width else text[:width - 1] + "…"
+    if len(text) <= width:
+        return text
+    head = text[:width - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head) + "…"
 
 
-def question_similarity_heatmap(matrix, questions: Sequence[str], path) -> Path:
-    """Questions x questions similarity (0-1) of one paper, annotated, with truncated question labels."""
+def question_similarity_figure(matrix, questions: Sequence[str], *, paper: str, measure: str = EMBEDDING_SIMILARITY):
+    """Questions x questions similarity (0-1) of one paper, annotated, with shortened question labels."""
     m = np.asarray(matrix, dtype=float)
     n = m.shape[0]
-    fig, ax = _pyplot().subplots(figsize=(max(6, 0.55 * n + 5), max(4, 0.5 * n + 1.5)))
+    fig, ax = _pyplot().subplots(figsize=(max(6, 0.55 * n + 5), max(4, 0.5 * n + 2)))
     im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis")
     labels = [f"Q{i + 1}: {_short(q, 32)}" for i, q in enumerate(questions)]
     ax.set_yticks(range(n), labels, fontsize=7)
@@ -81,16 +121,22 @@ def question_similarity_heatmap(matrix, questions: Sequence[str], path) -> Path:
                 if not np.isnan(m[i, j]):
                     ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6,
                             color="white" if m[i, j] < 0.6 else "black")
-    fig.colorbar(im, ax=ax, fraction=0.04)
-    ax.set_title("Question similarity")
-    return _save(fig, path)
+    cbar = fig.colorbar(im, ax=ax, fraction=0.04)
+    cbar.set_label(f"question similarity ({measure})", fontsize=8)
+    ax.set_title(wrap(f"Question similarity of the {n} questions of paper {paper}"), fontsize=10)
+    return fig
 
 
-def answer_sentence_heatmap(matrix, path, *, title: str = "Answer-sentence similarity") -> Path:
+def question_similarity_heatmap(matrix, questions: Sequence[str], path, *, paper: str,
+                                measure: str = EMBEDDING_SIMILARITY, caption: str = "") -> Path:
+    return _save(question_similarity_figure(matrix, questions, paper=paper, measure=measure), path, caption)
+
+
+def answer_sentence_figure(matrix, *, paper: str, measure: str = EMBEDDING_SIMILARITY):
     """Answers (rows) x paper sentences (columns) similarity of one paper, with the 10 chunk borders."""
     m = np.asarray(matrix, dtype=float)
     n_answers, n_sentences = m.shape
-    fig, ax = _pyplot().subplots(figsize=(12, max(2.5, 0.3 * n_answers + 1.2)))
+    fig, ax = _pyplot().subplots(figsize=(12, max(3, 0.3 * n_answers + 1.6)))
     im = ax.imshow(m, aspect="auto", cmap="coolwarm", interpolation="nearest")
     for c in range(1, 10):  # chunk c starts at the first sentence i with floor(10 i / n) == c
         ax.axvline(-(-c * n_sentences // 10) - 0.5, color="k", lw=0.9, ls="--", alpha=0.8)
@@ -98,15 +144,22 @@ def answer_sentence_heatmap(matrix, path, *, title: str = "Answer-sentence simil
     _integer_ticks(ax.xaxis)
     ax.set_ylabel("QA index")
     ax.set_yticks(range(n_answers), [str(i + 1) for i in range(n_answers)], fontsize=7)
-    fig.colorbar(im, ax=ax, fraction=0.03)
-    ax.set_title(title)
-    return _save(fig, path)
+    cbar = fig.colorbar(im, ax=ax, fraction=0.03)
+    cbar.set_label(f"answer-sentence similarity\n({measure})", fontsize=8)
+    ax.set_title(wrap(f"Answer-sentence similarity: {n_answers} answers x {n_sentences} sentences of paper "
+                      f"{paper}", 2 * TITLE_WIDTH), fontsize=10)
+    return fig
 
 
-def coverage_histogram(values: Iterable[float], path, *, label: str = "coverage") -> Path:
+def answer_sentence_heatmap(matrix, path, *, paper: str, measure: str = EMBEDDING_SIMILARITY,
+                            caption: str = "") -> Path:
+    return _save(answer_sentence_figure(matrix, paper=paper, measure=measure), path, caption)
+
+
+def coverage_figure(values: Iterable[float], *, label: str = "coverage", unit: str = "value"):
     """Histogram of coverage values in 0-1 (one bin per chunk count 0/10 ... 10/10), mean marked."""
     vals = [float(v) for v in values if v is not None]
-    fig, ax = _pyplot().subplots(figsize=(6, 3.4))
+    fig, ax = _pyplot().subplots(figsize=(6, 3.6))
     ax.hist(vals, bins=np.linspace(-0.05, 1.05, 12), color="#1f77b4", edgecolor="white")
     if vals:
         mean = float(np.mean(vals))
@@ -114,7 +167,12 @@ def coverage_histogram(values: Iterable[float], path, *, label: str = "coverage"
         ax.legend(fontsize=8)
     ax.set_xlim(-0.05, 1.05)
     ax.set_xlabel(label)
-    ax.set_ylabel("count")
+    ax.set_ylabel(f"{unit}s")
     _integer_ticks(ax.yaxis)
-    ax.set_title(f"{label.capitalize()} ({len(vals)} values)")
-    return _save(fig, path)
+    ax.set_title(wrap(f"{label[:1].upper()}{label[1:]}: histogram over {plural(len(vals), unit)}"))
+    return fig
+
+
+def coverage_histogram(values: Iterable[float], path, *, label: str = "coverage", unit: str = "value",
+                       caption: str = "") -> Path:
+    return _save(coverage_figure(values, label=label, unit=unit), path, caption)

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from sciqag_dataset.console import plural
 from sciqag_dataset.jsonl import iter_latest, read_jsonl
 from sciqag_dataset.stage import digest
 
-from ..plots import _pyplot, _save
+from ..plots import _pyplot, _save, wrap
 from .judge import JUDGE_DIMENSIONS
 from .metrics import REFERENCE_METRICS
 from .questions import QUESTIONS_INFO, read_questions
@@ -135,8 +136,9 @@ def markdown(board: dict) -> str:
     shown = [m for m in METRICS if any(m in e["metrics"] for e in board["models"])]
     q = board["questions"]
     source = f"`{q['data']}`" + (f" (config `{q['config']}`, split `{q['split']}`)" if q.get("config") else "")
-    lines = [f"Closed-book answers to {q['questions']} questions of {source}; mean [95 % bootstrap CI] over the "
-             "answered questions" + (f", ranked by {board['ranked_by']}" if board["ranked_by"] else "") + ".", "",
+    lines = [f"Closed-book answers to {plural(q['questions'], 'question')} of {source}; mean [95 % bootstrap CI] "
+             "over the answered questions" + (f", ranked by {board['ranked_by']}" if board["ranked_by"] else "") + ".",
+             "",
              "| model | answered | failed | " + " | ".join(shown) + " | completion tokens |",
              "|---|---:|---:|" + "---:|" * len(shown) + "---:|"]
     for e in board["models"]:
@@ -146,26 +148,48 @@ def markdown(board: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def bars(board: dict, path: Path) -> Path:
-    """One panel per metric: each model's mean with its 95 % interval."""
+def board_title(board: dict, width: int = 72) -> str:
+    """What the leaderboard shows: the data set (config, split) and the number of questions."""
+    q = board["questions"]
+    where = ", ".join(f"{k} {q[k]}" for k in ("config", "split") if q.get(k))
+    ranked = f"; ranked by {board['ranked_by']}" if board.get("ranked_by") else ""
+    data = f"Closed-book QA on {q['data']}" + (f" ({where})" if where else "") + f": {plural(q['questions'], 'question')}"
+    how = f"mean and 95 % bootstrap CI over each model's answered questions{ranked}"
+    return wrap(data, width) + "\n" + wrap(how, width)
+
+
+def bars_figure(board: dict):
+    """One panel per metric: each model's mean with its 95 % interval, as horizontal bars labelled with the
+    model's full name (left column; the panels share it), the best ranked on top."""
     shown = [m for m in METRICS if any(m in e["metrics"] for e in board["models"])]
     if not shown:
         raise ValueError("no model has a score to plot")
-    plt = _pyplot()
+    names = [e["model"] for e in board["models"]]
     cols = min(4, len(shown))
     rows = -(-len(shown) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
-    names = [e["model"].rsplit("/", 1)[-1][:18] for e in board["models"]]
+    # room on the left for the longest name: about 0.075 in per character at font size 8
+    name_width = 0.075 * max(len(n) for n in names)
+    size = (2.8 * cols + name_width, (0.35 * len(names) + 1.1) * rows + 0.8)
+    fig, axes = _pyplot().subplots(rows, cols, sharey=True, squeeze=False, figsize=size)
+    y = np.arange(len(names))
     for ax, m in zip(axes.flat, shown):
         means = [e["metrics"].get(m, {}).get("mean", np.nan) for e in board["models"]]
         err = [[max(0.0, mu - e["metrics"][m]["ci95"][0]) if m in e["metrics"] else 0 for mu, e in
                 zip(means, board["models"])],
                [max(0.0, e["metrics"][m]["ci95"][1] - mu) if m in e["metrics"] else 0 for mu, e in
                 zip(means, board["models"])]]
-        ax.bar(range(len(names)), means, yerr=err, capsize=3, color="#4c72b0")
-        ax.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=7)
+        ax.barh(y, means, xerr=err, capsize=3, color="#4c72b0")
         ax.set_title(m, fontsize=9)
-        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.tick_params(axis="y", labelsize=8)
+    axes[0, 0].set_yticks(y, names)
+    axes[0, 0].invert_yaxis()  # shared: the first-ranked model on top in every panel
     for ax in list(axes.flat)[len(shown):]:
         ax.axis("off")
-    return _save(fig, path)
+    fig.suptitle(board_title(board, int(12 * size[0])), fontsize=9)  # ~12 characters an inch at size 9
+    return fig
+
+
+def bars(board: dict, path: Path) -> Path:
+    return _save(bars_figure(board), path)
