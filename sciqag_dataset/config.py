@@ -86,7 +86,8 @@ class GenerateConfig(QAGenConfig):
     context_tokens: int = _opt(12288, min=256, help="the generator's context (the paper's: 12,288 tokens)")
     complete_sets_of: int | None = _opt(None, min=1, flag="complete-sets",
                                         help="mark papers with fewer pairs incomplete, not published (the authors: 10)")
-    shard: str | None = _opt(None, metavar="i/n", help="take the i-th of n hash slices of the corpus")
+    shard: str | None = _opt(None, metavar="i/n", help="take slice i of n hash slices of the corpus; i counts from 0 "
+                                                       "(0/4, 1/4, 2/4, 3/4)")
 
 
 @dataclass

@@ -15,6 +15,11 @@ from .redact import install_log_redaction, redact
 EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """A count and its noun: ``plural(1, "paper")`` is "1 paper", ``plural(3, "paper")`` "3 papers"."""
+    return f"{n} {noun if n == 1 else many or noun + 's'}"
+
+
 def setup_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")

@@ -10,22 +10,25 @@ traceback); 2 a user error, on one line; 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 from pathlib import Path
 
 from .. import __version__, pipeline, remote, scale
-from ..config import (STAGES, EmbeddedConfig, EvaluateConfig, ExecutorConfig, FilterConfig, GenerateConfig, IngestConfig,
+from ..config import (STAGES, EvaluateConfig, ExecutorConfig, FilterConfig, GenerateConfig, IngestConfig,
                       KeywordsConfig, PublishConfig, SeedConfig)
 from ..console import run_command, setup_logging
 from ..errors import MissingInput, UserError
 from ..folders import WORK_LAYOUT, check_publish_target, claim
-from ..llm.endpoint import EndpointConfig, JudgeEndpointConfig
+from ..llm.endpoint import EndpointConfig
 from ..trainers.config import TrainConfig
 from . import benchmark as benchmark_cli
 from . import report
-from .flags import Parser, _csv, add_section, add_work, resolve_config
+from .flags import Deprecated, Parser, _csv, add_embedded, add_judge, add_section, add_work, command, resolve_config
 from .train import main as train_main
+
+log = logging.getLogger(__name__)
 
 
 def check_keys(cfg, stages) -> None:
@@ -60,14 +63,21 @@ def existing_work(cfg) -> None:
     """The work dir of a stage after ingest must hold papers: refused before anything is written there."""
     papers = Path(cfg.work_dir) / "papers.jsonl"
     if not papers.exists():
-        raise MissingInput(f"{papers} not found: run `sciqag ingest PAPERS -o {cfg.work_dir}` (or `sciqag run`) "
+        raise MissingInput(f"{papers} not found: run `sciqag ingest {cfg.work_dir} PAPERS` (or `sciqag run`) "
                            "first")
 
 
 # ---------------------------------------------------------------- commands
 
 def cmd_ingest(args) -> int:
+    inputs = getattr(args, "root.inputs") or []
+    if args.old_work is not None:  # the old spelling `ingest PAPERS... -o WORK`: every positional is a paper
+        inputs = [args.work, *inputs] if args.work is not None else inputs
+        args.work = args.old_work
+    setattr(args, "root.inputs", inputs or None)  # none given: the config's `inputs`
     cfg = resolve_config(args)
+    if not cfg.inputs:
+        raise UserError("name the PAPERS to ingest after WORK: files, folders or URLs (or `inputs:` in --config)")
     check_inputs(cfg)
     prepare_work(cfg, ["ingest"])
     return report.ingested(Path(cfg.work_dir), pipeline.ingest(cfg))
@@ -101,8 +111,7 @@ def cmd_generate(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    cfg = pipeline.with_committee(resolve_config(args), getattr(args, "judge.url"), getattr(args, "judge.model"))
-    cfg.validate()
+    cfg = resolve_config(args)
     existing_work(cfg)
     ev = cfg.evaluate
     if ev.metrics is None and not cfg.judge.url:
@@ -185,57 +194,59 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("ingest", help="read papers (txt, md, json/jsonl, SciQAG JSON, JATS/Elsevier XML, "
-                                      "HTML, PDF) into WORK/papers.jsonl")
-    p.add_argument("root.inputs", nargs="+", metavar="INPUT", help="files, folders or fsspec URLs (s3://, hf://, https://...)")
-    p.add_argument("-o", "--work", required=True, help="work directory")
-    p.add_argument("--config", help="YAML config")
+    p = command(sub, "ingest", "read papers (txt, md, json/jsonl, SciQAG JSON, JATS/Elsevier XML, HTML, PDF) into "
+                               "WORK/papers.jsonl")
+    add_work(p)
+    p.add_argument("root.inputs", nargs="*", metavar="PAPERS",
+                   help="files, folders or fsspec URLs (s3://, hf://, https://...) (default: the config's inputs)")
+    p.add_argument("-o", "--work", dest="old_work", action=Deprecated,  # `-o` is an output folder elsewhere
+                   note="{flag} WORK is deprecated: write `sciqag ingest WORK PAPERS...`, the work directory "
+                        "first, as every stage takes it")
     add_section(p, "ingest", IngestConfig)
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("keywords", help="TopicRank keyphrases per paper -> WORK/keywords.jsonl")
+    p = command(sub, "keywords", "TopicRank keyphrases per paper -> WORK/keywords.jsonl")
     add_work(p)
     add_section(p, "keywords", KeywordsConfig)
     p.set_defaults(func=cmd_keywords)
 
-    p = sub.add_parser("seed", help="teacher QA pairs per paper -> WORK/seed.jsonl")
+    p = command(sub, "seed", "teacher QA pairs per paper -> WORK/seed.jsonl")
     add_work(p)
     add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
     add_section(p, "seed", SeedConfig)
-    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
+    add_embedded(p)
     p.set_defaults(func=cmd_seed)
 
-    p = sub.add_parser("generate", help="generator QA pairs for every paper -> WORK/generated.jsonl "
-                                        "(TGI, vLLM, SGLang, OpenAI, transformers serve; resumable)")
+    p = command(sub, "generate", "generator QA pairs for every paper -> WORK/generated.jsonl (TGI, vLLM, SGLang, "
+                                 "OpenAI, transformers serve; resumable)")
     add_work(p)
     add_section(p, "generator", EndpointConfig, title="generator endpoint (any OpenAI-compatible server)")
     add_section(p, "generate", GenerateConfig)
     p.add_argument("--merge", action="store_true", help="fold generated.shard-*.jsonl into generated.jsonl")
-    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
+    add_embedded(p)
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("evaluate", help="RACAR judge, question diversity, coverage with evidence, numeric "
-                                        "validation -> WORK/evaluated.jsonl (one row per QA pair), summary, plots")
+    p = command(sub, "evaluate", "RACAR judge, question diversity, coverage with evidence, numeric validation -> "
+                                 "WORK/evaluated.jsonl (one row per QA pair), summary, plots")
     add_work(p)
     add_section(p, "evaluate", EvaluateConfig)
-    add_section(p, "judge", JudgeEndpointConfig, prefix="judge-", repeat=("model",),
-                title="judge endpoint (each --judge-endpoint is a judge of its own: several make a committee; "
-                      "--judge-model pairs with them in order, or one applies to all)")
-    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
+    add_judge(p)
+    add_embedded(p, "evaluate")
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("filter", help="keep the evaluated QA pairs that pass thresholds -> WORK/filtered.jsonl")
+    p = command(sub, "filter", "keep the evaluated QA pairs that pass thresholds -> WORK/filtered.jsonl")
     add_work(p)
     add_section(p, "filter", FilterConfig, title="rules (all must pass; a pair missing a needed score is not kept)")
     p.add_argument("--clear", action="store_true", help="undo the filter: the next publish takes every evaluated pair")
     p.set_defaults(func=cmd_filter)
 
-    p = sub.add_parser("publish", help="parquet configs + dataset card -> a folder `load_dataset` reads")
+    p = command(sub, "publish", "parquet configs + dataset card -> a folder `load_dataset` reads")
     add_work(p)
     add_section(p, "publish", PublishConfig)
     p.set_defaults(func=cmd_publish)
 
-    p = sub.add_parser("run", help="ingest -> keywords -> seed -> generate -> evaluate -> publish, from one config")
+    p = command(sub, "run", "every stage from one config: ingest -> keywords -> seed -> generate -> evaluate -> "
+                            "publish")
     p.add_argument("config", nargs="?", help="YAML config (default: built-in defaults, sample papers, "
                                              "embedded local model)")
     p.add_argument("--config", dest="config_flag", metavar="CONFIG", help="the same, as the other commands take it")
@@ -248,15 +259,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
     add_section(p, "seed", SeedConfig)
     add_section(p, "generator", EndpointConfig, prefix="generator-", title="generator endpoint")
+    add_judge(p)
     add_section(p, "executor", ExecutorConfig, title="executor (datatrove: each per-paper stage as jobs of --tasks ranks)")
     add_section(p, "publish", PublishConfig)
-    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
+    add_embedded(p)
     p.set_defaults(func=cmd_run)
 
     benchmark_cli.add_parsers(sub)
 
-    sub.add_parser("train", add_help=False, help="fine-tune the generator on the seed config (TRL SFT + PEFT / "
-                                                 "DeepSpeed) -> model folder; `sciqag train --help` for its options")
+    command(sub, "train", "fine-tune the generator on the seed config (TRL SFT + PEFT / DeepSpeed) -> model folder; "
+                          "`sciqag train --help` for its options", add_help=False)
     return parser
 
 
@@ -273,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = argv
     setup_logging(args.verbose)
+    for note in getattr(args, "deprecated", []):
+        log.warning(note)
     return run_command(args.func, args, f"sciqag {args.command}")
 
 

@@ -7,14 +7,15 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from .. import pipeline
-from ..config import BenchmarkConfig, EmbeddedConfig
+from ..config import BenchmarkConfig
+from ..console import plural
 from ..errors import UserError
 from ..evaluation.benchmark import export, update_card
 from ..evaluation.benchmark.card import check_card
 from ..folders import claim
-from ..llm.endpoint import JudgeEndpointConfig, ModelEndpointConfig
+from ..llm.endpoint import ModelEndpointConfig
 from ..redact import redact
-from .flags import add_section, resolve_config
+from .flags import add_embedded, add_judge, add_section, command, resolve_config
 
 EXIT_OK, EXIT_FAILED_RECORDS = 0, 1
 
@@ -26,7 +27,7 @@ def _model_template(args) -> dict:
 
 
 def cmd_benchmark(args) -> int:
-    cfg = pipeline.with_committee(resolve_config(args), getattr(args, "judge.url"), getattr(args, "judge.model"))
+    cfg = resolve_config(args)
     b = cfg.benchmark
     if not b.data:
         raise UserError("name the DATA to benchmark on: a published folder or Hub id, or a JSON/JSONL/parquet file")
@@ -65,8 +66,8 @@ def print_board(results: Path, run) -> int:
     print((results / "leaderboard.md").read_text(encoding="utf-8"))
     print(f"Results: {results.resolve()} (leaderboard.json, leaderboard.png, models/*/predictions.jsonl)")
     if failed:
-        print(f"  {failed} question(s) or batch(es) failed; rerun the same command to retry them "
-              "(finished ones are not asked again).", file=sys.stderr)
+        print(f"  {plural(failed, 'question or batch', 'questions or batches')} failed; rerun the same command to "
+              "retry them (finished ones are not asked again).", file=sys.stderr)
         return EXIT_FAILED_RECORDS
     return EXIT_OK
 
@@ -82,8 +83,8 @@ def cmd_export_task(args) -> int:
 
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser("benchmark", help="closed-book QA: ask models the published test split's questions, score "
-                                         "the answers -> RESULTS (predictions per model, leaderboard)")
+    p = command(sub, "benchmark", "closed-book QA: ask models the published test split's questions, score the "
+                                  "answers -> RESULTS (predictions per model, leaderboard)")
     p.add_argument("benchmark.data", nargs="?", metavar="DATA",
                    help="a published folder or Hub id, or a JSON/JSONL/parquet file of question/answer pairs")
     p.add_argument("--config", help="YAML config (its benchmark:, judge: and embedded: sections)")
@@ -91,14 +92,13 @@ def add_parsers(sub) -> None:
     add_section(p, "model", ModelEndpointConfig, repeat=("model",),
                 title="models under benchmark (each --model pairs with an --endpoint in order; one --model for "
                       "several endpoints: its replicas; none: the embedded model)")
-    add_section(p, "judge", JudgeEndpointConfig, prefix="judge-", repeat=("model",),
-                title="judge endpoint (each --judge-endpoint is a judge of its own; with none, --judge uses the "
-                      "embedded model)")
-    add_section(p, "embedded", EmbeddedConfig, title="embedded model (used by endpoint sections with no url)")
+    add_judge(p, title="judge endpoint (each --judge-endpoint is a judge of its own; with none, --judge uses the "
+                       "embedded model)")
+    add_embedded(p, "benchmark")
     p.set_defaults(func=cmd_benchmark)
 
-    p = sub.add_parser("export-task", help="write the benchmark as a lighteval custom task or an "
-                                           "lm-evaluation-harness task over the published test split")
+    p = command(sub, "export-task", "write the benchmark as a lighteval custom task or an lm-evaluation-harness "
+                                    "task over the published test split")
     p.add_argument("harness", choices=export.HARNESSES)
     p.add_argument("data", metavar="DATA", help="a published folder or Hub id, or a JSON/JSONL/parquet file")
     p.add_argument("-o", "--output", required=True, help="folder for the task files")

@@ -15,7 +15,15 @@ import types
 import typing
 from pathlib import Path
 
-from ..config import Config
+from .. import pipeline
+from ..config import Config, EmbeddedConfig
+from ..errors import UserError
+from ..llm.endpoint import JudgeEndpointConfig
+
+#: The judge flags of every command that may call a judge (evaluate, run, benchmark): one definition.
+JUDGE_TITLE = ("judge endpoint (each --judge-endpoint is a judge of its own: several make a committee; "
+               "--judge-model pairs with them in order, or one applies to all)")
+
 
 class Parser(argparse.ArgumentParser):
     """Every parser of the CLI, subcommands too: a flag is spelled out in full (``--config`` is not a prefix of
@@ -40,6 +48,24 @@ class Parser(argparse.ArgumentParser):
             if isinstance(action, argparse._SubParsersAction):
                 return action.choices.get(name)
         return None
+
+
+class Deprecated(argparse.Action):
+    """An old spelling that still works: kept out of --help, it stores its value as before and leaves a note,
+    which `main` logs once logging is set up."""
+
+    def __init__(self, option_strings, dest, note: str = "", **kwargs):
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+        self.note = note
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.deprecated = [*getattr(namespace, "deprecated", []), self.note.format(flag=option_string)]
+
+
+def command(sub, name: str, summary: str, **kwargs) -> argparse.ArgumentParser:
+    """A subcommand with its one-line summary both in `sciqag --help` and atop its own --help."""
+    return sub.add_parser(name, help=summary, description=summary, **kwargs)
 
 
 def _csv(text: str) -> list[str]:
@@ -80,6 +106,8 @@ def add_section(parser: argparse.ArgumentParser, section: str, cls, *, prefix: s
             kw.update(action="append", metavar=meta.get("metavar", f.name.upper()))
         elif typing.get_origin(kind) is list:
             kw.update(type=_csv, metavar="LIST")
+            if "choices" in meta:  # LIST hides them: name them, from the field's own choices
+                kw["help"] += f" (any of: {', '.join(meta['choices'])})"
         else:
             kw.update(type=kind, metavar=meta.get("metavar") or ("{" + ",".join(meta["choices"]) + "}"
                                                                   if "choices" in meta else f.name.upper()))
@@ -89,14 +117,36 @@ def add_section(parser: argparse.ArgumentParser, section: str, cls, *, prefix: s
 
 
 def add_work(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("work", help="work directory")
+    """WORK first, as every stage takes it; with --config it may be left out (the config's work_dir)."""
+    parser.add_argument("work", nargs="?", metavar="WORK",
+                        help="work directory (default: the --config's work_dir, as `sciqag run` takes it)")
     parser.add_argument("--config", help="YAML config (default: WORK/config.yaml if present)")
 
 
+def add_judge(parser: argparse.ArgumentParser, title: str = JUDGE_TITLE) -> None:
+    """The `judge:` flags (--judge-endpoint, --judge-model, ...); `resolve_config` makes their committee."""
+    add_section(parser, "judge", JudgeEndpointConfig, prefix="judge-", repeat=("model",), title=title)
+
+
+def add_embedded(parser: argparse.ArgumentParser, command_name: str | None = None) -> None:
+    """The `embedded:` flags. ``command_name``: a command that asks the embedded model no QA pairs, where
+    --embedded-profile changes nothing: it is left out of --help, and still accepted with a note."""
+    add_section(parser, "embedded", EmbeddedConfig, skip=("profile",) if command_name else (),
+                title="embedded model (used by endpoint sections with no url)")
+    if command_name:
+        parser.add_argument("--embedded-profile", "--no-embedded-profile", dest="unused_embedded_profile",
+                            action=Deprecated, nargs=0,
+                            note=f"{{flag}} does nothing in `sciqag {command_name}` (it shapes how seed and "
+                                 "generate ask the embedded model): leave it out")
+
+
 def resolve_config(args: argparse.Namespace) -> Config:
-    """Defaults < YAML < flags, then every value checked (UserError naming the option)."""
+    """Defaults < YAML < flags, then every value checked (UserError naming the option). A stage's WORK, when
+    left out, is the config's work_dir, as `sciqag run` takes it."""
     path = getattr(args, "config", None)
     work = getattr(args, "work", None)
+    if "work" in vars(args) and work is None and path is None:
+        raise UserError("name the work directory: WORK, or a --config whose work_dir names it")
     if path is None and work and (Path(work) / "config.yaml").exists():
         path = Path(work) / "config.yaml"
     cfg = Config.load(path)
@@ -114,4 +164,6 @@ def resolve_config(args: argparse.Namespace) -> Config:
             value = value[0]
         setattr(cfg if section == "root" else getattr(cfg, section), name, value)
         cfg.set_options = sorted({*cfg.set_options, name if section == "root" else dest})
+    if "judge.url" in vars(args):  # a command with the judge flags: the committee they name
+        cfg = pipeline.with_committee(cfg, getattr(args, "judge.url"), getattr(args, "judge.model"))
     return cfg.validate()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from ..console import plural
 from ..records import stage_records
 from ..runner import Summary
 from ..schema import RACAR_DIMENSIONS as DIMENSIONS
@@ -20,7 +21,7 @@ def summary_line(summary: Summary, advice: str | None = None) -> int:
     for a reason a rerun can change: a server, a network, a timeout)."""
     print(summary.line())
     if summary.failed:
-        print(f"  {summary.failed} paper(s) failed; " + (advice or "rerun the same command to retry them "
+        print(f"  {plural(summary.failed, 'paper')} failed; " + (advice or "rerun the same command to retry them "
               "(finished papers are not redone)."), file=sys.stderr)
         return EXIT_FAILED_RECORDS
     return EXIT_OK
@@ -60,11 +61,11 @@ def print_evaluation(work: Path, summaries: dict, out=None) -> None:
     for s in summaries.values():
         print(s.line(), file=out)
     summary = json.loads((work / "evaluation_summary.json").read_text(encoding="utf-8"))
-    print(f"\nEvaluated {summary['pairs']} QA pairs of {summary['papers']} papers ({summary['source']}) "
-          f"-> {work / 'evaluated.jsonl'}", file=out)
+    print(f"\nEvaluated {plural(summary['pairs'], 'QA pair')} of {plural(summary['papers'], 'paper')} "
+          f"({summary['source']}) -> {work / 'evaluated.jsonl'}", file=out)
     r = summary.get("racar")
     if r:
-        print(f"  RACAR ({', '.join(r['judges'])}; {r['judge_calls_per_paper']} calls/paper)", file=out)
+        print(f"  RACAR ({', '.join(r['judges'])}; {plural(r['judge_calls_per_paper'], 'call')}/paper)", file=out)
         for d in DIMENSIONS:
             dim = r["dimensions"][d]
             print(f"    {d:<16} mean {_fmt(dim['mean']):>5}   missing {dim['missing']}", file=out)
@@ -85,7 +86,8 @@ def print_evaluation(work: Path, summaries: dict, out=None) -> None:
     n = summary.get("numeric")
     if n:
         print(f"  numeric: {_fmt(n['answers_with_numbers'], True)} of answers have numbers; "
-              f"{_fmt(n['supported_ratio'], True)} of their {n['numbers']} numbers occur in the paper", file=out)
+              f"{_fmt(n['supported_ratio'], True)} of their {plural(n['numbers'], 'number')} occur in the paper",
+              file=out)
     stale = {m: v["stale"] for m, v in summary["metrics"].items() if v["stale"]}
     if stale:
         print(f"  left out (QA changed since): {stale}", file=out)
@@ -98,7 +100,7 @@ def evaluation(work: Path, summaries: dict) -> int:
     print_evaluation(work, summaries)
     failed = sum(s.failed for s in summaries.values())
     if failed:
-        print(f"  {failed} paper evaluation(s) failed; rerun the same command to retry them.", file=sys.stderr)
+        print(f"  {plural(failed, 'paper evaluation')} failed; rerun the same command to retry them.", file=sys.stderr)
         return EXIT_FAILED_RECORDS
     return EXIT_OK
 
@@ -113,7 +115,7 @@ def published(out: Path, copies: list[str]) -> int:
 
 
 def filtered(work: Path, result: dict) -> int:
-    print(f"filter: {result['pairs']} pairs -> {result['kept']} kept, {result['dropped']} dropped, "
+    print(f"filter: {plural(result['pairs'], 'pair')} -> {result['kept']} kept, {result['dropped']} dropped, "
           f"{result['missing']} missing a required score -> {work / 'filtered.jsonl'}")
     for label, by in (("failed", result["failed_by_rule"]), ("missing", result["missing_by_rule"])):
         if by:
@@ -135,9 +137,10 @@ def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, out
         pairs = sum(len(r.get("qa") or []) for r in recs)
         many = sum(len(r.get("qa") or []) >= 5 for r in recs)
         off = sum(len(r.get("off_passage") or []) for r in recs)
-        print(f"  {stage:<9} {len(recs)} papers: " + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items()))
-              + f"; {pairs} QA pairs, {many} papers with 5 or more"
-              + (f"; {off} pair(s) not about their paper dropped (see warnings)" if off else ""), file=out)
+        print(f"  {stage:<9} {plural(len(recs), 'paper')}: "
+              + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items()))
+              + f"; {plural(pairs, 'QA pair')}, {plural(many, 'paper')} with 5 or more"
+              + (f"; {plural(off, 'pair')} not about their paper dropped (see warnings)" if off else ""), file=out)
     if seconds:
         print("  time      " + ", ".join(f"{k} {v:.0f}s" for k, v in seconds.items())
               + f" (total {sum(seconds.values()):.0f}s)", file=out)
