@@ -8,12 +8,12 @@ unchanged) and ``filter_summary.json`` (counts per rule).
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from itertools import groupby
 from pathlib import Path
 from typing import Any, Iterator
 
+from sciqag_dataset.atomic import replacing
 from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
 from sciqag_dataset.runner import run_stage
@@ -174,9 +174,7 @@ def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict
     verdicts = JsonlIndex(work / VERDICTS)
     counts = {"pairs": 0, "kept": 0, "dropped": 0, "missing": 0}
     failed_by, missing_by = Counter(), Counter()
-    path = work / FILTERED
-    tmp = path.with_suffix(".jsonl.tmp")
-    with tmp.open("w", encoding="utf-8") as out:
+    with replacing(work / FILTERED) as out:
         for paper in evaluated_papers(work):
             verdict = verdicts.get(paper["id"]) or {}
             if verdict.get("status") != "ok":  # the verdict itself failed (see filter_verdicts.jsonl)
@@ -192,7 +190,6 @@ def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict
                 else:
                     counts["kept"] += 1
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
     result = {**counts, "failed_by_rule": dict(sorted(failed_by.items())),
               "missing_by_rule": dict(sorted(missing_by.items())), "rules": verdicts_stage.params["rules"],
               "rules_described": describe_rules(verdicts_stage.params["rules"])}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sciqag_dataset import records
+from sciqag_dataset.atomic import replacing
 from sciqag_dataset.config import METRICS, EvaluateConfig
 from sciqag_dataset.jsonl import JsonlIndex, JsonlWriter
 from sciqag_dataset.qa.rules import refers_to_source
@@ -173,11 +173,9 @@ def merge_evaluation(work: str | Path, source: str | None = None, cfg: EvaluateC
     work = Path(work)
     src = records.qa_source(work, source if source is not None else cfg.source)
     path = work / EVALUATED
-    tmp = path.with_suffix(".jsonl.tmp")
     with tempfile.TemporaryDirectory(prefix="sciqag-eval-") as aligned:
-        with tmp.open("w", encoding="utf-8") as out:
+        with replacing(path) as out:  # readers never see a half-written file
             collected = _merge(work, src, cfg, Path(aligned), out)
-        os.replace(tmp, path)  # readers never see a half-written file
         summary = summarize(Path(aligned), src, collected, cfg)
     summary["plots"] = write_plots(work, collected, cfg) if (cfg.plots if plots is None else plots) else {}
     (work / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

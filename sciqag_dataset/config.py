@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from . import remote
+from .atomic import write_whole
 from .errors import UserError
 from .llm.endpoint import EndpointConfig, JudgeEndpointConfig, ModelEndpointConfig
 from .options import check_fields, read_yaml
@@ -321,9 +322,7 @@ class Config:
     def save(self, path: str | Path) -> None:
         """Write the resolved config; URLs lose any ``user:password@`` (keys live in the environment)."""
         data = _redacted_urls(self.to_dict())
-        tmp = Path(f"{path}.tmp")
-        tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-        tmp.replace(path)
+        write_whole(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
     def validate(self) -> "Config":
         """Types and ranges of every option, and the publish split shares; UserError naming the option."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import __version__
+from .atomic import write_json
 from .errors import UserError
 
 log = logging.getLogger(__name__)
@@ -51,9 +52,7 @@ def _read_marker(folder: Path) -> dict | None:
 
 
 def _write_marker(folder: Path, data: dict) -> None:
-    tmp = folder / f"{MARKER}.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps({**data, "version": __version__}, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / MARKER)
+    write_json(folder / MARKER, {**data, "version": __version__})
 
 
 def _own_entries(folder: Path) -> list[str]:

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from .atomic import replacing, write_whole  # noqa: F401  (write_whole: importable from here too)
 from .text_repair import repair
 
 log = logging.getLogger(__name__)
@@ -85,28 +86,10 @@ def compact(path: str | Path) -> int:
     lines = sum(1 for line in path.open("rb") if line.strip()) if path.exists() else 0
     if lines == len(index.offsets):
         return 0
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
+    with replacing(path, durable=True) as out:
         for rec in iter_latest(path):
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
     return lines - len(index.offsets)
-
-
-def write_whole(path: str | Path, text: str) -> Path:
-    """``path`` written through ``path.tmp`` and a rename, so a reader never sees half of it; a write that fails
-    (a full disk, text that is not valid Unicode) leaves the old file and no temporary one."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
 
 
 class JsonlWriter:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import sys
 import time
 from dataclasses import dataclass, field, replace
 from importlib import resources

@@ -32,6 +32,7 @@ from typing import Any, Iterator
 import numpy as np
 from tqdm.auto import tqdm
 
+from .atomic import write_json
 from .errors import MissingInput, ServerDown, UserError
 from .jsonl import JsonlWriter, compact, iter_latest, read_jsonl
 from .processes import WorkerInit
@@ -137,10 +138,7 @@ def _merge_manifests(work: Path, output: str, shards: list[Path]) -> None:
     if usages:
         merged["usage"] = {k: sum(u.get(k) or 0 for u in usages) for k in usages[0]}
     merged["finished"] = max(p.get("finished") or "" for p in parts)
-    path = work / (output.removesuffix(".jsonl") + "_manifest.json")
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(merged, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json(work / (output.removesuffix(".jsonl") + "_manifest.json"), merged)
 
 
 # ---------------------------------------------------------------- resume
@@ -358,7 +356,4 @@ def _write_manifest(work: Path, stage: Stage, out: Path, summary: Summary, secon
     usage = manifest.get("usage") or {}
     if usage.get("completion_tokens") is not None:
         manifest["completion_tokens_per_s"] = round(usage["completion_tokens"] / max(seconds, 1e-9), 1)
-    path = out.with_name(out.name.removesuffix(".jsonl") + "_manifest.json")
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json(out.with_name(out.name.removesuffix(".jsonl") + "_manifest.json"), manifest)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from sciqag_dataset import records
+from sciqag_dataset.atomic import write_whole
 from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.folders import MODEL_SIGNS, claim
 from sciqag_dataset.generator_info import GENERATOR_INFO_FILE, write_generator_info
@@ -162,9 +163,7 @@ def run_augment(cfg: TrainConfig, generate: Round, judge: Round):
         except BaseException as exc:
             failed_path.write_text(f"{type(exc).__name__}: {exc}")
             raise
-        tmp = rows_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"rows": rows, "counts": dict(counts)}))
-        tmp.replace(rows_path)
+        write_whole(rows_path, json.dumps({"rows": rows, "counts": dict(counts)}))
     else:
         _wait_for(rows_path, failed_path, started)
     shared = json.loads(rows_path.read_text())

@@ -42,7 +42,6 @@ out of every join.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import re
@@ -52,6 +51,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from sciqag_dataset import runner
+from sciqag_dataset.atomic import write_json
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
 from sciqag_dataset.records import REMOVED
@@ -208,9 +208,7 @@ class _Report:
                   "warnings": self.warnings}
         report, _ = repair(report)  # paths that are not UTF-8 must not cost the report
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_json(path, report)
 
 
 def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip", follow_symlinks: bool = False,

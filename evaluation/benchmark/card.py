@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from sciqag_dataset.atomic import write_whole
 from sciqag_dataset.errors import MissingInput, UserError
 
 from .leaderboard import markdown
@@ -57,7 +58,4 @@ def update_card(folder: str | Path, board: dict, command: str) -> Path:
         text = head + block.rstrip("\n") + rest.split(END, 1)[1]
     else:
         text = text.rstrip("\n") + "\n\n" + block
-    tmp = path.with_name("README.md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_whole(path, text)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from sciqag_dataset.atomic import write_whole
 from sciqag_dataset.console import plural
 from sciqag_dataset.jsonl import iter_latest, read_jsonl
 from sciqag_dataset.stage import digest
@@ -63,9 +64,7 @@ def write_predictions(results: Path, folder: str, info: dict) -> Path:
             **{m: (score if m in REFERENCE_METRICS else judge).get(m) for m in METRICS},
             "judge_reasons": judge.get("judge_reasons"),
         })
-    tmp = base / f"{PREDICTIONS}.tmp"
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    tmp.replace(base / PREDICTIONS)
+    write_whole(base / PREDICTIONS, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     (base / MODEL_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return base / PREDICTIONS
 
