@@ -2,7 +2,7 @@
 
 Real parts: the metric libraries (rouge-score, sacrebleu, bert-score with the packaged MiniLM), `load_dataset`
 on a folder written by `sciqag publish`, a real `transformers serve` (tiny random model) for the fast tests,
-and the embedded SmolLM2 on llama.cpp plus a real `lm_eval` run in the end-to-end ones. One fake:
+and the embedded SmolLM2 in the end-to-end one (the exported harness tasks: test_export_task.py). One fake:
 ``ScriptedJudge``, a loopback endpoint answering with judge replies written here (no judge able to write exact
 replies runs on this machine).
 """
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +26,6 @@ from sciqag_dataset.errors import UserError
 from sciqag_dataset.evaluation.benchmark import answer as answer_module
 from sciqag_dataset.evaluation.benchmark import run_benchmark
 from sciqag_dataset.evaluation.benchmark.card import END, START, update_card
-from sciqag_dataset.evaluation.benchmark.export import export_task
 from sciqag_dataset.evaluation.benchmark.leaderboard import bootstrap_ci
 from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer, exact_match, number_agreement, token_f1
 from sciqag_dataset.evaluation.benchmark.questions import load_questions
@@ -403,55 +400,7 @@ def test_models_answered_on_another_question_set_are_left_out(says_server, tmp_p
     assert "| second | 3 | 0 |" in (results / "leaderboard.md").read_text()
 
 
-# --- exported tasks ----------------------------------------------------------------------------------------
-
-def test_exported_tasks_load_the_same_split_with_the_same_prompt(tmp_path):
-    import yaml
-
-    pub = published_folder(tmp_path)
-    export_task("lm-eval", str(pub), tmp_path / "lm", system_prompt="Answer briefly.", max_tokens=64)
-    task = yaml.safe_load((tmp_path / "lm" / "sciqag.yaml").read_text())
-    assert task["dataset_path"] == str(pub.resolve()) and task["dataset_name"] == "evaluated"
-    assert task["test_split"] == "test" and task["description"] == "Answer briefly."
-    assert task["doc_to_text"] == "{{question}}" and task["generation_kwargs"]["max_gen_toks"] == 64
-    assert [m["metric"] for m in task["metric_list"]] == ["exact_match", "bleu", "chrf"]
-    assert datasets.load_dataset(task["dataset_path"], task["dataset_name"], split="test").num_rows == len(PAIRS)
-
-    export_task("lm-eval", str(pub), tmp_path / "lm-seed", config="seed")
-    text = (tmp_path / "lm-seed" / "sciqag.yaml").read_text()
-    assert "process_docs: !function utils.flatten" in text
-    sys.path.insert(0, str(tmp_path / "lm-seed"))
-    try:
-        import utils  # the flatten written beside the task: one document per pair
-
-        flat = utils.flatten(datasets.load_dataset(str(pub), "seed", split="test"))
-        assert flat["question"] == [q for q, _ in PAIRS]
-    finally:
-        sys.path.remove(str(tmp_path / "lm-seed"))
-        sys.modules.pop("utils", None)
-
-    written = export_task("lighteval", str(write_pairs_file(tmp_path / "pairs.json")), tmp_path / "le")
-    source = (tmp_path / "le" / "sciqag_lighteval.py").read_text()
-    compile(source, "sciqag_lighteval.py", "exec")
-    assert "Metrics.rougeL" in source and "normalized_f1" in source
-    copied = read_jsonl(tmp_path / "le" / "sciqag_data" / "test.jsonl")
-    assert copied[1] == {"question": PAIRS[1][0], "answer": PAIRS[1][1]}  # Q/A keys become question/answer
-    model = yaml.safe_load((tmp_path / "le" / "sciqag_litellm.yaml").read_text())["model_parameters"]
-    assert model["system_prompt"] == answer_module.DEFAULT_SYSTEM_PROMPT and len(written) == 3
-    with pytest.raises(UserError, match="one question per row"):
-        export_task("lighteval", str(pub), tmp_path / "le-seed", config="seed")
-
-
 # --- end to end with the embedded model ----------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def embedded_server(tmp_path_factory):
-    from sciqag_dataset.llm import embedded
-
-    server = embedded.start(embedded.choose_here(), log_path=tmp_path_factory.mktemp("embedded") / "server.log")
-    yield server
-    server.stop()
-
 
 @pytest.mark.e2e
 def test_benchmark_the_embedded_model_out_of_the_box_and_update_the_card(tmp_path, capsys):
@@ -478,56 +427,3 @@ def test_benchmark_the_embedded_model_out_of_the_box_and_update_the_card(tmp_pat
     assert main(["benchmark", str(pub), "-o", str(results), "--limit", "4"]) == 0
     rerun = capsys.readouterr()
     assert "answer: 4 skipped" in rerun.out and "Starting the embedded" not in rerun.err
-
-
-@pytest.mark.e2e
-def test_lm_eval_runs_the_exported_task_against_the_embedded_server(embedded_server, tmp_path):
-    pairs = write_pairs_file(tmp_path / "pairs.json")
-    results = tmp_path / "res"
-    llm = LLMClient(embedded_server.base_url, embedded_server.model, params={"max_tokens": 64, "temperature": 0.0},
-                    concurrency=1)
-    ours = run_benchmark(str(pairs), results, [llm], limit=3, bertscore_model=None, progress=False)
-    assert ours.board["models"][0]["answered"] == 3
-
-    assert main(["export-task", "lm-eval", str(pairs), "-o", str(tmp_path / "task"), "--max-tokens", "64"]) == 0
-    lm_eval = Path(sys.executable).parent / "lm_eval"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    proc = subprocess.run(
-        [str(lm_eval), "--model", "local-chat-completions", "--model_args",
-         f"model={embedded_server.model},base_url={embedded_server.base_url}/chat/completions,tokenizer_backend=none",
-         "--apply_chat_template", "--include_path", str(tmp_path / "task"), "--tasks", "sciqag", "--limit", "3",
-         "--output_path", str(tmp_path / "lm_out"), "--log_samples"],
-        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(next((tmp_path / "lm_out").rglob("results_*.json")).read_text())["results"]["sciqag"]
-    assert {"exact_match,none", "bleu,none", "chrf,none"} <= set(result)
-    samples = [json.loads(line) for line in next((tmp_path / "lm_out").rglob("samples_sciqag_*.jsonl")).open()]
-    assert len(samples) == 3
-    messages = json.loads(samples[0]["arguments"]["gen_args_0"]["arg_0"][0])
-    assert messages == [{"role": "system", "content": answer_module.DEFAULT_SYSTEM_PROMPT},
-                        {"role": "user", "content": PAIRS[0][0]}]  # the prompt `sciqag benchmark` sends
-    ours_first = read_jsonl(results / answer_module.model_dir(embedded_server.model) / "predictions.jsonl")[0]
-    assert samples[0]["resps"][0][0].strip() == ours_first["prediction"]  # greedy: the same answer from both
-
-
-@pytest.mark.skipif(not os.environ.get("SCIQAG_LIGHTEVAL"), reason="lighteval lives in a venv of its own: set "
-                    "SCIQAG_LIGHTEVAL to its `lighteval` executable (README, Benchmark a model)")
-def test_lighteval_runs_the_exported_task(embedded_server, tmp_path):
-    import yaml
-
-    pairs = write_pairs_file(tmp_path / "pairs.json")
-    export_task("lighteval", str(pairs), tmp_path / "task", max_tokens=64)
-    config = tmp_path / "task" / "sciqag_litellm.yaml"
-    model = yaml.safe_load(config.read_text())
-    model["model_parameters"].update(model_name=f"openai/{embedded_server.model}", base_url=embedded_server.base_url,
-                                     concurrent_requests=1, max_model_length=2048)
-    config.write_text(yaml.safe_dump(model))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.run([os.environ["SCIQAG_LIGHTEVAL"], "endpoint", "litellm", str(config), "sciqag|0",
-                           "--custom-tasks", str(tmp_path / "task" / "sciqag_lighteval.py"), "--max-samples", "3",
-                           "--output-dir", str(tmp_path / "le_out")], capture_output=True, text=True, timeout=600,
-                          env=env, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(next((tmp_path / "le_out").rglob("results_*.json")).read_text())["results"]["sciqag|0"]
-    assert {"em", "normalized_f1", "rougeL", "bleu"} <= set(result)
-    shutil.rmtree(tmp_path / ".litellm_cache", ignore_errors=True)
