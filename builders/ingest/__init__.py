@@ -53,8 +53,9 @@ from tqdm.auto import tqdm
 from sciqag_dataset import runner
 from sciqag_dataset.atomic import write_json
 from sciqag_dataset.errors import UserError
-from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
+from sciqag_dataset.jsonl import JsonlWriter, iter_latest
 from sciqag_dataset.records import REMOVED
+from sciqag_dataset.stage import digest
 from sciqag_dataset.text_repair import repair, repair_text
 
 from .detect import detect_format, format_of_name
@@ -86,7 +87,7 @@ def _lead(rec: dict) -> str | None:
     words = re.findall(r"\w+", (rec.get("text") or "").lower())
     if len(title.split()) < 4 or len(words) < 20:
         return None
-    return title + "\n" + " ".join(words[:20])
+    return digest(title + "\n" + " ".join(words[:20]))  # 16 hex characters kept per paper, not the words
 
 
 class _Seen:
@@ -100,11 +101,7 @@ class _Seen:
         self.stored: dict[str, dict[str, list[tuple[str, str]]]] = {}
         self.partial: set[str] = set()  # ids stored from a partial read: a complete copy replaces them
         self.leads: dict[str, str] = {}  # title and first words -> id, to find a partial read's whole paper
-        latest: dict[str, dict] = {}
-        for rec in read_jsonl(out):
-            if "id" in rec:
-                latest[rec["id"]] = rec
-        for rec in latest.values():
+        for rec in iter_latest(out):  # streamed: a paper's text is never held past its own line
             if rec.get("status") in (runner.FAILED, REMOVED):
                 continue
             self.ids.setdefault(rec["id"], rec.get("source_path") or "")
