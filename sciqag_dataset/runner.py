@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 FAILED = "failed"
 
-__all__ = ["FAILED", "Finished", "Summary", "finished_fingerprints", "in_shard", "merge_shards", "output_path", "parse_shard",
+__all__ = ["FAILED", "Finished", "Summary", "in_shard", "merge_shards", "output_path", "parse_shard",
            "run_stage", "shard_files"]
 
 
@@ -123,7 +123,7 @@ def _merge_manifests(work: Path, output: str, shards: list[Path]) -> None:
     """The stage's manifest, as an unsharded run writes it: the shards' counts and usage summed."""
     parts = []
     for path in shards:
-        manifest = path.with_name(path.name.removesuffix(".jsonl") + "_manifest.json")
+        manifest = manifest_path(path.parent, path.name)
         if manifest.exists():
             parts.append(json.loads(manifest.read_text(encoding="utf-8")))
     if not parts:
@@ -138,7 +138,7 @@ def _merge_manifests(work: Path, output: str, shards: list[Path]) -> None:
     if usages:
         merged["usage"] = {k: sum(u.get(k) or 0 for u in usages) for k in usages[0]}
     merged["finished"] = max(p.get("finished") or "" for p in parts)
-    write_json(work / (output.removesuffix(".jsonl") + "_manifest.json"), merged)
+    write_json(manifest_path(work, output), merged)
 
 
 # ---------------------------------------------------------------- resume
@@ -194,12 +194,6 @@ def _latest_of(path: Path, ids: set[str]) -> Iterator[dict]:
             if rec.get("id") in ids:
                 latest[rec["id"]] = rec
     return iter(latest.values())
-
-
-def finished_fingerprints(path: Path) -> dict[str, str | None]:
-    """id -> fingerprint of its latest line, for the ids whose latest line is not a failure (for tests and
-    tools: it holds the ids; the runner keeps only hashes, see ``Finished``)."""
-    return {r["id"]: r.get("fingerprint") for r in iter_latest(path) if status_of(r) != FAILED}
 
 
 def _failure(rec: dict, exc: BaseException) -> dict:
@@ -273,19 +267,21 @@ def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | 
             if stage.progress:
                 bar.set_postfix(stage.progress(), refresh=False)
 
-        if stage.is_async:
-            asyncio.run(_drive_async(stage, todo(), record))
-        elif stage.workers > 1:
-            _drive_processes(stage, todo(), record)
-        else:
-            if stage.setup:
-                stage.setup()
-            safe = _Safe(stage.process)
-            for rec, fp in todo():
-                record(rec, fp, safe(rec))
-        for rec in _latest_of(work / stage.output_file, stale):
-            writer.write(rec)
-            written += 1
+        try:
+            if stage.is_async:
+                asyncio.run(_drive_async(stage, todo(), record))
+            elif stage.workers > 1:
+                _drive_processes(stage, todo(), record)
+            else:
+                if stage.setup:
+                    stage.setup()
+                safe = _Safe(stage.process)
+                for rec, fp in todo():
+                    record(rec, fp, safe(rec))
+        finally:  # a run stopped early (a dead server, Ctrl-C) must not let a merge restore an older line
+            for rec in _latest_of(work / stage.output_file, stale):
+                writer.write(rec)
+                written += 1
     if written or done.duplicates:  # a resume that skipped everything leaves a compact file as it is
         compact(out)
     _write_manifest(work, stage, out, summary, time.monotonic() - started, shard,
@@ -341,6 +337,11 @@ def _drive_processes(stage: Stage, todo: Iterator[tuple[dict, str]], record) -> 
             record(r, f, fut.result())
 
 
+def manifest_path(work: Path, output: str) -> Path:
+    """``WORK/<output stem>_manifest.json``: what a stage's run recorded (counts, model, usage, settings)."""
+    return work / (output.removesuffix(".jsonl") + "_manifest.json")
+
+
 def _write_manifest(work: Path, stage: Stage, out: Path, summary: Summary, seconds: float,
                     shard: tuple[int, int] | None, cpu: float = 0.0) -> None:
     manifest: dict[str, Any] = {"stage": stage.name, "output": out.name, "counts": dict(summary.counts),
@@ -356,4 +357,4 @@ def _write_manifest(work: Path, stage: Stage, out: Path, summary: Summary, secon
     usage = manifest.get("usage") or {}
     if usage.get("completion_tokens") is not None:
         manifest["completion_tokens_per_s"] = round(usage["completion_tokens"] / max(seconds, 1e-9), 1)
-    write_json(out.with_name(out.name.removesuffix(".jsonl") + "_manifest.json"), manifest)
+    write_json(manifest_path(out.parent, out.name), manifest)

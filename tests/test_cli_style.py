@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import write_jsonl
 
-from sciqag_dataset.cli import build_parser, main, report
+from sciqag_dataset.cli import build_parser, main, parse, report
 from sciqag_dataset.cli.flags import resolve_config
 from sciqag_dataset.config import METRICS
 from sciqag_dataset.console import plural
@@ -202,3 +202,25 @@ def test_readme_commands_parse_as_written():
         assert not getattr(args, "deprecated", None), argv  # README shows the current spellings
     ingest = build_parser().parse_args(["ingest", "work", "papers/", "more.pdf"])
     assert ingest.work == "work" and getattr(ingest, "root.inputs") == ["papers/", "more.pdf"]
+
+
+def test_ingest_takes_papers_before_and_after_options(tmp_path):
+    for argv in (["ingest", "w", "a.pdf", "--on-duplicate", "skip", "b.pdf"],
+                 ["ingest", "w", "--on-duplicate", "skip", "a.pdf", "b.pdf"],
+                 ["ingest", "--on-duplicate", "skip", "w", "a.pdf", "b.pdf"]):
+        args = parse(argv)
+        assert (args.work, getattr(args, "root.inputs")) == ("w", ["a.pdf", "b.pdf"]), argv
+    with pytest.raises(SystemExit):
+        parse(["ingest", "w", "a.pdf", "--on-duplicat", "skip"])  # a misspelt flag is still refused
+    (tmp_path / "paper.txt").write_text(PAPER)
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"work_dir: {tmp_path / 'work'}\n")
+    proc = sciqag("ingest", "--config", cfg, tmp_path / "paper.txt")  # the paper would be taken for WORK
+    assert proc.returncode == 2 and "is a file" in proc.stderr and not (tmp_path / "work").exists(), proc.stderr
+
+
+def test_a_config_without_work_dir_is_not_taken_for_one(tmp_path):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("keywords:\n  n: 7\n")
+    with pytest.raises(UserError, match="sets no work_dir"):
+        resolve_config(build_parser().parse_args(["keywords", "--config", str(cfg)]))

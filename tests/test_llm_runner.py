@@ -12,7 +12,7 @@ from sciqag_dataset.jsonl import JsonlWriter, iter_latest
 from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache, check_reachable, client_from_config
 from sciqag_dataset.llm.server import free_port
 from sciqag_dataset.redact import redact_url
-from sciqag_dataset.runner import finished_fingerprints, run_stage
+from sciqag_dataset.runner import Finished, run_stage
 from sciqag_dataset.stage import Stage
 
 
@@ -100,7 +100,8 @@ def test_run_processes_records_failures_and_resumes(tmp_path, workers):
     assert got["p3"]["value"] == 6 and "broken paper" in got["bad"]["error"]
     s2 = run_stage(stage, tmp_path)
     assert s2.counts["skipped"] == 6 and s2.failed == 1  # only the failure is retried
-    assert set(finished_fingerprints(out)) == {f"p{i}" for i in range(6)}
+    done = Finished(out)
+    assert [done.has_id(i) for i in ("p0", "p5", "bad")] == [True, True, True] and len(done) == 6
 
 
 def test_torn_last_line_is_repaired(tmp_path):

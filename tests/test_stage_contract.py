@@ -19,7 +19,8 @@ from sciqag_dataset.evaluation import coverage, diversity, filter as filtering, 
 from sciqag_dataset.evaluation.merge import merge_evaluation
 from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.runner import merge_shards, run_stage, shard_files
+from sciqag_dataset.runner import in_shard, merge_shards, run_stage, shard_files
+from sciqag_dataset.stage import Stage
 
 TOPICS = ["sodium layered oxide cathode", "halide perovskite film", "nickel iron hydroxide catalyst",
           "garnet solid electrolyte", "zeolite membrane", "bismuth telluride thermoelectric"]
@@ -165,5 +166,59 @@ def test_resume_reads_the_latest_line_of_each_record_and_keeps_no_records(tmp_pa
                                                                           False]
     assert [done.has_id(i) for i in "abcde"] == [True, True, True, True, False]
     assert done.duplicates == 3 and len(done) == 3
-    assert all(isinstance(k, int) for k in done.keys)  # hashes only
     assert len(Finished(tmp_path / "absent.jsonl")) == 0
+
+
+class _Version:
+    """A stage function whose output names the version of the code that wrote it; one id can be made to stop the
+    run (as a dead server does), after the records before it."""
+
+    def __init__(self, v: int, stop_at: str | None = None):
+        self.v, self.stop_at = v, stop_at
+
+    def __call__(self, rec: dict) -> dict:
+        if rec["id"] == self.stop_at:
+            raise KeyboardInterrupt  # not a record's failure: the run stops here
+        return {"id": rec["id"], "status": "ok", "v": self.v}
+
+
+def _papers(n: int):
+    return lambda work: iter([{"id": f"p{i}"} for i in range(n)])
+
+
+@pytest.mark.parametrize("interrupted", [False, True])
+def test_a_sharded_rerun_never_lets_a_merge_restore_an_older_line(tmp_path, interrupted):
+    """Shard 0 ran with v1 (its file holds v1 lines); then an unsharded v2 run finished everything. A rerun of
+    shard 0 skips its records (finished in the unsharded output) and copies their v2 lines into the shard file,
+    so that a merge keeps v2: also when that rerun stops early."""
+    params = {"v": 1}
+    run_stage(Stage(name="s", inputs=_papers(12), process=_Version(1), params=params), tmp_path, shard=(0, 2),
+              progress=False)
+    run_stage(Stage(name="s", inputs=_papers(12), process=_Version(2), params={"v": 2}), tmp_path, progress=False)
+    shard_ids = [r["id"] for r in iter_latest(tmp_path / "s.shard-0-of-2.jsonl")]
+    assert shard_ids
+    # one new paper in shard 0 whose processing stops the rerun
+    new = next(f"p{i}" for i in range(12, 100) if in_shard(f"p{i}", 0, 2))
+    stage = Stage(name="s", inputs=lambda work: iter([{"id": f"p{i}"} for i in range(12)] + [{"id": new}]),
+                  process=_Version(2, stop_at=new if interrupted else None), params={"v": 2})
+    if interrupted:
+        with pytest.raises(KeyboardInterrupt):
+            run_stage(stage, tmp_path, shard=(0, 2), progress=False)
+    else:
+        assert run_stage(stage, tmp_path, shard=(0, 2), progress=False).counts["skipped"] == len(shard_ids)
+    merge_shards(tmp_path, "s.jsonl")
+    assert {r["id"]: r["v"] for r in iter_latest(tmp_path / "s.jsonl") if r["id"] != new} == \
+        {f"p{i}": 2 for i in range(12)}
+
+
+def test_a_resume_with_nothing_to_do_leaves_the_output_as_it_is(tmp_path):
+    stage = Stage(name="s", inputs=_papers(5), process=_Version(1))
+    run_stage(stage, tmp_path, progress=False)
+    out = tmp_path / "s.jsonl"
+    before = out.stat()
+    assert run_stage(stage, tmp_path, progress=False).counts["skipped"] == 5
+    assert out.stat().st_ino == before.st_ino and out.stat().st_mtime_ns == before.st_mtime_ns  # not rewritten
+    with out.open("a") as f:  # a line a killed run left twice is compacted away by the next resume
+        f.write(out.read_text().splitlines()[0] + "\n")
+    run_stage(stage, tmp_path, progress=False)
+    assert len(out.read_text().splitlines()) == 5

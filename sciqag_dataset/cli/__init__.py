@@ -75,6 +75,8 @@ def cmd_ingest(args) -> int:
         inputs = [args.work, *inputs] if args.work is not None else inputs
         args.work = args.old_work
     setattr(args, "root.inputs", inputs or None)  # none given: the config's `inputs`
+    if args.work is not None and Path(args.work).is_file():
+        raise UserError(f"WORK {args.work} is a file: write `sciqag ingest WORK PAPERS...`, the work directory first")
     cfg = resolve_config(args)
     if not cfg.inputs:
         raise UserError("name the PAPERS to ingest after WORK: files, folders or URLs (or `inputs:` in --config)")
@@ -276,13 +278,24 @@ def _sigterm(signum, frame):
     raise KeyboardInterrupt  # run the same cleanup as Ctrl-C: stop the local server, close files
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "ingest" and not any(a.startswith("-") for a in extra):
+        # argparse fills WORK and PAPERS at the first positionals: papers given after an option land here
+        setattr(args, "root.inputs", [*(getattr(args, "root.inputs") or []), *extra])
+    elif extra:
+        parser.parse_args(argv)  # the usual error, with its nearest-flag suggestion
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _sigterm)
     argv = list(sys.argv[1:] if argv is None else argv)
     at = next((i for i, a in enumerate(argv[:2]) if a == "train"), None)
     if at is not None and all(a in ("-v", "-vv", "--verbose") for a in argv[:at]):
         return train_main(argv[:at] + argv[at + 1:])  # TRL's own parser: its flags, its --help
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     args.argv = argv
     setup_logging(args.verbose)
     for note in getattr(args, "deprecated", []):

@@ -152,6 +152,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
     cfg = Config.load(path)
     if work:
         cfg.work_dir = str(work)
+    elif "work" in vars(args) and "work_dir" not in cfg.set_options:
+        raise UserError(f"{path} sets no work_dir: name the work directory (WORK) or add `work_dir:` to it")
     for dest, value in vars(args).items():  # flags are named "section.field" after the config
         if "." not in dest or value is None:
             continue
