@@ -13,8 +13,10 @@ pairs ``incomplete``.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from sciqag_dataset.config import GenerateConfig
+from sciqag_dataset.errors import UserError
 from sciqag_dataset.generator_info import read_generator_info
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.qa.rules import postprocess
@@ -49,7 +51,10 @@ async def generate_one(paper: dict, client: LLMClient, cfg: GenerateConfig) -> d
 
 def stage(client: LLMClient, cfg: GenerateConfig) -> Stage:
     """The generator's QA pairs for every paper -> ``WORK/generated.jsonl`` (run it with ``shard=cfg.shard``)."""
-    info = read_generator_info(client.model)
+    if cfg.prompt_style:  # prompting is settled: only a local model folder is looked at, for the card
+        info, known = _local_info(client.model), Path(client.model).is_dir()
+    else:
+        info, known = read_generator_info(client.model), True
     cfg = resolve_prompting(client.model, cfg, info)
 
     async def one(paper: dict) -> dict:
@@ -57,4 +62,11 @@ def stage(client: LLMClient, cfg: GenerateConfig) -> Stage:
 
     # the card says whether the pairs come from a model `sciqag train` fine-tuned, and from which base
     trained = {k: info.get(k) for k in ("base_model", "method", "dataset")} if info else None
-    return qa_stage("generate", OUTPUT, client, cfg, one, about={"fine_tuned": trained})
+    return qa_stage("generate", OUTPUT, client, cfg, one, about={"fine_tuned": trained} if known else {})
+
+
+def _local_info(model: str) -> dict | None:
+    try:
+        return read_generator_info(model, hub=False)
+    except UserError:  # a malformed file does not stop a run whose prompting is configured
+        return None

@@ -13,7 +13,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, Iterator
 
-from sciqag_dataset.atomic import replacing
+from sciqag_dataset.atomic import replacing, write_json
 from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
 from sciqag_dataset.runner import run_stage
@@ -193,5 +193,5 @@ def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict
     result = {**counts, "failed_by_rule": dict(sorted(failed_by.items())),
               "missing_by_rule": dict(sorted(missing_by.items())), "rules": verdicts_stage.params["rules"],
               "rules_described": describe_rules(verdicts_stage.params["rules"])}
-    (work / FILTER_SUMMARY).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(work / FILTER_SUMMARY, result)
     return result

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sciqag_dataset import records
-from sciqag_dataset.atomic import replacing
+from sciqag_dataset.atomic import replacing, write_json
 from sciqag_dataset.config import METRICS, EvaluateConfig
 from sciqag_dataset.jsonl import JsonlIndex, JsonlWriter
 from sciqag_dataset.qa.rules import refers_to_source
@@ -178,5 +178,5 @@ def merge_evaluation(work: str | Path, source: str | None = None, cfg: EvaluateC
             collected = _merge(work, src, cfg, Path(aligned), out)
         summary = summarize(Path(aligned), src, collected, cfg)
     summary["plots"] = write_plots(work, collected, cfg) if (cfg.plots if plots is None else plots) else {}
-    (work / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(work / SUMMARY, summary)
     return path

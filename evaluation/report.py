@@ -1,12 +1,12 @@
 """Dataset figures of an evaluation (``WORK/evaluation_summary.json``) and the card's plots (``WORK/plots``)."""
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from sciqag_dataset.atomic import write_json
 from sciqag_dataset.config import METRICS, EvaluateConfig
 from sciqag_dataset.console import plural
 from sciqag_dataset.jsonl import iter_latest
@@ -149,5 +149,5 @@ def write_plots(work: Path, c, cfg: EvaluateConfig) -> dict[str, Any]:
         if p:
             made["chunk_rate_histogram"] = rel(p)
     if captions:
-        (folder / CAPTIONS).write_text(json.dumps(captions, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json(folder / CAPTIONS, captions)
     return made

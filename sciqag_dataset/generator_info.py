@@ -28,12 +28,12 @@ def write_generator_info(model_dir: str | Path, info: dict[str, Any]) -> Path:
     return path
 
 
-def _info_text(model_dir: str | Path) -> str | None:
+def _info_text(model_dir: str | Path, hub: bool = True) -> str | None:
     local = Path(model_dir)
     if local.is_dir():
         path = local / GENERATOR_INFO_FILE
         return path.read_text(encoding="utf-8") if path.is_file() else None
-    if local.exists() or str(model_dir).count("/") != 1:
+    if not hub or local.exists() or str(model_dir).count("/") != 1:
         return None  # a file, or not shaped like a Hub repo id
     try:  # a Hub model id: the file is small; offline or absent simply means "no info"
         return Path(hf_hub_download(str(model_dir), GENERATOR_INFO_FILE)).read_text(encoding="utf-8")
@@ -42,14 +42,14 @@ def _info_text(model_dir: str | Path) -> str | None:
         return None
 
 
-def read_generator_info(model_dir: str | Path) -> dict[str, Any] | None:
+def read_generator_info(model_dir: str | Path, *, hub: bool = True) -> dict[str, Any] | None:
     """The generator info stored by `sciqag train` with a model, or None when there is none.
 
     ``model_dir`` is a local model folder or a Hub model id. Missing optional keys get their
     defaults (n_pairs 10, endpoint from the prompt style); a malformed file raises UserError,
     because prompting a generator the wrong way silently ruins its output.
     """
-    text = _info_text(model_dir)
+    text = _info_text(model_dir, hub)
     if text is None:
         return None
     try:

@@ -6,13 +6,17 @@ line offsets, never records, so memory does not grow with a corpus.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+from array import array
 from pathlib import Path
 from typing import Iterator
 
-from .atomic import replacing, write_whole  # noqa: F401  (write_whole: importable from here too)
+import numpy as np
+
+from .atomic import replacing
 from .text_repair import repair
 
 log = logging.getLogger(__name__)
@@ -79,17 +83,41 @@ class JsonlIndex:
             self._file.close()
 
 
+def key_hash(*parts: str | None) -> int:
+    """A nonzero 8-byte hash of an id (and more): what memory-flat bookkeeping keeps instead of the strings."""
+    return int.from_bytes(hashlib.blake2b("\0".join(map(str, parts)).encode("utf-8", "surrogatepass"),
+                                          digest_size=8).digest(), "little") or 1
+
+
 def compact(path: str | Path) -> int:
-    """Rewrite ``path`` with one line per id (the latest), atomically; return lines dropped."""
+    """Rewrite ``path`` with one line per id (the latest, in the order ids first appeared), atomically; return
+    lines dropped. Holds 16 bytes per line (an id hash and an offset), not the ids or the records."""
     path = Path(path)
-    index = JsonlIndex(path)
-    lines = sum(1 for line in path.open("rb") if line.strip()) if path.exists() else 0
-    if lines == len(index.offsets):
+    if not path.exists():
         return 0
-    with replacing(path, durable=True) as out:
-        for rec in iter_latest(path):
-            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    return lines - len(index.offsets)
+    hashes, offsets, lines = array("Q"), array("Q"), 0
+    with path.open("rb") as f:
+        offset = 0
+        for line in f:
+            if line.strip():
+                lines += 1
+                try:
+                    hashes.append(key_hash(json.loads(line)["id"]))
+                    offsets.append(offset)
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    pass  # a torn or foreign line: dropped
+            offset += len(line)
+    ids = np.frombuffer(hashes, dtype=np.uint64)
+    _, first = np.unique(ids, return_index=True)
+    _, last_from_end = np.unique(ids[::-1], return_index=True)  # the same sorted ids: the arrays align
+    if lines == len(first):
+        return 0
+    latest = (len(ids) - 1 - last_from_end)[np.argsort(first)]
+    with path.open("rb") as f, replacing(path, durable=True) as out:
+        for off in np.frombuffer(offsets, dtype=np.uint64)[latest].tolist():
+            f.seek(off)
+            out.write(json.dumps(json.loads(f.readline()), ensure_ascii=False) + "\n")
+    return lines - len(first)
 
 
 class JsonlWriter:

@@ -10,6 +10,7 @@ import datetime
 import hashlib
 import json
 import logging
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -21,10 +22,12 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from . import __version__
 from .builder import CITATION, SPLITS, STAGE_FILES, SciQAG, partial
 from .config import Config
+from .console import plural
 from .errors import MissingInput, UserError
 from .folders import MARKER, check_publish_target, install_publish, new_staging
 from .jsonl import iter_latest
 from .records import USABLE
+from .runner import manifest_path
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +113,12 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
     return out
 
 
+def _markdown_text(text: str) -> str:
+    """Text shown as itself in Markdown: a paper title with `*`, `_` or `]` must not end an image's alt text or
+    start emphasis."""
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
+
+
 def _quality(work: Path, staging: Path) -> dict | None:
     """The evaluation summary for the card's Quality section; its plots are copied next to the card."""
     path = work / "evaluation_summary.json"
@@ -122,13 +131,13 @@ def _quality(work: Path, staging: Path) -> dict | None:
     for png in sorted((work / "plots").glob("*.png")):
         (staging / "plots").mkdir(exist_ok=True)
         shutil.copy2(png, staging / "plots" / png.name)
-        plots.append({"path": f"plots/{png.name}", "caption": captions.get(f"plots/{png.name}", "")})
+        plots.append({"path": f"plots/{png.name}", "caption": _markdown_text(captions.get(f"plots/{png.name}", ""))})
     filt = work / "filter_summary.json"
     return {"summary": summary, "plots": plots, "filter": json.loads(filt.read_text()) if filt.exists() else None}
 
 
 def _manifest(work: Path, output: str) -> dict:
-    path = work / (output.removesuffix(".jsonl") + "_manifest.json")
+    path = manifest_path(work, output)
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
@@ -144,18 +153,25 @@ def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
     """Who wrote each QA config's pairs and how, as its stage's manifest recorded it (the embedded profile and
     a trained generator change the settings: the config file alone would misreport them)."""
     models = []
+    summary = work / "evaluation_summary.json"
+    evaluated = json.loads(summary.read_text(encoding="utf-8")).get("source") if "evaluated" in names and \
+        summary.exists() else None  # the config whose pairs the `evaluated` config holds
     for role, name, endpoint, section in (("Teacher", "seed", cfg.teacher, cfg.seed),
                                           ("Generator", "generated", cfg.generator, cfg.generate)):
+        if name not in names and name != evaluated:
+            continue
         manifest = _manifest(work, STAGE_FILES[name])
-        if name not in names or not manifest:
+        if not manifest:
+            models.append({"role": role, "config": name, "recorded": False})
             continue
         settings, request = manifest.get("settings") or {}, manifest.get("params") or {}
         models.append({
-            "role": role, "config": name, "model": manifest.get("model") or endpoint.model or "n/a",
+            "role": role, "config": name, "recorded": True, "model": manifest.get("model") or endpoint.model or "n/a",
             "prompt_style": settings.get("prompt_style") or section.prompt_style or "paper",
             "n_pairs": settings.get("n_pairs", section.n_pairs),
             "temperature": request.get("temperature", endpoint.temperature),
             "top_p": request.get("top_p", endpoint.top_p), "fine_tuned": manifest.get("fine_tuned"),
+            "fine_tuned_known": "fine_tuned" in manifest,  # manifests of older versions do not say
             "usage": manifest.get("usage") or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}})
     return models
 
@@ -169,7 +185,7 @@ def _split_notes(counts: list[dict]) -> list[str]:
         if not empty:
             continue
         n = sum(present.values())
-        note = (f"`{config}` has no {' and no '.join(empty)} split: none of its {n} paper{'s' * (n != 1)} "
+        note = (f"`{config}` has no {' and no '.join(empty)} split: none of its {plural(n, 'paper')} "
                 f"hashed into {'it' if len(empty) == 1 else 'them'}, as expected of a small corpus.")
         if "test" in empty:
             note += " The closed-book benchmark needs a test split: publish more papers before benchmarking."

@@ -63,7 +63,7 @@ class StageBuilder:
 
 @dataclass
 class StageStep:
-    """Rank i of n runs the stage over the i-th hash slice of its input records."""
+    """Rank i of n runs the stage over hash slice i (from 0) of its input records."""
 
     build: StageBuilder
     work: str

@@ -29,7 +29,7 @@ from sciqag_dataset.evaluation.benchmark.card import END, START, update_card
 from sciqag_dataset.evaluation.benchmark.leaderboard import bootstrap_ci
 from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer, exact_match, number_agreement, token_f1
 from sciqag_dataset.evaluation.benchmark.questions import load_questions
-from sciqag_dataset.jsonl import write_whole
+from sciqag_dataset.atomic import write_whole
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.publish import write_folder
 

@@ -3,9 +3,10 @@ splits this publish really has, never from defaults. Real stages against a real 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-from conftest import write_jsonl
+from conftest import read_jsonl, write_jsonl
 from test_seed_publish import client_for, make_work, paper, run_seed, seeded_work
 
 from sciqag_dataset.builders import generate
@@ -13,6 +14,8 @@ from sciqag_dataset.builders.ingest import read_file
 from sciqag_dataset.config import Config, EvaluateConfig, GenerateConfig, SeedConfig
 from sciqag_dataset.evaluation.evaluate import run_evaluate
 from sciqag_dataset.evaluation.filter import filter_pairs
+from sciqag_dataset.generator_info import write_generator_info
+from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.publish import write_folder
 from sciqag_dataset.runner import run_stage
 
@@ -34,6 +37,29 @@ def test_card_names_each_model_with_the_settings_its_stage_used(says_server, tmp
     assert "not fine-tuned" in generator and "10 pairs" not in made
     assert "Requests: 4," in teacher and "Requests: 4," in generator
 
+    # only the `evaluated` config: the card names the model whose pairs it holds
+    run_evaluate(work, EvaluateConfig(metrics=["numeric"]))
+    cfg.publish.configs = ["evaluated"]
+    card = (write_folder(work, tmp_path / "pub", cfg) / "README.md").read_text()
+    made = card[card.index("## How it was made"):]
+    assert "**Generator** (the `generated` config)" in made and "**Teacher**" not in made
+
+
+def test_the_generate_stage_records_whether_its_model_was_fine_tuned(tmp_path):
+    model = tmp_path / "my-generator"
+    model.mkdir()
+    write_generator_info(model, {"prompt_style": "alpaca", "n_pairs": 8, "base_model": "base/135M", "method": "lora",
+                                 "dataset": "me/seed"})
+    client = LLMClient("http://127.0.0.1:9/v1", str(model))  # never called: the stage is only built
+    about = generate.stage(client, GenerateConfig()).describe()
+    assert about["fine_tuned"] == {"base_model": "base/135M", "method": "lora", "dataset": "me/seed"}
+    assert about["settings"]["prompt_style"] == "alpaca"
+    about = generate.stage(LLMClient("http://127.0.0.1:9/v1", str(tmp_path)), GenerateConfig()).describe()
+    assert about["fine_tuned"] is None  # a folder without sciqag_generator.json: not fine-tuned by us
+    # a Hub-shaped name with the prompting configured: not looked up, so the card does not claim either way
+    about = generate.stage(LLMClient("http://127.0.0.1:9/v1", "org/served"), GenerateConfig(prompt_style="paper"))
+    assert "fine_tuned" not in about.describe()
+
 
 def test_card_names_the_base_of_a_fine_tuned_generator(tmp_path):
     work = seeded_work(tmp_path, n=3)
@@ -44,8 +70,13 @@ def test_card_names_the_base_of_a_fine_tuned_generator(tmp_path):
         "model": "me/gen", "settings": {"n_pairs": 10, "prompt_style": "alpaca"}, "params": {"temperature": 0.6},
         "fine_tuned": {"base_model": "HuggingFaceTB/SmolLM2-135M-Instruct", "method": "lora", "dataset": "me/seed"}}))
     card = (write_folder(work, tmp_path / "pub", Config(work_dir=str(work))) / "README.md").read_text()
+    assert "**Teacher** (the `seed` config): not recorded" in card  # no seed_manifest.json here
     assert "`me/gen`, fine-tuned with\n  `sciqag train` (lora) from `HuggingFaceTB/SmolLM2-135M-Instruct`" in card
     assert "prompt style\n  `alpaca`" in card
+    # a manifest written before the stage recorded it: the card claims neither
+    (work / "generated_manifest.json").write_text(json.dumps({"model": "me/gen", "settings": {"n_pairs": 10}}))
+    card = (write_folder(work, tmp_path / "pub", Config(work_dir=str(work))) / "README.md").read_text()
+    assert "`me/gen`;" in card and "fine-tuned with" not in card and "used as it is" not in card
 
 
 def test_card_describes_the_splits_it_has(tmp_path):
@@ -68,7 +99,7 @@ def test_card_describes_the_splits_it_has(tmp_path):
                                        "qa": [{"question": "Q?", "answer": "A.", "origin": "teacher"}]}
                                       for i in range(60)])
     card = (write_folder(work, tmp_path / "pub2", Config(work_dir=str(work))) / "README.md").read_text()
-    assert "has no" not in card
+    assert "split: none of its" not in card
 
 
 def test_card_states_the_filter_rules_in_words(tmp_path):
@@ -97,11 +128,18 @@ def test_a_released_format_paper_gets_the_title_its_text_opens_with(tmp_path):
 
 def test_every_plot_in_the_card_has_its_caption(tmp_path):
     work = seeded_work(tmp_path, n=4)
+    papers = read_jsonl(work / "papers.jsonl")
+    for p in papers:
+        p["title"] = f"Ga_x films *doped* [{p['id']}]"  # Markdown's own characters in a title
+    write_jsonl(work / "papers.jsonl", papers)
     run_evaluate(work, EvaluateConfig(metrics=["coverage", "numeric", "diversity"]))
     captions = json.loads((work / "plots" / "captions.json").read_text())
     out = write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))
     card = (out / "README.md").read_text()
     shown = sorted(p.relative_to(out).as_posix() for p in (out / "plots").glob("*.png"))
     assert shown and sorted(captions) == shown
+    assert any("*doped*" in c for c in captions.values())  # a caption names its paper
     for path in shown:
-        assert captions[path] and f"![{captions[path]}]({path})\n*{captions[path]}*" in card
+        escaped = re.sub(r"([\\`*_\[\]<>])", r"\\\1", captions[path])
+        assert captions[path] and f"![{escaped}]({path})\n*{escaped}*" in card
+    assert "*doped*" not in card and "\\*doped\\*" in card

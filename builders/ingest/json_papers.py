@@ -12,7 +12,7 @@ from .text import (JSON_CHUNK, IngestError, inline, normalize_text, parse_keywor
 
 
 _WS_COMMA = re.compile(r"[\s,]*")
-_HEADING = re.compile(r"(?i)\s*(?:[\dIVX]+\.?\s|abstract|introduction|keywords)")  # a section, not a title
+_HEADING = re.compile(r"(?i)\s*(?:[\dIVX]+\.?\s|(?:abstract|introduction|keywords)\b)")  # a section, not a title
 _TEXT_KEYS = ("text", "full_text", "fulltext", "body_text", "content", "txt")
 
 

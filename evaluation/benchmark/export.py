@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from sciqag_dataset.errors import UserError
-from sciqag_dataset.jsonl import write_whole
+from sciqag_dataset.atomic import write_whole
 
 from .answer import DEFAULT_SYSTEM_PROMPT
 from .questions import CONFIG_ORDER, FILE_SUFFIXES, _configs, load_questions

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sciqag_dataset.errors import MissingInput, UserError
-from sciqag_dataset.jsonl import read_jsonl, write_whole
+from sciqag_dataset.atomic import write_whole
+from sciqag_dataset.jsonl import read_jsonl
 from sciqag_dataset.stage import digest
 from sciqag_dataset.text_repair import repair
 
