@@ -131,7 +131,8 @@ def _quality(work: Path, staging: Path) -> dict | None:
     for png in sorted((work / "plots").glob("*.png")):
         (staging / "plots").mkdir(exist_ok=True)
         shutil.copy2(png, staging / "plots" / png.name)
-        plots.append({"path": f"plots/{png.name}", "caption": _markdown_text(captions.get(f"plots/{png.name}", ""))})
+        caption = _markdown_text(captions.get(f"plots/{png.name}", ""))
+        plots.append({"path": f"plots/{png.name}", "caption": caption, "alt": caption.partition(":")[0]})
     filt = work / "filter_summary.json"
     return {"summary": summary, "plots": plots, "filter": json.loads(filt.read_text()) if filt.exists() else None}
 
@@ -178,15 +179,17 @@ def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
 
 def _split_notes(counts: list[dict]) -> list[str]:
     """What the splits of this publish really are: a small corpus leaves some of them empty."""
-    notes = []
+    missing: dict[tuple, list[str]] = {}  # (empty splits, papers) -> the configs that share them
     for config in dict.fromkeys(row["config"] for row in counts):
         present = {row["split"]: row["papers"] for row in counts if row["config"] == config}
-        empty = [s for s in SPLITS if s not in present]
-        if not empty:
-            continue
-        n = sum(present.values())
-        note = (f"`{config}` has no {' and no '.join(empty)} split: none of its {plural(n, 'paper')} "
-                f"hashed into {'it' if len(empty) == 1 else 'them'}, as expected of a small corpus.")
+        empty = tuple(s for s in SPLITS if s not in present)
+        if empty:
+            missing.setdefault((empty, sum(present.values())), []).append(f"`{config}`")
+    notes = []
+    for (empty, n), configs in missing.items():
+        note = (f"{', '.join(configs)} {'has' if len(configs) == 1 else 'have'} no {' and no '.join(empty)} split: "
+                f"none of {'its' if len(configs) == 1 else 'their'} {plural(n, 'paper')} hashed into "
+                f"{'it' if len(empty) == 1 else 'them'}, as expected of a small corpus.")
         if "test" in empty:
             note += " The closed-book benchmark needs a test split: publish more papers before benchmarking."
         notes.append(note)
