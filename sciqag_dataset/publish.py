@@ -17,6 +17,7 @@ from collections import Counter
 from importlib import resources
 from pathlib import Path
 
+import pyarrow.compute as arrow
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__
@@ -86,9 +87,11 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                     rel = f"{name}/{split}-00000-of-00001-{digest}.parquet"
                     tmp.rename(staging / rel)
                     data_files.append({"split": split, "path": rel})
-                    pairs = sum(len(q) for q in ds["qa"]) if "qa" in ds.column_names else \
-                        len(ds) if name == "evaluated" else 0
-                    papers = len(set(ds["paper_id"])) if name == "evaluated" else len(ds)
+                    # counted on the memory-mapped Arrow table: no row becomes a Python object
+                    table = ds.data.table
+                    pairs = arrow.sum(arrow.list_value_length(table["qa"])).as_py() or 0 if "qa" in ds.column_names \
+                        else len(ds) if name == "evaluated" else 0
+                    papers = arrow.count_distinct(table["paper_id"]).as_py() if name == "evaluated" else len(ds)
                     counts.append({"config": name, "split": split, "papers": papers, "pairs": pairs})
                 if not data_files:
                     log.warning("config `%s` has no usable records in %s: left out", name, work)
