@@ -12,6 +12,73 @@ sys.path.insert(0, str(Path(__file__).parent))  # tests/tiny_model.py
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# Tiers: `-m "not slow"` is the quick tier (~1 min on an idle 2-core machine); plain pytest runs everything.
+# A test is slow when it is e2e, when it uses a fixture below (its setup costs seconds, and a session or module
+# fixture costs them in whichever tier first uses it), or when it is listed in SLOW_TESTS.
+# "file::name" is a fixture of that test file only (a plain `model` or `nlp` could be anything elsewhere).
+SLOW_FIXTURES = {
+    "tiny_model_dir",  # builds and saves a tiny random model (~6 s)
+    "tiny_server",  # a real `transformers serve` on it (~15 s to start under load)
+    "says_server",  # the same with the model that always says REPLY (~20 s under load)
+    "embedded_server",  # llama.cpp or transformers serving the packaged SmolLM2
+    "test_train.py::trained",  # a LoRA fine-tuning run (~13 s)
+    "test_keywords.py::nlp",  # loads the spaCy pipeline (~7 s)
+}
+# Not listed: test_coverage.py's `model` (MiniLM, ~7 s). Most of that is importing sentence-transformers, which
+# the next quick test to touch the embedder would pay instead, so marking it moves the cost, not removes it.
+
+# Tests over ~3 s with no such fixture (measured: the quick tier run alone on an idle 2-core machine, with
+# --durations=0; seconds are setup + call + teardown, over all parameters). Most run the CLI in a subprocess,
+# and importing sciqag_dataset.cli alone takes ~2.7 s there. A parametrized test is listed once, without [...].
+SLOW_TESTS = {
+    "tests/test_options.py::test_bad_config_files_are_refused_naming_the_option",  # 37 s (10 cases)
+    "tests/test_options.py::test_a_mistyped_path_is_refused_before_anything_is_written",  # 26 s
+    "tests/test_options.py::test_train_without_a_base_model_is_refused",  # 19 s
+    "tests/test_options.py::test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared",  # 19 s
+    "tests/test_options.py::test_bad_values_are_refused_before_any_work",  # 13 s (5 cases)
+    "tests/test_processes.py::test_kill_9_of_the_cli_leaves_no_worker_behind",  # 11 s
+    "tests/test_options.py::test_an_output_folder_that_cannot_be_written_is_refused",  # 9 s
+    "tests/test_options.py::test_train_refuses_an_output_folder_of_the_users",  # 9 s
+    "tests/test_remote.py::test_a_download_counts_in_the_file_time_limit_and_the_other_files_are_read",  # 8 s
+    "tests/test_grobid.py::test_a_busy_grobid_is_asked_again_and_a_dead_one_fails_the_paper_not_the_run",  # 6 s
+    "tests/test_benchmark.py::test_bertscore_runs_offline_on_the_packaged_model",  # 6 s
+    "tests/test_packaging.py::test_wheel_carries_its_data_and_works_outside_the_repo",  # 5 s
+    "tests/test_remote.py::test_a_reply_without_end_stops_at_the_size_limit_and_leaves_no_copy",  # 5 s
+    "tests/test_bad_inputs.py::test_special_files_are_skipped_without_blocking",  # 5 s
+    "tests/test_card.py::test_every_plot_in_the_card_has_its_caption",  # 4 s
+    "tests/test_credentials.py::test_local_servers_start_without_the_keys_of_this_process",  # 4 s
+    "tests/test_options.py::test_run_takes_its_config_as_a_flag_too",  # 4 s
+    "tests/test_dead_server.py::test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before",  # 4 s
+    "tests/test_keywords.py::test_run_keywords_clear_setup_errors",  # 4 s (loads spaCy itself)
+    "tests/test_dead_server.py::test_a_server_that_dies_mid_run_is_restarted_then_replaced_and_no_paper_fails",  # 3 s
+    "tests/test_plots.py::test_write_plots_titles_each_paper_and_writes_captions_for_the_card",  # 3 s
+    "tests/test_cli_style.py::test_ingest_takes_the_work_dir_first_like_every_stage",  # 3 s
+    "tests/test_cli_style.py::test_a_stage_takes_its_work_dir_from_the_config_as_run_does",  # 3 s
+    "tests/test_scale.py::test_a_plain_run_imports_no_datatrove",  # 3 s
+    "tests/test_options.py::test_a_missing_input_is_a_user_error",  # 3 s
+    # CLI subprocess tests at 3-4.5 s in some quiet runs and under 3 s in others: listed by their mean over three
+    "tests/test_cli_style.py::test_the_old_ingest_spelling_still_works_with_a_note",  # 3.8 s
+    "tests/test_cli_style.py::test_ingest_without_papers_is_a_one_line_error",  # 3.6 s
+    "tests/test_cli_style.py::test_a_stage_without_work_or_config_is_a_one_line_error",  # 3.5 s
+    "tests/test_options.py::test_a_file_that_cannot_be_read_is_not_promised_to_a_rerun",  # 3.4 s
+    "tests/test_credentials.py::test_an_unset_key_variable_is_an_error_naming_it",  # 3.3 s
+    "tests/test_evaluate_stage.py::test_no_llm_metrics_merge_summary_plots_and_resume",  # 3.2 s
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k / -m deselect anything: every test of a collected file is seen
+def pytest_collection_modifyitems(items):
+    for item in items:
+        fixtures = {*item.fixturenames, *(f"{item.path.name}::{name}" for name in item.fixturenames)}
+        listed = item.nodeid.partition("[")[0] in SLOW_TESTS
+        if item.get_closest_marker("e2e") or fixtures & SLOW_FIXTURES or listed:
+            item.add_marker(pytest.mark.slow)
+    # a renamed or removed test must leave the table, or its new name would run in the quick tier unmarked
+    files = {item.nodeid.partition("::")[0] for item in items}
+    stale = {t for t in SLOW_TESTS if t.partition("::")[0] in files} - {i.nodeid.partition("[")[0] for i in items}
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {sorted(stale)}")
+
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
