@@ -51,7 +51,9 @@ async def generate_one(paper: dict, client: LLMClient, cfg: GenerateConfig) -> d
 
 def stage(client: LLMClient, cfg: GenerateConfig) -> Stage:
     """The generator's QA pairs for every paper -> ``WORK/generated.jsonl`` (run it with ``shard=cfg.shard``)."""
-    if cfg.prompt_style:  # prompting is settled: only a local model folder is looked at, for the card
+    if client.local is not None:  # the embedded model: the packaged SmolLM2, never one `sciqag train` wrote
+        info, known = None, True
+    elif cfg.prompt_style:  # prompting is settled: only a local model folder is looked at, for the card
         info, known = _local_info(client.model), Path(client.model).is_dir()
     else:
         info, known = read_generator_info(client.model), True

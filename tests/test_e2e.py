@@ -85,6 +85,10 @@ def test_run_on_the_embedded_default(tmp_path):
     # for each question and each answer
     assert manifest["usage"]["requests"] >= 2 * sum(len(r["qa"]) for r in asked)
     assert all(any("asked about 2 of " in w and "chunks of ~300 words" in w for w in r["warnings"]) for r in asked)
+    # the card says what the run did: the pairs the profile asked for, and an untuned generator as such
+    made = card[card.index("## How it was made"):]
+    assert made.count(f"{manifest['settings']['n_pairs']} pairs requested per paper") == 2
+    assert "used as it is (no `sciqag train` record" in made
     for path in [out / "README.md", work / "config.yaml", work / "seed_manifest.json",
                  work / "generated_manifest.json"]:
         assert "sk-never-written" not in path.read_text()
