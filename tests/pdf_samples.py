@@ -2,6 +2,7 @@
 two columns, running headers and footers, a two-line title, an abstract, numbered bold headings, a ligature,
 a loose accent, a word hyphenated at a line end, a figure caption, a reference list, and optionally pages with
 no text layer (a scan)."""
+
 from __future__ import annotations
 
 import os
@@ -9,8 +10,8 @@ from pathlib import Path
 
 import reportlab
 from PIL import Image, ImageDraw
-from reportlab.lib.utils import ImageReader
 from reportlab.lib.pagesizes import A4
+from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
@@ -45,22 +46,44 @@ RIGHT = [
     ("p", "absorption edge gave a slope of 1.8."),
     ("gap", ""),
     ("p", [("Like Ni", ""), ("12", "sub"), ("P", ""), ("5", "sub"), (" films", ""), ("7,8", "sup"), (", the", "")]),
-    ("p", [("gap tracks the 10", ""), ("18", "sup"), (" cm", ""), ("\u22123", "sup"), (" donors over 4 cm", ""),
-           ("2", "sup"), (".", ""), ("9\u201311", "sup")]),
+    (
+        "p",
+        [
+            ("gap tracks the 10", ""),
+            ("18", "sup"),
+            (" cm", ""),
+            ("\u22123", "sup"),
+            (" donors over 4 cm", ""),
+            ("2", "sup"),
+            (".", ""),
+            ("9\u201311", "sup"),
+        ],
+    ),
     ("gap", ""),
     ("h", "4. Conclusions"),
     ("p", "Vacancies set the gap of sputtered films,"),
     ("p", "so annealing tunes the optical window."),
 ]
-REFERENCES = ["[1] A. Writer, J. Imag. Mater. 1 (2025) 1.", "[2] B. Writer, J. Imag. Mater. 2 (2026) 2.",
-              "[3] C. Writer, Imag. Lett. 3 (2027) 3.", "[4] D. Writer, Imag. Lett. 4 (2028) 4.",
-              "[5] E. Writer, Imag. Lett. 5 (2029) 5.", "[6] F. Writer, Imag. Lett. 6 (2029) 6."]
+REFERENCES = [
+    "[1] A. Writer, J. Imag. Mater. 1 (2025) 1.",
+    "[2] B. Writer, J. Imag. Mater. 2 (2026) 2.",
+    "[3] C. Writer, Imag. Lett. 3 (2027) 3.",
+    "[4] D. Writer, Imag. Lett. 4 (2028) 4.",
+    "[5] E. Writer, Imag. Lett. 5 (2029) 5.",
+    "[6] F. Writer, Imag. Lett. 6 (2029) 6.",
+]
 
 
 # the running head as OCR reads it off a scan: a letter misread on every page
-_HEADS = [f"{journal} 12 (2031) 101\u2013109" for journal in ("Journal of Imaginary Materials", "Journa1 of Imaginary "
-                                                             "Materials", "Journal of lmaginary Materials",
-                                                             "Journal of Imaginary Materia1s")]
+_HEADS = [
+    f"{journal} 12 (2031) 101\u2013109"
+    for journal in (
+        "Journal of Imaginary Materials",
+        "Journa1 of Imaginary Materials",
+        "Journal of lmaginary Materials",
+        "Journal of Imaginary Materia1s",
+    )
+]
 
 
 def _furniture(c, page: int, pages: int, doi: str = DOI, ocr: bool = False) -> None:
@@ -119,8 +142,16 @@ def _scan(c) -> None:
     c.showPage()
 
 
-def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", doi: str = DOI,
-                   cover_scan: bool = False, methods_last: bool = False, bmc: bool = False, ocr: bool = False) -> Path:
+def make_paper_pdf(
+    path: Path,
+    scanned_pages: int = 0,
+    batch: str = "a week",
+    doi: str = DOI,
+    cover_scan: bool = False,
+    methods_last: bool = False,
+    bmc: bool = False,
+    ocr: bool = False,
+) -> Path:
     """``cover_scan``: a first page without a text layer (a scanned cover sheet) before the paper;
     ``methods_last``: a Methods section after the reference list, as some journals print it; ``bmc``: as
     BioMed Central sets it, the DOI only on the last page under "Cite this article as", the reference list
@@ -143,8 +174,12 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
     c.setFont("VeraBd", 11)
     c.drawString(56, height - 170, "Abstract")
     c.setFont("Vera", 9)
-    for k, line in enumerate(["Sputtered zinc oxide films lose up to 0.2 eV of band gap as oxygen vacancies",
-                              "accumulate; annealing in vacuum restores a controlled vacancy density."]):
+    for k, line in enumerate(
+        [
+            "Sputtered zinc oxide films lose up to 0.2 eV of band gap as oxygen vacancies",
+            "accumulate; annealing in vacuum restores a controlled vacancy density.",
+        ]
+    ):
         c.drawString(56, height - 186 - 12 * k, line)
     _column(c, 56, height - 230, LEFT)
     _column(c, width / 2 + 10, height - 230, RIGHT)
@@ -195,23 +230,31 @@ def make_paper_pdf(path: Path, scanned_pages: int = 0, batch: str = "a week", do
 def make_unmapped_font_pdf(path: Path, unmapped_body: bool = False) -> Path:
     """A one-page PDF written by hand: a CID font with no ToUnicode map, as subset fonts without one are, so
     that text extractors print its glyphs as "(cid:NN)". ``unmapped_body``: the body is set in it too."""
-    plain = [b"The band gap of the films is wide and stable in air over months",
-             b"of storage; the value from the fit agrees with the optical one"]
-    content = b"BT /F1 11 Tf 72 720 Td " + b" ".join(
-        b"(%s) Tj 0 -14 Td" % line for line in plain) + b" /F2 11 Tf <000D00420043> Tj /F1 11 Tf " \
+    plain = [
+        b"The band gap of the films is wide and stable in air over months",
+        b"of storage; the value from the fit agrees with the optical one",
+    ]
+    content = (
+        b"BT /F1 11 Tf 72 720 Td "
+        + b" ".join(b"(%s) Tj 0 -14 Td" % line for line in plain)
+        + b" /F2 11 Tf <000D00420043> Tj /F1 11 Tf "
         b"( matters for the devices.) Tj ET"
+    )
     if unmapped_body:
         content = b"BT /F2 11 Tf 72 720 Td <" + b"0042" * 120 + b"> Tj ET"
-    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
-            b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-            b"<< /Type /Font /Subtype /Type0 /BaseFont /SubsetFont /Encoding /Identity-H /DescendantFonts [7 0 R] >>",
-            b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /SubsetFont /CIDSystemInfo << /Registry (Adobe) "
-            b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 600 >>",
-            b"<< /Type /FontDescriptor /FontName /SubsetFont /Flags 4 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
-            b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>"]
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /SubsetFont /Encoding /Identity-H /DescendantFonts [7 0 R] >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /SubsetFont /CIDSystemInfo << /Registry (Adobe) "
+        b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 600 >>",
+        b"<< /Type /FontDescriptor /FontName /SubsetFont /Flags 4 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
+        b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>",
+    ]
     out, offsets = b"%PDF-1.4\n", []
     for k, body in enumerate(objs, 1):
         offsets.append(len(out))

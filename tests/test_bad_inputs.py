@@ -3,6 +3,7 @@
 Every input here is a real file on disk read by the real ingest stage; the CLI runs where the exit
 status or a hang matters.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,11 +39,13 @@ def stored(work: Path) -> list[dict]:
 def test_a_jsonl_line_the_parser_cannot_handle_costs_only_that_line(tmp_path):
     src = tmp_path / "in" / "papers.jsonl"
     src.parent.mkdir()
-    lines = [json.dumps(paper("First good paper")),
-             '{"title": "Too deep", "text": ' + "[" * 100_000 + "]" * 100_000 + "}",  # RecursionError
-             '{"title": "Too many digits", "n": ' + "7" * 5000 + ', "text": "x"}',  # int digit limit
-             "{not json at all",
-             json.dumps(paper("Last good paper", " The last one."))]
+    lines = [
+        json.dumps(paper("First good paper")),
+        '{"title": "Too deep", "text": ' + "[" * 100_000 + "]" * 100_000 + "}",  # RecursionError
+        '{"title": "Too many digits", "n": ' + "7" * 5000 + ', "text": "x"}',  # int digit limit
+        "{not json at all",
+        json.dumps(paper("Last good paper", " The last one.")),
+    ]
     src.write_text("\n".join(lines) + "\n")
     s = run_ingest([src.parent], tmp_path / "work")
     assert s.counts["ok"] == 2 and s.failed == 3
@@ -57,8 +60,16 @@ def test_a_jsonl_line_the_parser_cannot_handle_costs_only_that_line(tmp_path):
 def test_an_array_item_that_cannot_be_read_is_skipped_and_the_rest_read(tmp_path):
     src = tmp_path / "in" / "papers.json"
     src.parent.mkdir()
-    src.write_text("[" + json.dumps(paper("Item one")) + ", " + "[" * 60_000 + "]" * 60_000 + ", "
-                   + json.dumps({"title": "Item three", "text": BODY * 8 + " Third."}) + "]")
+    src.write_text(
+        "["
+        + json.dumps(paper("Item one"))
+        + ", "
+        + "[" * 60_000
+        + "]" * 60_000
+        + ", "
+        + json.dumps({"title": "Item three", "text": BODY * 8 + " Third."})
+        + "]"
+    )
     s = run_ingest([src], tmp_path / "work")
     assert s.counts["ok"] == 2 and s.failed == 1
     assert [p["title"] for p in stored(tmp_path / "work")] == ["Item one", "Item three"]
@@ -68,8 +79,9 @@ def test_an_array_item_that_cannot_be_read_is_skipped_and_the_rest_read(tmp_path
 def test_unencodable_text_and_names_are_repaired_with_a_warning_not_failed(tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()
-    (inputs / "escaped.jsonl").write_text(json.dumps({"title": "Lone \ud800 surrogate", "text": BODY * 8 + "\udcff"})
-                                          + "\n")
+    (inputs / "escaped.jsonl").write_text(
+        json.dumps({"title": "Lone \ud800 surrogate", "text": BODY * 8 + "\udcff"}) + "\n"
+    )
     name = os.fsencode(inputs) + b"/caf\xe9-latin1-name.txt"  # a file name that is not UTF-8
     with open(name, "wb") as f:
         f.write(b"A plain text paper\n\n" + BODY.encode() * 8)
@@ -91,8 +103,12 @@ def test_special_files_are_skipped_without_blocking(tmp_path):
     sock.bind(str(inputs / "b_socket.txt"))
     (inputs / "c_paper.txt").write_text("A real paper\n\n" + BODY * 8)
     work = tmp_path / "work"
-    proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "ingest", str(inputs), "/dev/null",
-                           "-o", str(work)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sciqag_dataset.cli", "ingest", str(inputs), "/dev/null", "-o", str(work)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     sock.close()
     assert proc.returncode == 0, proc.stderr
     assert [p["title"] for p in stored(work)] == ["A real paper"]
@@ -116,14 +132,15 @@ def test_links_leaving_the_input_folders_are_not_followed_unless_asked(tmp_path)
 
     s = run_ingest([inputs], tmp_path / "w1")
     assert [p["title"] for p in stored(tmp_path / "w1")] == ["An own paper"]
-    skipped = {Path(w["path"]).name for w in report(tmp_path / "w1")["warnings"] if "--follow-symlinks" in w["warning"]}
+    skipped = {
+        Path(w["path"]).name for w in report(tmp_path / "w1")["warnings"] if "--follow-symlinks" in w["warning"]
+    }
     assert skipped == {"to_private.txt", "to_dir"}
     assert [Path(f["path"]).name for f in report(tmp_path / "w1")["failures"]] == ["broken.txt"]
     assert s.failed == 1
 
     run_ingest([inputs], tmp_path / "w2", follow_symlinks=True)
-    assert sorted(p["title"] for p in stored(tmp_path / "w2")) == ["A deep paper", "A private paper",
-                                                                    "An own paper"]
+    assert sorted(p["title"] for p in stored(tmp_path / "w2")) == ["A deep paper", "A private paper", "An own paper"]
 
 
 def _without_privileges() -> list[str]:
@@ -152,10 +169,13 @@ def test_an_unreadable_subfolder_is_reported_not_skipped_silently():
         work = root / "work"
         work.mkdir(mode=0o777)
         work.chmod(0o777)
-        code = ("import sys; from sciqag_dataset.builders.ingest import run_ingest; "
-                "s = run_ingest([sys.argv[1]], sys.argv[2]); print(s.failed)")
-        proc = subprocess.run([*prefix, sys.executable, "-c", code, str(inputs), str(work)], capture_output=True,
-                              text=True, timeout=120)
+        code = (
+            "import sys; from sciqag_dataset.builders.ingest import run_ingest; "
+            "s = run_ingest([sys.argv[1]], sys.argv[2]); print(s.failed)"
+        )
+        proc = subprocess.run(
+            [*prefix, sys.executable, "-c", code, str(inputs), str(work)], capture_output=True, text=True, timeout=120
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip().splitlines()[-1] == "1"
         failures = report(work)["failures"]

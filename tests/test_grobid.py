@@ -1,6 +1,7 @@
 """PDFs through a GROBID server. GROBID cannot run here (a Java service): a FAKE GROBID, a loopback HTTP
 server that checks the request as GROBID's API takes it and answers with a recorded TEI reply
 (tests/fixtures/grobid/reply.tei.xml), or with 503 while "busy"."""
+
 from __future__ import annotations
 
 import http.server
@@ -30,8 +31,12 @@ class FakeGrobid:
             def do_POST(self):  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 fake.requests.append(body)
-                ok = (self.path == "/api/processFulltextDocument" and b'name="input"' in body
-                      and b"%PDF-" in body and "multipart/form-data" in self.headers["Content-Type"])
+                ok = (
+                    self.path == "/api/processFulltextDocument"
+                    and b'name="input"' in body
+                    and b"%PDF-" in body
+                    and "multipart/form-data" in self.headers["Content-Type"]
+                )
                 if fake.busy:
                     fake.busy -= 1
                     self.send_response(503)
@@ -64,14 +69,31 @@ def grobid():
 def test_a_pdf_through_grobid_becomes_a_record(tmp_path, grobid):
     (tmp_path / "papers").mkdir()
     make_paper_pdf(tmp_path / "papers" / "paper.pdf")
-    assert main(["ingest", str(tmp_path / "papers"), "-o", str(tmp_path / "w"), "--pdf-backend", "grobid",
-                 "--grobid-url", grobid.url]) == 0
+    assert (
+        main(
+            [
+                "ingest",
+                str(tmp_path / "papers"),
+                "-o",
+                str(tmp_path / "w"),
+                "--pdf-backend",
+                "grobid",
+                "--grobid-url",
+                grobid.url,
+            ]
+        )
+        == 0
+    )
     [rec] = read_jsonl(tmp_path / "w" / "papers.jsonl")
     assert len(grobid.requests) == 1
     assert rec["title"] == "Oxygen Vacancies Control the Band Gap of Sputtered Zinc Oxide Films"
     assert rec["metadata"]["doi"] == DOI and rec["metadata"]["authors"] == ["Ada Quill", "Bo Renner"]
-    assert [s["heading"] for s in rec["sections"]] == ["Abstract", "Introduction", "Results",
-                                                       "Appendix: Fitting details"]
+    assert [s["heading"] for s in rec["sections"]] == [
+        "Abstract",
+        "Introduction",
+        "Results",
+        "Appendix: Fitting details",
+    ]
     text = rec["text"]
     assert "change their gap by up to 0.2 eV." in text  # the bibliographic references gone, the sentence whole
     assert "Eg(t) = Eg0" in text and "Fig. 1" in text  # formulas and figure references kept as text

@@ -1,4 +1,5 @@
 """Ingest stage: every format from original fixtures, bad input, duplicates, resume."""
+
 from __future__ import annotations
 
 import hashlib
@@ -11,8 +12,15 @@ import pytest
 
 from sciqag_dataset import schema
 from sciqag_dataset.builders import ingest
-from sciqag_dataset.builders.ingest import (detect_format, iter_papers, normalize_doi, normalize_text, paper_id,
-                                            read_file, run_ingest)
+from sciqag_dataset.builders.ingest import (
+    detect_format,
+    iter_papers,
+    normalize_doi,
+    normalize_text,
+    paper_id,
+    read_file,
+    run_ingest,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "ingest"
 
@@ -38,18 +46,23 @@ def stored(work: Path) -> list[dict]:
 
 def make_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> Path:
     """A minimal valid PDF written by hand: one Helvetica text line per string, xref offsets computed."""
+
     def esc(s: str) -> str:
         return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
     page_ids = [4 + 2 * i for i in range(len(pages))]
-    objs = {1: b"<< /Type /Catalog /Pages 2 0 R >>",
-            2: f"<< /Type /Pages /Kids [{' '.join(f'{i} 0 R' for i in page_ids)}] /Count {len(pages)} >>".encode(),
-            3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
+    objs = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: f"<< /Type /Pages /Kids [{' '.join(f'{i} 0 R' for i in page_ids)}] /Count {len(pages)} >>".encode(),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
     for pid, lines in zip(page_ids, pages):
         ops = ["BT", "/F1 11 Tf", "14 TL", "72 720 Td"] + [op for ln in lines for op in (f"({esc(ln)}) Tj", "T*")]
         stream = "\n".join(ops + ["ET"]).encode("latin-1")
-        objs[pid] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                     f"/Resources << /Font << /F1 3 0 R >> >> /Contents {pid + 1} 0 R >>").encode()
+        objs[pid] = (
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {pid + 1} 0 R >>"
+        ).encode()
         objs[pid + 1] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
     info = 4 + 2 * len(pages)
     objs[info] = f"<< /Title ({esc(title)}) >>".encode() if title else b"<< >>"
@@ -67,19 +80,23 @@ def make_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> Pa
 
 # --- helpers -------------------------------------------------------------------------------------
 
+
 def test_normalize_text_collapses_spaces_and_keeps_paragraphs():
     raw = "First  line\twith   gaps\nwrapped here.\r\n\r\n\n  Second para-\ngraph\u00a0end.  \n"
     assert normalize_text(raw) == "First line with gaps wrapped here.\n\nSecond para-graph end."
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("10.1000/XYZ123", "10.1000/XYZ123"),
-    ("https://doi.org/10.1000/xyz123", "10.1000/xyz123"),
-    ("doi: 10.1000/xyz123.", "10.1000/xyz123"),
-    ("10.1016-j.ab.2008.07.041.json", "10.1016/j.ab.2008.07.041"),  # the SciQAG release's file-name form
-    ("not a doi", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("10.1000/XYZ123", "10.1000/XYZ123"),
+        ("https://doi.org/10.1000/xyz123", "10.1000/xyz123"),
+        ("doi: 10.1000/xyz123.", "10.1000/xyz123"),
+        ("10.1016-j.ab.2008.07.041.json", "10.1016/j.ab.2008.07.041"),  # the SciQAG release's file-name form
+        ("not a doi", None),
+        ("", None),
+    ],
+)
 def test_normalize_doi(value, expected):
     assert normalize_doi(value) == expected
 
@@ -91,6 +108,7 @@ def test_ids_are_url_safe_slugs_or_hashes():
 
 
 # --- formats -------------------------------------------------------------------------------------
+
 
 def test_plain_text():
     rec = one(FIX / "zeolite_adsorption.txt")
@@ -149,18 +167,21 @@ def test_generic_json_paper():
     assert rec["text"].split("\n\n") == [
         "Carbonised fungal caps float on brine and absorb 96 % of sunlight.",
         "Under one sun the evaporation rate reached 1.6 kg/m2/h.",
-        "Salt did not accumulate on the surface over 10 h of operation."]
+        "Salt did not accumulate on the surface over 10 h of operation.",
+    ]
     # the pair without an answer is dropped with a warning, the good one kept
-    assert rec["existing_qa"] == [{"question": "What evaporation rate was reached under one sun?",
-                                   "answer": "1.6 kg/m2/h.", "origin": "source"}]
+    assert rec["existing_qa"] == [
+        {"question": "What evaporation rate was reached under one sun?", "answer": "1.6 kg/m2/h.", "origin": "source"}
+    ]
 
 
 def test_json_list_and_hash_ids():
     first, second = read_file(FIX / "paper_list.json")
     assert first["id"] == "doi-10.5555-jiss.2031.102"
     assert headings(first) == ["Introduction", "Results"]
-    assert first["sections"][1]["text"] == ("Bridging stalled on lattices with a 40 micrometre pitch.\n\n"
-                                            "Defrosting took 30 % less energy.")
+    assert first["sections"][1]["text"] == (
+        "Bridging stalled on lattices with a 40 micrometre pitch.\n\nDefrosting took 30 % less energy."
+    )
     assert second["metadata"]["doi"] is None
     assert second["id"] == "sha-" + hashlib.sha256(second["text"].encode()).hexdigest()[:16]
     assert second["sections"] == []
@@ -170,8 +191,10 @@ def test_json_lines_in_a_json_file():
     path = FIX / "lines_named.json"
     assert detect_format(path) == "json"
     records = read_file(path)
-    assert [r["title"] for r in records] == ["Line One Paper on Granular Heat Storage",
-                                             "Line Two Paper on Molten Salt Corrosion"]
+    assert [r["title"] for r in records] == [
+        "Line One Paper on Granular Heat Storage",
+        "Line Two Paper on Molten Salt Corrosion",
+    ]
     assert records[0]["id"] == "doi-10.5555-jiss.2031.201" and records[1]["id"].startswith("sha-")
 
 
@@ -184,11 +207,17 @@ def test_sciqag_released_json():
     assert rec["metadata"]["category"] == "Chemistry, Physical"  # the release's "journal" is the WoS category
     assert rec["keywords"] == ["layered double hydroxide", "anion exchange", "memory effect"]
     assert rec["existing_qa"] == [
-        {"question": "How long did the anion exchange take at 25 °C?", "answer": "About 20 minutes.",
-         "origin": "released"},
-        {"question": "What is the memory effect in layered double hydroxides?",
-         "answer": "A calcined mixed oxide rebuilding the layered structure when placed in solution.",
-         "origin": "released"}]
+        {
+            "question": "How long did the anion exchange take at 25 °C?",
+            "answer": "About 20 minutes.",
+            "origin": "released",
+        },
+        {
+            "question": "What is the memory effect in layered double hydroxides?",
+            "answer": "A calcined mixed oxide rebuilding the layered structure when placed in solution.",
+            "origin": "released",
+        },
+    ]
     assert rec["text"].count("\n\n") == 1  # one paragraph per line in the release
     assert len(records[1]["existing_qa"]) == 1
 
@@ -196,8 +225,9 @@ def test_sciqag_released_json():
 def test_jats_xml():
     rec = one(FIX / "jats_article.xml")
     assert rec["source_format"] == "jats"
-    assert rec["title"] == ("Zinc Dendrite Suppression by a Glycine-Rich Electrolyte Additive in Aqueous "
-                            "Zn/MnO2 Cells")
+    assert rec["title"] == (
+        "Zinc Dendrite Suppression by a Glycine-Rich Electrolyte Additive in Aqueous Zn/MnO2 Cells"
+    )
     assert rec["id"] == "doi-10.5555-jie.2031.007"
     meta = rec["metadata"]
     assert meta["authors"] == ["Britt Halvorsen", "Daniel K. Mwangi"]  # the editor is not an author
@@ -245,16 +275,33 @@ def test_html():
     assert headings(rec) == ["Abstract", "Design", "Fabrication"]
     text = rec["text"]
     assert "Channel width: 3 mm" in text
-    for absent in ("tracking", "console", "font-family", "Menu text", "Journals", "Copyright", "caption",
-                   "Table cell"):
+    for absent in (
+        "tracking",
+        "console",
+        "font-family",
+        "Menu text",
+        "Journals",
+        "Copyright",
+        "caption",
+        "Table cell",
+    ):
         assert absent not in text
 
 
 def test_pdf(tmp_path):
-    pdf = make_pdf(tmp_path / "solder.pdf", [
-        ["Thermal Cycling of Solder Joints in Satellite Electronics", "DOI: 10.5555/jie.2031.099",
-         "Tin-silver joints cracked after 1,500 cycles between -55 and", "125 degrees Celsius."],
-        ["Underfill doubled the number of cycles to first failure."]], title="Thermal Cycling of Solder Joints")
+    pdf = make_pdf(
+        tmp_path / "solder.pdf",
+        [
+            [
+                "Thermal Cycling of Solder Joints in Satellite Electronics",
+                "DOI: 10.5555/jie.2031.099",
+                "Tin-silver joints cracked after 1,500 cycles between -55 and",
+                "125 degrees Celsius.",
+            ],
+            ["Underfill doubled the number of cycles to first failure."],
+        ],
+        title="Thermal Cycling of Solder Joints",
+    )
     rec = one(pdf)
     assert rec["source_format"] == "pdf"
     assert rec["title"] == "Thermal Cycling of Solder Joints"  # from the document information
@@ -272,7 +319,8 @@ def test_format_sniffing_without_a_useful_extension(tmp_path, caplog):
     shutil.copy(FIX / "perovskite_notes.md", tmp_path / "notes")
     shutil.copy(FIX / "lines_named.json", tmp_path / "lines.data")
     (tmp_path / "10.5555-abc.123").write_text(  # named by DOI: the "extension" means nothing
-        "Capillary Rise in Paper Strips\n\nWater climbed 45 mm in ten minutes through the cellulose fibres.\n")
+        "Capillary Rise in Paper Strips\n\nWater climbed 45 mm in ten minutes through the cellulose fibres.\n"
+    )
     assert detect_format(tmp_path / "jats_no_extension") == "jats"
     assert detect_format(tmp_path / "elsevier.nxml") == "elsevier"
     assert detect_format(tmp_path / "notes") == "md"
@@ -298,8 +346,11 @@ def test_big_json_list_is_streamed_across_chunks(tmp_path):
 
 def test_utf8_bom_and_wrapper_object(tmp_path):
     path = tmp_path / "bom.jsonl"
-    path.write_bytes(b"\xef\xbb\xbf" + b'{"title": "BOM Paper", "text": "Text after a byte order mark."}\n'
-                     + b'{"title": "Second", "text": "Another paper on the second line."}\n')
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + b'{"title": "BOM Paper", "text": "Text after a byte order mark."}\n'
+        + b'{"title": "Second", "text": "Another paper on the second line."}\n'
+    )
     assert [r["title"] for r in read_file(path)] == ["BOM Paper", "Second"]
     wrapped = tmp_path / "wrapped.json"
     wrapped.write_text(json.dumps({"papers": [{"title": "Wrapped", "abstract": "Inside a wrapper."}]}))
@@ -308,25 +359,30 @@ def test_utf8_bom_and_wrapper_object(tmp_path):
 
 # --- bad input -----------------------------------------------------------------------------------
 
+
 def test_bad_inputs_are_reported_per_file_and_never_stop_the_batch(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
     (src / "a_empty.txt").write_bytes(b"")
     (src / "b_binary.txt").write_bytes(bytes(range(256)) * 8)
     (src / "c_mostly_binary").write_bytes(bytes(range(128, 256)) * 20)
-    (src / "d_latin1.txt").write_bytes("Caf\xe9 Chemistry\n\nThe caf\xe9 sample melted at 42 \xb0C in air.\n"
-                                       .encode("latin-1"))
+    (src / "d_latin1.txt").write_bytes(
+        "Caf\xe9 Chemistry\n\nThe caf\xe9 sample melted at 42 \xb0C in air.\n".encode("latin-1")
+    )
     (src / "e_broken.jsonl").write_text(
         '{"title": "Kept One", "text": "First kept paper."}\n{"title": "Torn", "text": \n'
-        '{"title": "Kept Two", "text": "Second kept paper."}\n', encoding="utf-8")
+        '{"title": "Kept Two", "text": "Second kept paper."}\n',
+        encoding="utf-8",
+    )
     (src / "f_numbers.dat").write_text("1,2,3\n4,5,6\n7,8,9\n")
     (src / "g_no_text.json").write_text('{"title": "Only a Title", "doi": "10.5555/empty.1"}')
     (src / "h_truncated.json").write_text('[{"title": "Before the Cut", "text": "Complete item."}, {"title": "Cut')
     (src / "i_fake.pdf").write_text("this is not a pdf")
     (src / "j_damaged.pdf").write_bytes(b"%PDF-1.4\n1 0 obj garbage\n%%EOF\n")
     (src / "k_other.xml").write_text("<?xml version='1.0'?><catalogue><item>not a paper</item></catalogue>")
-    (src / "l_list.json").write_text('[{"title": "Good Item", "text": "A fine item."}, "just a string", '
-                                     '{"title": "No Text Item"}]')
+    (src / "l_list.json").write_text(
+        '[{"title": "Good Item", "text": "A fine item."}, "just a string", {"title": "No Text Item"}]'
+    )
     (src / "z_good.txt").write_text("Good Paper\n\nA perfectly readable paragraph about ceramics.\n")
     missing = tmp_path / "missing.txt"
     work = tmp_path / "work"
@@ -372,6 +428,7 @@ def test_failures_from_iter_papers_have_no_id(tmp_path):
 
 # --- run_ingest: duplicates, resume, stability ---------------------------------------------------
 
+
 @pytest.fixture
 def dup_inputs(tmp_path) -> Path:
     src = tmp_path / "in"
@@ -381,9 +438,14 @@ def dup_inputs(tmp_path) -> Path:
     (src / "b_copy.txt").write_text("Alumina Sintering, Another Title" + body)  # same text -> same content
     (src / "c.md").write_text("# First With This DOI\n\nDOI: 10.5555/dup.1\n\nOne version of the text.\n")
     (src / "d.md").write_text("# Second With This DOI\n\nDOI: 10.5555/dup.1\n\nA revised version of it.\n")
-    (src / "e.json").write_text(json.dumps([  # the same id twice inside one file
-        {"doi": "10.5555/dup.2", "title": "Twin A", "text": "First twin text."},
-        {"doi": "10.5555/dup.2", "title": "Twin B", "text": "Second twin text."}]))
+    (src / "e.json").write_text(
+        json.dumps(
+            [  # the same id twice inside one file
+                {"doi": "10.5555/dup.2", "title": "Twin A", "text": "First twin text."},
+                {"doi": "10.5555/dup.2", "title": "Twin B", "text": "Second twin text."},
+            ]
+        )
+    )
     return src
 
 
@@ -395,12 +457,25 @@ def test_duplicates_skip(dup_inputs, tmp_path):
     dups = report(work)["duplicates"]
     same_text_id = stored(work)[0]["id"]
     assert dups == [
-        {"id": same_text_id, "kept": str(dup_inputs / "a.txt"), "duplicate": str(dup_inputs / "b_copy.txt"),
-         "reason": "same content"},
-        {"id": "doi-10.5555-dup.1", "kept": str(dup_inputs / "c.md"), "duplicate": str(dup_inputs / "d.md"),
-         "reason": "same id"},
-        {"id": "doi-10.5555-dup.2", "kept": str(dup_inputs / "e.json"), "duplicate": str(dup_inputs / "e.json"),
-         "reason": "same id"}]
+        {
+            "id": same_text_id,
+            "kept": str(dup_inputs / "a.txt"),
+            "duplicate": str(dup_inputs / "b_copy.txt"),
+            "reason": "same content",
+        },
+        {
+            "id": "doi-10.5555-dup.1",
+            "kept": str(dup_inputs / "c.md"),
+            "duplicate": str(dup_inputs / "d.md"),
+            "reason": "same id",
+        },
+        {
+            "id": "doi-10.5555-dup.2",
+            "kept": str(dup_inputs / "e.json"),
+            "duplicate": str(dup_inputs / "e.json"),
+            "reason": "same id",
+        },
+    ]
     again = run_ingest(dup_inputs, work)  # a rerun reports the same duplicates and stores nothing
     assert dict(again.counts) == {"ok": 0, "failed": 0, "skipped": 3, "duplicate": 3}
     assert report(work)["duplicates"] == dups
@@ -412,10 +487,19 @@ def test_duplicates_keep_then_resume(dup_inputs, tmp_path):
     assert summary.counts["ok"] == 3 and summary.counts["duplicate"] == 3
     ids = [r["id"] for r in stored(work)]
     base = ids[0]
-    assert ids == [base, f"{base}-dup2", "doi-10.5555-dup.1", "doi-10.5555-dup.1-dup2",
-                   "doi-10.5555-dup.2", "doi-10.5555-dup.2-dup2"]
+    assert ids == [
+        base,
+        f"{base}-dup2",
+        "doi-10.5555-dup.1",
+        "doi-10.5555-dup.1-dup2",
+        "doi-10.5555-dup.2",
+        "doi-10.5555-dup.2-dup2",
+    ]
     assert [d["stored_as"] for d in report(work)["duplicates"]] == [
-        f"{base}-dup2", "doi-10.5555-dup.1-dup2", "doi-10.5555-dup.2-dup2"]
+        f"{base}-dup2",
+        "doi-10.5555-dup.1-dup2",
+        "doi-10.5555-dup.2-dup2",
+    ]
     before = (work / "papers.jsonl").read_bytes()
     again = run_ingest(dup_inputs, work, on_duplicate="keep")
     assert dict(again.counts) == {"ok": 0, "failed": 0, "skipped": 6, "duplicate": 0}
@@ -525,13 +609,17 @@ def test_a_json_file_of_non_papers_fails_once_not_per_record(tmp_path):
 def test_superscripts_keep_exponents_readable(tmp_path):
     """10<sup>19</sup> must not become 1019, or numeric validation breaks."""
     html_path = tmp_path / "exp.html"
-    html_path.write_text("<html><body><article><h1>Carrier density in doped titania</h1><p>The carrier "
-                         "density was 2.4 &times; 10<sup>19</sup> cm<sup>&minus;3</sup> at 300 K in the "
-                         "Ti<sup>3+</sup> rich films grown for this comparison.</p></article></body></html>")
+    html_path.write_text(
+        "<html><body><article><h1>Carrier density in doped titania</h1><p>The carrier "
+        "density was 2.4 &times; 10<sup>19</sup> cm<sup>&minus;3</sup> at 300 K in the "
+        "Ti<sup>3+</sup> rich films grown for this comparison.</p></article></body></html>"
+    )
     assert "2.4 × 10^19 cm^−3" in read_file(html_path)[0]["text"]
     xml_path = tmp_path / "exp.xml"
-    xml_path.write_text('<article><front><article-meta><title-group><article-title>Doped titania'
-                        '</article-title></title-group></article-meta></front><body><sec><title>Results'
-                        '</title><p>The density reached 2.4 × 10<sup>19</sup> cm<sup>−3</sup> after '
-                        'annealing at 450 °C for two hours in flowing argon.</p></sec></body></article>')
+    xml_path.write_text(
+        "<article><front><article-meta><title-group><article-title>Doped titania"
+        "</article-title></title-group></article-meta></front><body><sec><title>Results"
+        "</title><p>The density reached 2.4 × 10<sup>19</sup> cm<sup>−3</sup> after "
+        "annealing at 450 °C for two hours in flowing argon.</p></sec></body></article>"
+    )
     assert "2.4 × 10^19 cm^−3" in read_file(xml_path)[0]["text"]

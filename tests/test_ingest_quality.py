@@ -1,5 +1,6 @@
 """What ingest tells about each paper it read (quality signals, per-format counts), and partial reads: marked,
 kept out of publish, replaced by a complete copy."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import datasets
 import pytest
-from conftest import write_jsonl
+from helpers import write_jsonl
 
 from sciqag_dataset.builders.ingest import read_file, run_ingest
 from sciqag_dataset.config import Config
@@ -33,7 +34,11 @@ def test_every_record_carries_its_quality_signals_and_the_report_counts_them_per
     formats = json.loads((tmp_path / "work" / "ingest_report.json").read_text())["formats"]
     # a file that fails counts on the row its papers would have: one row per kind of file
     assert {f: (c["ok"], c["partial"], c["failed"]) for f, c in formats.items()} == {
-        "jats": (1, 0, 1), "latex": (0, 0, 1), "md": (1, 0, 0), "txt": (1, 0, 0)}
+        "jats": (1, 0, 1),
+        "latex": (0, 0, 1),
+        "md": (1, 0, 0),
+        "txt": (1, 0, 0),
+    }
 
 
 def test_a_partial_read_is_marked_kept_out_of_publish_and_replaced_by_a_complete_copy(tmp_path, caplog):
@@ -54,8 +59,13 @@ def test_a_partial_read_is_marked_kept_out_of_publish_and_replaced_by_a_complete
 
     # kept out of publish unless asked for
     pid, other = papers["article.xml"]["id"], papers["zeolite.txt"]["id"]
-    write_jsonl(work / "seed.jsonl", [{"id": i, "status": "ok", "qa": [{"question": "Q?", "answer": "A.",
-                                                                        "origin": "teacher"}]} for i in (pid, other)])
+    write_jsonl(
+        work / "seed.jsonl",
+        [
+            {"id": i, "status": "ok", "qa": [{"question": "Q?", "answer": "A.", "origin": "teacher"}]}
+            for i in (pid, other)
+        ],
+    )
     cfg = Config(work_dir=str(work))
     cfg.publish.train = cfg.publish.validation = 0.0
     cfg.publish.configs = ["papers", "seed"]
@@ -85,8 +95,17 @@ def test_a_partial_read_is_marked_kept_out_of_publish_and_replaced_by_a_complete
     assert [r["ingest"]["partial"] for r in latest if r["id"].startswith(pid)] == [False]
 
 
-@pytest.mark.parametrize("name", ["jats_article.xml", "elsevier_article.xml", "article_page.html",
-                                  "zeolite_adsorption.txt", "perovskite_notes.md", "generic_paper.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "jats_article.xml",
+        "elsevier_article.xml",
+        "article_page.html",
+        "zeolite_adsorption.txt",
+        "perovskite_notes.md",
+        "generic_paper.json",
+    ],
+)
 def test_the_extractor_is_named(name):
     rec = next(r for r in read_file(FIX / name) if "id" in r)
     assert rec["ingest"]["extractor"] and rec["ingest"]["words"] > 20

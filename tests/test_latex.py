@@ -1,6 +1,7 @@
 """LaTeX papers: single files, arXiv source archives (multi-file tar.gz, one gzipped file), with pylatexenc.
 
 Every source here is written for these tests (no paper's text is copied)."""
+
 from __future__ import annotations
 
 import gzip
@@ -81,8 +82,13 @@ def check_paper(rec: dict) -> None:
     assert rec["title"] == "Halide Segregation in CsPbBr$_3$ Nanocrystals under Illumination"
     assert rec["metadata"]["authors"] == ["Ada Quill", "Bo Renner"]
     assert rec["metadata"]["doi"] is None  # the one in the bibliography is another paper's
-    assert [s["heading"] for s in rec["sections"]] == ["Abstract", "Introduction", "Synthesis", "Results",
-                                                       "Appendix: Fitting details"]
+    assert [s["heading"] for s in rec["sections"]] == [
+        "Abstract",
+        "Introduction",
+        "Synthesis",
+        "Results",
+        "Appendix: Fitting details",
+    ]
     text = rec["text"]
     # math kept verbatim as LaTeX, macros expanded, the label gone
     assert "$E_\\mathrm{g}$" in text
@@ -90,8 +96,20 @@ def check_paper(rec: dict) -> None:
     assert "\\label" not in text and "$\\tau = 3.1$ min (Fig. 1)." in text  # the number LaTeX prints
     # siunitx quantities with their units; comments, \iffalse blocks, figures, citations and references gone
     assert "45 meV within 10 min" in text and "at 300 K" in text and "170 °C" in text and "80%" in text
-    for gone in ("title left in a comment", "authors cut", "Spectra over time", "Imaginary Materials",
-                 "Funded", "Author, J.", "remark", "\\cite", "smith2020", "\\ref", "<ref>", "<cit.>"):
+    for gone in (
+        "title left in a comment",
+        "authors cut",
+        "Spectra over time",
+        "Imaginary Materials",
+        "Funded",
+        "Author, J.",
+        "remark",
+        "\\cite",
+        "smith2020",
+        "\\ref",
+        "<ref>",
+        "<cit.>",
+    ):
         assert gone not in text, gone
     assert "under light. We excite" in text  # no space left before the full stop a citation stood before
     q = rec["ingest"]
@@ -100,8 +118,10 @@ def check_paper(rec: dict) -> None:
 
 
 def test_a_multi_file_arxiv_archive(tmp_path):
-    path = archive(tmp_path / "2411.00001.tar.gz", {"main.tex": MAIN, "sections/method.tex": METHOD,
-                                                    "old/draft.tex": "\\section{x} no class here"})
+    path = archive(
+        tmp_path / "2411.00001.tar.gz",
+        {"main.tex": MAIN, "sections/method.tex": METHOD, "old/draft.tex": "\\section{x} no class here"},
+    )
     [rec] = read_file(path)
     check_paper(rec)
     assert rec["source_format"] == "latex"
@@ -171,23 +191,37 @@ def test_archives_that_are_not_papers_fail_with_a_reason(tmp_path):
 def test_without_pylatexenc_latex_fails_with_the_extra_to_install_and_other_formats_are_read(tmp_path):
     archive(tmp_path / "p.tar.gz", {"main.tex": MAIN.replace("\\input{sections/method}", "")})
     (tmp_path / "note.txt").write_text("A Plain Paper\n\nIt is read without any extra package at all.\n")
-    code = ("import sys, json; sys.modules['pylatexenc'] = None; sys.modules['pylatexenc.latex2text'] = None\n"
-            "from sciqag_dataset.builders.ingest import iter_papers\n"
-            f"print(json.dumps(list(iter_papers([{str(tmp_path)!r}]))))")
+    code = (
+        "import sys, json; sys.modules['pylatexenc'] = None; sys.modules['pylatexenc.latex2text'] = None\n"
+        "from sciqag_dataset.builders.ingest import iter_papers\n"
+        f"print(json.dumps(list(iter_papers([{str(tmp_path)!r}]))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     items = json.loads(out.stdout)
     assert [i["error"] for i in items if "error" in i] == [
-        "reading LaTeX needs the `pylatexenc` package, which is not installed: pip install 'sciqag-hf[ingest]'"]
+        "reading LaTeX needs the `pylatexenc` package, which is not installed: pip install 'sciqag-hf[ingest]'"
+    ]
     assert [i["title"] for i in items if "id" in i] == ["A Plain Paper"]
 
 
-@pytest.mark.parametrize("source, expected", [
-    (r"\newcommand{\K}{\kappa_\mathrm{L}}" "\n" r"\def\wt{wt\%}" "\n"
-     r"\begin{document}\section{A}Thermal $\K$ fell at 5\wt{} doping.\end{document}",
-     "Thermal $\\kappa_\\mathrm{L}$ fell at 5wt% doping."),
-    (r"\begin{document}\section{A}Current of \SI{2.5}{\milli\ampere\per\centi\meter\squared} and "
-     r"\si{\micro\meter} scale.\end{document}", "Current of 2.5 mA/cm² and µm scale."),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            r"\newcommand{\K}{\kappa_\mathrm{L}}"
+            "\n"
+            r"\def\wt{wt\%}"
+            "\n"
+            r"\begin{document}\section{A}Thermal $\K$ fell at 5\wt{} doping.\end{document}",
+            "Thermal $\\kappa_\\mathrm{L}$ fell at 5wt% doping.",
+        ),
+        (
+            r"\begin{document}\section{A}Current of \SI{2.5}{\milli\ampere\per\centi\meter\squared} and "
+            r"\si{\micro\meter} scale.\end{document}",
+            "Current of 2.5 mA/cm² and µm scale.",
+        ),
+    ],
+)
 def test_macros_and_units(tmp_path, source, expected):
     (tmp_path / "p.tex").write_text("\\documentclass{article}\n" + source, encoding="utf-8")
     [rec] = read_file(tmp_path / "p.tex")
@@ -220,8 +254,10 @@ Least squares, as in Sec.~\ref{sec:model}.
 """
     (tmp_path / "p.tex").write_text(source, encoding="utf-8")
     [rec] = read_file(tmp_path / "p.tex")
-    assert ("As shown in Fig. 1 and Table 1, Eq. (1) and Eqs. (2) and (3) hold (Sec. 1.1; Sec. A); see also "
-            "Fig. 1, the code in kinetics.fit, the limit in §1.1, and.") in rec["text"]
+    assert (
+        "As shown in Fig. 1 and Table 1, Eq. (1) and Eqs. (2) and (3) hold (Sec. 1.1; Sec. A); see also "
+        "Fig. 1, the code in kinetics.fit, the limit in §1.1, and."
+    ) in rec["text"]
     # a label in a paragraph is its section's; one in a lemma (its own counter) or nowhere goes, with its word
     assert "Least squares, as in Sec. 1." in rec["text"]
 
@@ -250,16 +286,22 @@ BIB = r"""@article{quill16, author = {Quill, Ada and Renner, Bo and Writer, Cy},
 """
 
 
-@pytest.mark.parametrize("files", [{"ms.tex": CITING, "ms.bbl": BBL},  # arXiv keeps the .bbl
-                                   {"ms.tex": CITING, "refs.bib": BIB},  # a repository keeps the .bib
-                                   {"ms.tex": CITING.replace("\\bibliography{refs}", BBL)}])
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"ms.tex": CITING, "ms.bbl": BBL},  # arXiv keeps the .bbl
+        {"ms.tex": CITING, "refs.bib": BIB},  # a repository keeps the .bib
+        {"ms.tex": CITING.replace("\\bibliography{refs}", BBL)},
+    ],
+)
 def test_textual_citations_read_as_the_paper_prints_them(tmp_path, files):
     [rec] = read_file(archive(tmp_path / "p.tar.gz", files))
     names = "Renner and Quill" if "refs.bib" in files else "Renner & Quill"
     assert rec["sections"][0]["text"] == (
         f"The solver of Quill et al. (2016) follows {names} 2017, as Quill et al. proposed (see {names}, "
         f"2017); both predate The Imaginary Collaboration (2020) by years. Natbib's plain {names} (2017) names "
-        "its authors in an author-year style.")
+        "its authors in an author-year style."
+    )
     assert rec["ingest"]["references_dropped"] == (0 if "refs.bib" in files else 3)
     # a numbered class: \cite prints a number, which means nothing without the list; it goes
     numbered = {name: text.replace("aastex631", "revtex4-2") for name, text in files.items()}
@@ -294,15 +336,19 @@ def test_inputs_that_real_sources_have(tmp_path):
     (tmp_path / "blobs").mkdir()
     (tmp_path / "snapshot").mkdir()
     source = MAIN.replace("\\input{sections/method}", METHOD).replace(
-        "\\author{Ada Quill}", "\\author{Ada Quill$^{1,2}$, Cy Dorn\\textsuperscript{2}\\\\ University of Nowhere}")
+        "\\author{Ada Quill}", "\\author{Ada Quill$^{1,2}$, Cy Dorn\\textsuperscript{2}\\\\ University of Nowhere}"
+    )
     (tmp_path / "blobs" / "abc123").write_text(source, encoding="utf-8")
     (tmp_path / "snapshot" / "main.tex").symlink_to(tmp_path / "blobs" / "abc123")
     [rec] = read_file(tmp_path / "snapshot" / "main.tex")
     assert rec["metadata"]["authors"] == ["Ada Quill", "Cy Dorn", "Bo Renner"]
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in (("main.tex", MAIN.encode()), ("sections/method.tex", METHOD.encode()),
-                           ("figures/big.eps", b"0" * (70 << 20))):
+        for name, data in (
+            ("main.tex", MAIN.encode()),
+            ("sections/method.tex", METHOD.encode()),
+            ("figures/big.eps", b"0" * (70 << 20)),
+        ):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -313,10 +359,12 @@ def test_inputs_that_real_sources_have(tmp_path):
 
 def test_sources_that_would_grow_without_bound_are_refused(tmp_path):
     macro = "\\w"
-    levels = ["\\newcommand{\\wa}{x x}"] + ["\\newcommand{" + macro + b + "}{" + (macro + a) * 50 + "}"
-                                                for a, b in zip("abcd", "bcde")]
-    (tmp_path / "bomb.tex").write_text("\\documentclass{article}\n" + "\n".join(levels)
-                                       + "\n\\begin{document}\\section{A}\\we\\end{document}\n")
+    levels = ["\\newcommand{\\wa}{x x}"] + [
+        "\\newcommand{" + macro + b + "}{" + (macro + a) * 50 + "}" for a, b in zip("abcd", "bcde")
+    ]
+    (tmp_path / "bomb.tex").write_text(
+        "\\documentclass{article}\n" + "\n".join(levels) + "\n\\begin{document}\\section{A}\\we\\end{document}\n"
+    )
     [item] = read_file(tmp_path / "bomb.tex")  # 420 bytes that would be 20 MB
     assert "grows without bound" in item["error"]
 
@@ -327,12 +375,17 @@ def test_a_long_macro_used_many_times_fails_alone_quickly_in_little_memory(tmp_p
     neighbour is read."""
     papers = tmp_path / "papers"
     papers.mkdir()
-    (papers / "bomb.tex").write_text("\\documentclass{article}\n\\def\\a{" + "x" * 100_000 + "}\n\\begin{document}"
-                                     "\\section{A}" + "\\a " * 50_000 + "\\end{document}\n", encoding="utf-8")
+    (papers / "bomb.tex").write_text(
+        "\\documentclass{article}\n\\def\\a{" + "x" * 100_000 + "}\n\\begin{document}"
+        "\\section{A}" + "\\a " * 50_000 + "\\end{document}\n",
+        encoding="utf-8",
+    )
     (papers / "paper.tex").write_text(MAIN.replace("\\input{sections/method}", METHOD), encoding="utf-8")
-    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
-            "from sciqag_dataset.builders.ingest import run_ingest\n"
-            f"run_ingest([{str(papers)!r}], {str(tmp_path / 'work')!r})")
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "from sciqag_dataset.builders.ingest import run_ingest\n"
+        f"run_ingest([{str(papers)!r}], {str(tmp_path / 'work')!r})"
+    )
     start = time.monotonic()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-3000:]

@@ -1,6 +1,7 @@
 """PDF papers, layout-aware (pdfplumber): a two-column paper with running headers and footers, a two-line
 title, a ligature, a loose accent, a line-end hyphen, a caption and a reference list, drawn with reportlab
 (tests/pdf_samples.py); pages with no text layer."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,14 @@ def test_title_doi_and_sections_come_from_the_layout(paper):
     # page 1's largest text, both lines (the metadata title "doi:..." is not a title)
     assert paper["title"] == "Oxygen Vacancies Control the Band Gap of Sputtered Zinc Oxide Films"
     assert paper["metadata"]["doi"] == DOI  # printed in page 1's footer
-    assert [s["heading"] for s in paper["sections"]] == ["Abstract", "Introduction", "Methods", "Results",
-                                                         "Conclusions", "Stability"]
+    assert [s["heading"] for s in paper["sections"]] == [
+        "Abstract",
+        "Introduction",
+        "Methods",
+        "Results",
+        "Conclusions",
+        "Stability",
+    ]
     q = paper["ingest"]
     assert q["extractor"] == "pdf/pdfplumber" and q["has_abstract"] and q["references_dropped"] == 6
     assert not q["partial"]
@@ -33,9 +40,24 @@ def test_title_doi_and_sections_come_from_the_layout(paper):
 
 def test_the_text_is_clean_and_in_reading_order(paper):
     text = paper["text"]
-    for gone in ("Journal of Imaginary Materials", "Page 1 of 3", "Page 2", "Transmission spectra",
-                 "A. Writer", "Imag. Lett.", "[4, 5]", "[6]", "Ada Quill", "Corresponding", "CC BY",
-                 "contributed equally", "3.21 0.02", "Wavelength", "Intensity", "650"):
+    for gone in (
+        "Journal of Imaginary Materials",
+        "Page 1 of 3",
+        "Page 2",
+        "Transmission spectra",
+        "A. Writer",
+        "Imag. Lett.",
+        "[4, 5]",
+        "[6]",
+        "Ada Quill",
+        "Corresponding",
+        "CC BY",
+        "contributed equally",
+        "3.21 0.02",
+        "Wavelength",
+        "Intensity",
+        "650",
+    ):
         # running heads and feet, caption, references, citations, front matter, footnotes, table rows, figure labels
         assert gone not in text, gone
     assert "Their band gap defines the optical window" in text  # the ligature ﬁ
@@ -47,8 +69,10 @@ def test_the_text_is_clean_and_in_reading_order(paper):
     # the left column before the right one, each paragraph whole
     assert text.index("Films of 200 nm") < text.index("The gap fell from 3.30 eV") < text.index("Vacancies set")
     sections = {s["heading"]: s["text"] for s in paper["sections"]}
-    assert sections["Methods"] == ("Films of 200 nm were sputtered at 300 K in argon with 2 % oxygen, then "
-                                   "annealed for 1 h at 673 K under vacuum.")
+    assert sections["Methods"] == (
+        "Films of 200 nm were sputtered at 300 K in argon with 2 % oxygen, then "
+        "annealed for 1 h at 673 K under vacuum."
+    )
     assert sections["Abstract"].startswith("Sputtered zinc oxide films lose up to 0.2 eV of band gap as oxygen")
 
 
@@ -75,9 +99,11 @@ def test_an_encrypted_pdf_asks_for_its_password_and_one_without_pages_says_so(tm
     summary = run_ingest([papers], tmp_path / "w")
     report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
     errors = {f["path"].rsplit("/", 1)[1]: f["error"] for f in report["failures"]}
-    assert errors == {"locked.pdf": "encrypted PDF: decrypt it first with its password "
-                                    "(qpdf --decrypt --password=... in.pdf out.pdf)",
-                      "empty.pdf": "the PDF has no pages"}
+    assert errors == {
+        "locked.pdf": "encrypted PDF: decrypt it first with its password "
+        "(qpdf --decrypt --password=... in.pdf out.pdf)",
+        "empty.pdf": "the PDF has no pages",
+    }
     assert summary.counts["ok"] == 1 and report["formats"]["pdf"]["failed"] == 2
 
 
@@ -91,16 +117,20 @@ def test_a_first_page_without_text_is_named_and_the_title_and_doi_are_found_afte
 def test_a_section_after_the_reference_list_is_kept(tmp_path):
     [rec] = read_file(make_paper_pdf(tmp_path / "nature.pdf", methods_last=True))
     sections = {s["heading"]: s["text"] for s in rec["sections"]}
-    assert sections["Methods"] == ("Targets were cleaned in argon plasma for 10 min first.\n\n13C NMR spectra of "
-                                   "the precursors were recorded at 100 MHz in chloroform. Figure 3 (a) shows the "
-                                   "same trend for the thicker films we grew later.")  # small type is still text
+    assert sections["Methods"] == (
+        "Targets were cleaned in argon plasma for 10 min first.\n\n13C NMR spectra of "
+        "the precursors were recorded at 100 MHz in chloroform. Figure 3 (a) shows the "
+        "same trend for the thicker films we grew later."
+    )  # small type is still text
     assert sections["Appendix B"] == "The fit used a single Tauc line for all films."
     assert rec["ingest"]["references_dropped"] == 6 and "Writer" not in rec["text"]
 
 
 def test_a_file_that_takes_too_long_fails_and_the_others_are_read(tmp_path):
     make_paper_pdf(tmp_path / "slow.pdf")
-    (tmp_path / "note.txt").write_text("A Plain Paper\n\nIt is read in well under a millisecond, whatever the limit.\n")
+    (tmp_path / "note.txt").write_text(
+        "A Plain Paper\n\nIt is read in well under a millisecond, whatever the limit.\n"
+    )
     # 20 ms: the text file takes under 1 ms, the PDF over 100 ms (more, not less, on a busy machine)
     summary = run_ingest([tmp_path], tmp_path / "w", file_timeout=0.02)
     report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())

@@ -1,8 +1,8 @@
 """XML equations kept in place as LaTeX with the sentences around them, spaces between numbers and units, and
 appendices: JATS (tex-math, MathML) and Elsevier (MathML in ce:display, ce:hsp). Sources written for these
 tests."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 from sciqag_dataset.builders.ingest import read_file
 
@@ -36,11 +36,14 @@ ELSEVIER = """<?xml version="1.0" encoding="UTF-8"?>
 <coredata><prism:doi>10.5555/els.math.2</prism:doi><dc:title>Charge Carriers in Thin Oxide Films</dc:title></coredata>
 <originalText><ja:article><ja:body><ce:sections>
 <ce:section><ce:section-title>Theory</ce:section-title>
-<ce:para>Films were 0.5<ce:hsp sp="0.25"/>nm and 12<ce:hsp sp="0.25"/>nm thick, respectively.<ce:display><ce:formula id="fd1">
-<ce:label>(2)</ce:label><mml:math altimg="si1.svg"><mml:msub><mml:mi>E</mml:mi><mml:mi>c</mml:mi></mml:msub><mml:mo>=</mml:mo>
+<ce:para>Films were 0.5<ce:hsp sp="0.25"/>nm and 12<ce:hsp sp="0.25"/>nm thick, respectively.
+<ce:display><ce:formula id="fd1">
+<ce:label>(2)</ce:label>
+<mml:math altimg="si1.svg"><mml:msub><mml:mi>E</mml:mi><mml:mi>c</mml:mi></mml:msub><mml:mo>=</mml:mo>
 <mml:mfrac><mml:msup><mml:mi>ℏ</mml:mi><mml:mn>2</mml:mn></mml:msup><mml:mrow><mml:mn>2</mml:mn><mml:mi>m</mml:mi></mml:mrow>
 </mml:mfrac></mml:math></ce:formula></ce:display>where E<ce:inf>c</ce:inf> is the confinement energy.</ce:para>
-<ce:para>A figure follows.<ce:display><ce:figure id="f1"><ce:caption><ce:simple-para>Bands of the film.</ce:simple-para>
+<ce:para>A figure follows.<ce:display>
+<ce:figure id="f1"><ce:caption><ce:simple-para>Bands of the film.</ce:simple-para>
 </ce:caption></ce:figure></ce:display></ce:para>
 </ce:section></ce:sections></ja:body>
 <ja:tail><ce:appendices><ce:section><ce:section-title>Fitting the spectra</ce:section-title>

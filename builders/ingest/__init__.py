@@ -1,347 +1,60 @@
-"""Ingest stage: papers on disk -> one ``papers``-config record per paper, one reader module per format.
+"""Ingest stage: papers on disk -> one ``papers``-config record per paper, one reader per format.
 
-=========== =============== ===========================================================================
-txt         ``txt.py``      first non-empty short line is the title; ``Key: value`` header lines
-                            (Authors, Journal, DOI, License, Year, Keywords, URL) become metadata;
-                            a lone short line such as ``Introduction`` starts a section
-md          ``markdown.py`` ``# Title``, ``##``/``###`` sections, optional YAML front matter, header lines
-json        ``json_papers`` a paper dict (title, text | abstract + body | sections, doi, ...), a list of
-                            them (streamed), or JSON Lines (also when the file is called ``.json``)
-sciqag-json ``json_papers`` the SciQAG authors' release: dicts with ``doi``, ``txt``, ``journal``,
-                            ``keywords``, ``Q&A``; their pairs go to ``existing_qa`` (origin "released")
-jats        ``jats.py``     JATS/NLM ``<article>`` XML
-elsevier    ``elsevier.py`` Elsevier full-text XML (``ce:``/``dc:``/``prism:`` elements)
-html        ``html.py``     trafilatura main content + citation_* metadata, abstract, references removed
-                            (``html_rules.py``: the patterns of what a page holds besides the paper)
-pdf         ``pdf.py``      pdfplumber words with size and position (``pdf_layout.py``: lines, columns, running
-                            heads, figure regions): headings, abstract, references, furniture, footnotes
-latex       ``latex.py``    a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file):
-                            the main file by ``\\documentclass``, inputs expanded, pylatexenc text with the
-                            math kept verbatim as LaTeX; bibliography, figures and tables removed;
-                            ``latex_refs.py`` numbers cross-references, ``latex_cites.py`` writes out
-                            textual citations
-=========== =============== ===========================================================================
+The formats are those registered in ``registry.py`` (the built-in readers in ``formats.py``); the table below is
+written from the registry:
 
-Formats are told by extension, checked against the content (``detect.py``); files with no or an unknown
-extension are recognised by content alone. A format whose library is missing fails its files with the extra
-to install (``readers.py``). Every record carries an ``ingest`` column: the extractor, words, sections,
-whether an abstract was found, references dropped, ``partial`` (read in part: recovered XML, missing
-inputs) with its reason, and the reader's warnings; the report counts papers ok/partial/failed per format.
-A complete read replaces a partial one: the same id, or (no DOI) the same title and opening words; the
-partial record then gets a ``removed`` line. A partial copy of a paper already read whole is skipped.
-Ids are stable: ``doi-<slug>`` from the DOI, else ``sha-`` +
-16 hex of the SHA-256 of the normalised text. ``run_ingest`` appends to ``WORK/papers.jsonl`` and
-rewrites ``WORK/ingest_report.json`` on every run: ``{"counts", "failures": [{path, error}], "duplicates":
-[{id, kept, duplicate, reason}], "warnings": [{path, warning}]}``.
+{formats}
+
+Formats are told by extension, checked against the content, and files with no or an unknown extension by
+content alone (``detect.py``, from each reader's ``signature`` and ``sniff``). A reader is one ``read(source)``
+over a ``registry.Source`` (path, detected format, ``warn``, reading options) yielding raw papers; the files
+are found by ``inputs.py`` and read by ``files.py``. A format whose library is missing fails its files with
+the extra to install. Every record carries an ``ingest`` column: the extractor, words, sections, whether an
+abstract was found, references dropped, ``partial`` (read in part: recovered XML, missing inputs) with its
+reason, and the reader's warnings; the report counts papers ok/partial/failed per format.
+
+Storing (``store.py``): a complete read replaces a partial one: the same id, or (no DOI) the same title and
+opening words; the partial record then gets a ``removed`` line. A partial copy of a paper already read whole
+is skipped. Ids are stable: ``doi-<slug>`` from the DOI, else ``sha-`` + 16 hex of the SHA-256 of the
+normalised text. ``run_ingest`` (``run.py``) appends to ``WORK/papers.jsonl`` and rewrites
+``WORK/ingest_report.json`` on every run: ``{{"counts", "failures": [{{path, error}}], "duplicates": [{{id, kept,
+duplicate, reason}}], "warnings": [{{path, warning}}]}}``.
 
 A rerun resumes: a paper stored from the same source with the same content is skipped; one whose source
 changed is stored again (``updated``), so every later stage redoes just that paper; a paper its source no
-longer yields (its text, and so its ``sha-`` id, changed) gets a ``{"status": "removed"}`` line and drops
+longer yields (its text, and so its ``sha-`` id, changed) gets a ``{{"status": "removed"}}`` line and drops
 out of every join.
 """
+
 from __future__ import annotations
 
-import functools
-import logging
-import os
-import re
-from collections import Counter
-from pathlib import Path
+from . import formats  # noqa: F401  (the built-in readers, registered on import)
+from .detect import detect_format
+from .errors import IngestError
+from .files import MAX_LEADING_FAILURES, iter_papers, read_file
+from .normalize import content_hash, normalize_doi, normalize_text, paper_id
+from .ranks import listing
+from .registry import Reader, Source, format_table, readers, register, unregister
+from .run import run_ingest
 
-from tqdm.auto import tqdm
+if __doc__:  # None under python -OO
+    __doc__ = __doc__.format(formats=format_table())
 
-from sciqag_dataset import runner
-from sciqag_dataset.atomic import write_json
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.jsonl import JsonlWriter, iter_latest
-from sciqag_dataset.records import REMOVED
-from sciqag_dataset.stage import digest
-from sciqag_dataset.text_repair import repair, repair_text
-
-from .detect import detect_format, format_of_name
-from .files import input_list, iter_inputs, iter_papers, path_key, read_file, read_path
-from .json_papers import MAX_LEADING_FAILURES
-from .ranks import excluded, listing, parse_slice, slice_reader
-from .text import IngestError, content_hash, normalize_doi, normalize_text, paper_id
-
-__all__ = ["MAX_LEADING_FAILURES", "IngestError", "content_hash", "detect_format", "iter_papers", "listing",
-           "normalize_doi", "normalize_text", "paper_id", "read_file", "run_ingest"]
-
-log = logging.getLogger(__name__)
-
-ON_DUPLICATE = ("skip", "keep", "error")
-PAPERS_FILE = "papers.jsonl"
-REPORT_FILE = "ingest_report.json"
-_DUP_SUFFIX = re.compile(r"-dup\d+$")
-
-
-def _partial(rec: dict) -> bool:
-    return bool((rec.get("ingest") or {}).get("partial"))
-
-
-def _lead(rec: dict) -> str | None:
-    """The paper's title and the start of its text: what a partial read (a truncated download, a missing
-    page or \\input further on) shares with the whole paper when no DOI gives both one id. None when the
-    title is too short to tell papers apart."""
-    title = " ".join(re.findall(r"\w+", (rec.get("title") or "").lower()))
-    words = re.findall(r"\w+", (rec.get("text") or "").lower())
-    if len(title.split()) < 4 or len(words) < 20:
-        return None
-    return digest(title + "\n" + " ".join(words[:20]))  # 16 hex characters kept per paper, not the words
-
-
-class _Seen:
-    """Ids and hashes already stored or met in this run, and what earlier runs stored per source."""
-
-    def __init__(self, out: Path):
-        self.ids: dict[str, str] = {}
-        self.hashes: dict[str, str] = {}
-        # source -> base id -> (content hash, stored id) of earlier runs; a resumed paper consumes one, so a
-        # file holding the same id twice resumes both, and what is left unconsumed its source no longer yields
-        self.stored: dict[str, dict[str, list[tuple[str, str]]]] = {}
-        self.partial: set[str] = set()  # ids stored from a partial read: a complete copy replaces them
-        self.leads: dict[str, str] = {}  # title and first words -> id, to find a partial read's whole paper
-        for rec in iter_latest(out):  # streamed: a paper's text is never held past its own line
-            if rec.get("status") in (runner.FAILED, REMOVED):
-                continue
-            self.ids.setdefault(rec["id"], rec.get("source_path") or "")
-            self._lead(rec)
-            if rec.get("content_hash"):
-                self.hashes.setdefault(rec["content_hash"], rec.get("source_path") or "")
-            by_id = self.stored.setdefault(path_key(rec.get("source_path") or ""), {})
-            by_id.setdefault(_DUP_SUFFIX.sub("", rec["id"]), []).append((rec.get("content_hash") or "", rec["id"]))
-
-    def resumed(self, rec: dict) -> str | None:
-        """"same" when an earlier run stored this paper from this source, "changed" when it stored another
-        version of it, None when it is new."""
-        stored = self.stored.get(path_key(rec["source_path"]), {}).get(rec["id"])
-        if not stored:
-            return None
-        same = next((entry for entry in stored if entry[0] == rec["content_hash"]), None)
-        stored.remove(same or stored[0])
-        return "same" if same else "changed"
-
-    def gone(self, source: str) -> list[str]:
-        """Ids stored from ``source`` that this run did not meet in it."""
-        return [stored_id for entries in self.stored.pop(path_key(source), {}).values() for _, stored_id in entries]
-
-    def duplicate_of(self, rec: dict) -> tuple[str, str] | None:
-        """(kept source_path, reason) when the id or the text was seen before."""
-        if rec["content_hash"] in self.hashes:
-            return self.hashes[rec["content_hash"]], "same content"
-        if rec["id"] in self.ids:
-            return self.ids[rec["id"]], "same id"
-        return None
-
-    def completes(self, rec: dict) -> bool:
-        """A complete read of a paper stored so far only from a partial one (same id)."""
-        return rec["id"] in self.partial and not _partial(rec)
-
-    def same_paper(self, rec: dict) -> str | None:
-        """The id of another record with this paper's title and opening (a partial read's other copy)."""
-        other = self.leads.get(_lead(rec) or "")
-        return other if other != rec["id"] else None
-
-    def _lead(self, rec: dict) -> None:
-        if _partial(rec):
-            self.partial.add(rec["id"])
-        key = _lead(rec)
-        if key and (key not in self.leads or self.leads[key] in self.partial and not _partial(rec)):
-            self.leads[key] = rec["id"]  # the whole paper's id wins over a partial read's
-
-    def add(self, rec: dict, replace: bool = False) -> None:
-        if replace:
-            self.ids[rec["id"]] = rec["source_path"]
-            self.partial.discard(rec["id"])
-        self.ids.setdefault(rec["id"], rec["source_path"])
-        self.hashes.setdefault(rec["content_hash"], rec["source_path"])
-        self._lead(rec)
-
-    def free_id(self, base: str) -> str:
-        n = 2
-        while f"{base}-dup{n}" in self.ids:
-            n += 1
-        return f"{base}-dup{n}"
-
-
-class _Report:
-    """What ``ingest_report.json`` says: counts, failures, duplicates, warnings."""
-
-    def __init__(self, on_duplicate: str):
-        self.summary = runner.Summary("ingest")
-        for key in ("ok", "failed", "skipped", "duplicate"):
-            self.summary.counts[key] = 0
-        self.on_duplicate = on_duplicate
-        self.failures: list[dict] = []
-        self.duplicates: list[dict] = []
-        self.warnings: list[dict] = []
-        self.formats: dict[str, Counter] = {}  # per format: papers ok / partial / failed, words
-
-    def paper(self, rec: dict) -> None:
-        """Every paper this run met (stored, resumed or a duplicate), for the per-format table."""
-        quality = rec.get("ingest") or {}
-        fmt = rec.get("source_format") or "?"
-        by = self.formats.setdefault("json" if fmt == "sciqag-json" else fmt, Counter())  # a row per file type
-        by["partial" if quality.get("partial") else "ok"] += 1
-        by["words"] += quality.get("words") or 0
-
-    def note(self, path: str, message: str) -> None:
-        self.warnings.append({"path": path, "warning": message})
-        log.warning("%s: %s", path, message)
-
-    def fail(self, item: dict) -> None:
-        fmt = item.get("format") or format_of_name(item.get("path") or "")
-        self.formats.setdefault(fmt, Counter())["failed"] += 1
-        self.failures.append(item)
-        self.summary.counts[runner.FAILED] += 1
-        log.warning("%s: %s", item["path"], item["error"])
-
-    def write(self, path: Path, papers: Path, complete: bool) -> None:
-        report = {"counts": dict(self.summary.counts), "complete": complete, "on_duplicate": self.on_duplicate,
-                  "papers": str(papers),
-                  "formats": {f: {k: c[k] for k in ("ok", "partial", "failed", "words")}
-                              for f, c in sorted(self.formats.items())},
-                  "failures": self.failures, "duplicates": self.duplicates,
-                  "warnings": self.warnings}
-        report, _ = repair(report)  # paths that are not UTF-8 must not cost the report
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_json(path, report)
-
-
-def run_ingest(paths, work_dir: str | os.PathLike, *, on_duplicate: str = "skip", follow_symlinks: bool = False,
-               shard: tuple[int, int] | None = None, parsed_by: int | None = None,
-               grobid_url: str | None = None, file_timeout: float | None = None,
-               max_file_mb: float | None = None) -> runner.Summary:
-    """Read ``paths`` into ``WORK/papers.jsonl``; write ``WORK/ingest_report.json``.
-
-    ``on_duplicate``: "skip" keeps the first, "keep" stores the copy as ``<id>-dupN``, "error" stores the
-    others and then raises UserError listing the duplicates. Whatever goes wrong with one input (finding,
-    naming, opening, decoding, parsing or storing it) is recorded as a failure with its path (and line)
-    and the other inputs are read.
-
-    Scaled out (``ranks.py``): ``shard=(i, n)`` only parses slice i into the work dir's ``.ingest`` folder;
-    ``parsed_by=n`` then stores what the n ranks parsed, as a plain run would have. ``grobid_url``: PDFs go to
-    that GROBID server (``grobid.py``). ``file_timeout``: a file of one paper whose reading (its download
-    included) takes longer (in seconds) fails, and the others are read; so does a remote file whose download
-    passes ``max_file_mb`` megabytes.
-    """
-    if on_duplicate not in ON_DUPLICATE:
-        raise UserError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}, not {on_duplicate!r}")
-    paths = input_list(paths)  # a URL with credentials is refused before anything is written
-    work = Path(work_dir)
-    out, report_path = work / PAPERS_FILE, work / REPORT_FILE
-    exclude = excluded(work)
-    read = functools.partial(read_path, grobid_url=grobid_url, timeout=file_timeout, max_mb=max_file_mb)
-    if shard is not None:
-        return parse_slice(paths, work, shard, exclude, follow_symlinks, read, reader=f"grobid {grobid_url}"
-                           if grobid_url else "")
-    report = _Report(on_duplicate)
-    seen = _Seen(out)
-    read = slice_reader(work, parsed_by, read) if parsed_by else read
-    complete = False
-    try:
-        with JsonlWriter(out) as writer, tqdm(desc="ingest", unit="paper") as bar:
-            for path, items in iter_inputs(paths, exclude, follow_symlinks, read):
-                if _read_source(items, writer, seen, report, bar):
-                    _mark_removed(repair_text(path)[0], writer, seen, report)
-        complete = True
-    finally:
-        report.write(report_path, out, complete)
-    if on_duplicate == "error" and report.duplicates:
-        listing = "\n".join(f"  {d['id']} ({d['reason']}): {d['duplicate']} duplicates {d['kept']}"
-                            for d in report.duplicates)
-        raise UserError(f"{len(report.duplicates)} duplicate paper(s) found and not stored (on_duplicate='error'); "
-                        f"details in {report_path}:\n{listing}")
-    return report.summary
-
-
-def _read_source(items, writer: JsonlWriter, seen: _Seen, report: _Report, bar) -> bool:
-    """Store one input's papers; True when it was read without any failure."""
-    clean = True
-    for item in items:
-        if "warning" in item:
-            report.note(item["path"], item["warning"])
-            continue
-        bar.update(1)
-        if "error" in item:
-            report.fail(item)
-            clean = False
-            continue
-        try:
-            _store(item, writer, seen, report)
-        except Exception as exc:  # storing one paper must not stop the others either
-            log.exception("could not store %s", item.get("id"))
-            report.fail({"path": item.get("source_path"), "error": f"could not store the paper "
-                                                                   f"({type(exc).__name__}: {exc})"})
-            clean = False
-    return clean
-
-
-def _mark_removed(source: str, writer: JsonlWriter, seen: _Seen, report: _Report) -> None:
-    """Papers a source yielded before and does not any more (its text, so its id, changed) drop out."""
-    for pid in seen.gone(source):
-        writer.write({"id": pid, "status": REMOVED, "source_path": source,
-                      "reason": "its source no longer yields this paper"})
-        report.summary.counts["removed"] += 1
-        report.note(source, f"{pid} is no longer in this file; marked removed")
-
-
-def _store(item: dict, writer: JsonlWriter, seen: _Seen, report: _Report) -> None:
-    """Append one paper unless it resumes an earlier run or duplicates another (then report it)."""
-    counts = report.summary.counts
-    report.paper(item)
-    resumed = seen.resumed(item)
-    if resumed == "same":
-        counts["skipped"] += 1
-        return
-    if resumed == "changed":
-        writer.write(item)  # the newer line wins: later stages see new input and redo this paper
-        counts["updated"] += 1
-        report.note(item["source_path"], f"{item['id']} changed since it was stored; stored again")
-        return
-    dup = seen.duplicate_of(item)
-    if dup is not None and seen.completes(item):
-        writer.write(item)  # the newer line wins: every later stage redoes this paper from the whole text
-        seen.add(item, replace=True)
-        counts["replaced partial"] += 1
-        report.note(item["source_path"], f"{item['id']}: replaces the partial record read from {dup[0]}")
-        return
-    other = seen.same_paper(item) if dup is None else None
-    if other in seen.partial and not _partial(item):  # the whole paper, under another (sha-) id
-        seen.add(item)
-        writer.write(item)
-        writer.write({"id": other, "status": REMOVED, "source_path": seen.ids[other],
-                      "reason": f"replaced by the complete read {item['id']} from {item['source_path']}"})
-        seen.partial.discard(other)
-        counts["replaced partial"] += 1
-        report.note(item["source_path"], f"{item['id']}: replaces the partial record {other} read from "
-                                         f"{seen.ids[other]}")
-        return
-    if other is not None and _partial(item):
-        counts["skipped"] += 1
-        how = "also read in part" if other in seen.partial else "read whole"
-        report.note(item["source_path"], f"{item['id']}: a partial copy of {other}, {how} from "
-                                         f"{seen.ids[other]}; skipped")
-        return
-    if dup is None:
-        seen.add(item)
-        writer.write(item)
-        counts["ok"] += 1
-        return
-    kept, reason = dup
-    if _partial(item) and item["id"] in seen.ids and item["id"] not in seen.partial:
-        counts["skipped"] += 1  # a partial copy of a paper read whole: never stored again, never an error
-        report.note(item["source_path"], f"{item['id']}: a partial copy of the paper read from {kept}; skipped")
-        return
-    entry = {"id": item["id"], "kept": kept, "duplicate": item["source_path"], "reason": reason}
-    counts["duplicate"] += 1
-    if report.on_duplicate == "keep":
-        if item["id"] in seen.ids:
-            item = {**item, "id": seen.free_id(item["id"])}
-        entry["stored_as"] = item["id"]
-        seen.add(item)
-        writer.write(item)
-    log.warning("duplicate %s (%s): %s, first seen in %s%s", entry["id"], reason, entry["duplicate"],
-                kept, f"; stored as {item['id']}" if report.on_duplicate == "keep" else "; skipped")
-    report.duplicates.append(entry)
-
+__all__ = [
+    "MAX_LEADING_FAILURES",
+    "IngestError",
+    "Reader",
+    "Source",
+    "content_hash",
+    "detect_format",
+    "iter_papers",
+    "listing",
+    "normalize_doi",
+    "normalize_text",
+    "paper_id",
+    "read_file",
+    "readers",
+    "register",
+    "run_ingest",
+    "unregister",
+]

@@ -3,13 +3,14 @@
 SIGALRM, so only in the main thread of a POSIX process (a plain run, and each datatrove rank); elsewhere the
 file is read without a limit. An alarm already set (pytest-timeout's, an outer limit) is kept: ours only
 applies when it comes first, and the other is set again, less the time spent, when ours ends."""
+
 from __future__ import annotations
 
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 class TimedOut(BaseException):
@@ -45,7 +46,6 @@ def time_limit(seconds: float | None) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old_handler)
             if old_delay:
-                signal.setitimer(signal.ITIMER_REAL, max(old_delay - (time.monotonic() - start), 0.001),
-                                 old_interval)
+                signal.setitimer(signal.ITIMER_REAL, max(old_delay - (time.monotonic() - start), 0.001), old_interval)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})

@@ -1,115 +1,71 @@
-"""Which format a file is in: by extension, checked against the content, or by content alone; decoding."""
+"""Which reader reads a file, from the registry: by extension, checked against the content, or by content alone.
+
+In order: a file named for a binary format (``no_signature``) must carry that format's signature; a reader's
+``signature`` (a PDF header, a gzip or tar archive) decides whatever the name says; then the extension (a
+reader's ``sniff`` may name the flavour: an ``.xml`` file is JATS or Elsevier); then, for a file whose extension
+names no reader, each reader's ``sniff`` in registration order, the ``last_resort`` readers (plain text) last.
+"""
+
 from __future__ import annotations
 
-import codecs
-from pathlib import Path
-from typing import Callable
-
-import re
 import os
+from pathlib import Path
+from typing import NamedTuple
 
-from .text import EXTENSIONS, HEAD_BYTES, IngestError
-
-_SURROGATES = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, kept by surrogateescape
-
-def looks_binary(sample: bytes) -> bool:
-    if b"\x00" in sample:
-        return True
-    text = sample.decode("utf-8", "replace")
-    bad = sum(1 for c in text if c == "\ufffd" or (c < " " and c not in "\t\n\r\f"))
-    return bad > 0.1 * max(len(text), 1)
+from . import registry
+from .decoding import BOM_UTF16, looks_binary
+from .errors import IngestError
+from .registry import HEAD_BYTES, Head, Reader
 
 
-def decode(data: bytes, warn: Callable[[str], None]) -> str:
-    """UTF-8 (BOM tolerated; UTF-16 with a BOM); invalid bytes become U+FFFD with a warning."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16", "replace")
-    if looks_binary(data[:HEAD_BYTES]):
+class Detected(NamedTuple):
+    reader: Reader
+    format: str  # the reader's name, or the flavour its sniff named
+    guessed: bool  # read by a last-resort reader for its content alone
+
+
+def detect(path: str | os.PathLike) -> Detected:
+    """The reader of a file and its format; IngestError for empty, binary or unrecognisable files."""
+    with open(path, "rb") as f:
+        head = Head(f.read(HEAD_BYTES), Path(path).suffix)
+    if not head.data.strip():
+        raise IngestError("empty file")
+    readers = registry.readers()
+    named = registry.by_extension(head.ext)
+    if named is not None and named.no_signature and named.signature is not None:
+        if not named.signature(head):
+            raise IngestError(f"not a {named.title}: {named.no_signature}")
+        return Detected(named, named.name, False)
+    for reader in readers:
+        if reader.signature is not None and reader.signature(head):
+            return Detected(reader, reader.name, False)
+    if not head.data.startswith(BOM_UTF16) and looks_binary(head.data):
         raise IngestError("binary file (not text, JSON, XML, HTML or PDF)")
-    return replace_invalid(data.decode("utf-8-sig", "surrogateescape"), warn)
+    if named is not None:
+        return _flavour(named, named.sniff(head) if named.sniff else None, False)
+    ordered = [r for r in readers if not r.last_resort] + [r for r in readers if r.last_resort]
+    for reader in ordered:
+        found = reader.sniff(head) if reader.sniff is not None else None
+        if found:
+            return _flavour(reader, found, reader.last_resort)
+    what = f"unknown extension {head.ext!r}" if head.ext else "no extension"
+    kinds = [r.title for r in ordered if r.sniff or r.signature]
+    raise IngestError(
+        f"unrecognised format: {what}, and the content is not {', '.join(kinds[:-1])} or {kinds[-1]}"
+        if len(kinds) > 1
+        else f"unrecognised format: {what}"
+    )
 
 
-def replace_invalid(text: str, warn: Callable[[str], None]) -> str:
-    text, n = _SURROGATES.subn("\ufffd", text)
-    if n:
-        warn(f"not valid UTF-8: {n} undecodable byte(s) replaced with U+FFFD")
-    return text
-
-
-_MD_HEADING = re.compile(r"^#{1,6}\s+\S", re.M)
-_WORD = re.compile(r"^[\"'(\[]*[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*[)\]\"'.,;:!?]*$")
-
-
-def _looks_like_prose(text: str) -> bool:
-    tokens = text.split()
-    words = sum(1 for t in tokens if _WORD.match(t))
-    return len(tokens) >= 5 and words >= 0.6 * len(tokens)
-
-
-def _sniff(text: str) -> str | None:
-    """Format from content alone, for files whose extension says nothing."""
-    s = text.lstrip()
-    low = s[:2000].lower()
-    if s[:1] in "[{":
-        return "json"
-    if low.startswith("<!doctype html") or "<html" in low:
-        return "html"
-    if s[:1] == "<":
-        return xml_flavour(s[:HEAD_BYTES]) or "xml"
-    if "\\documentclass" in s[:HEAD_BYTES]:
-        return "latex"
-    if s.startswith("---\n") or _MD_HEADING.match(s):
-        return "md"
-    return None
-
-
-def xml_flavour(head: str) -> str | None:
-    if re.search(r"<(?:ce|xocs|ja):|elsevier\.com/xml|<full-text-retrieval-response", head):
-        return "elsevier"
-    if re.search(r"<article[\s>]|JATS|NLM//DTD|<pmc-articleset", head):
-        return "jats"
-    if re.search(r"<html[\s>]", head, re.I):
-        return "html"
-    return None
-
-
-def format_of_name(path: str) -> str:
-    """The format a file's extension names ("other" when none does): for counting files that failed."""
-    return EXTENSIONS.get(Path(path).suffix.lower(), "other")
+def _flavour(reader: Reader, found, guessed: bool) -> Detected:
+    """The format a sniff named: a flavour of the reader's own (jats), or another reader's (html in .xml)."""
+    if isinstance(found, str):
+        other = registry.named(found)
+        return Detected(other or reader, found, guessed)
+    return Detected(reader, reader.name, guessed)
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """One of txt, md, json, jats, elsevier, xml (flavour decided on parsing), html, pdf, latex.
-
-    Raises IngestError for empty, binary or unrecognisable files.
-    """
-    with open(path, "rb") as f:
-        head = f.read(HEAD_BYTES)
-    if not head.strip():
-        raise IngestError("empty file")
-    ext = Path(path).suffix.lower()
-    if head.startswith(b"%PDF-") or (ext == ".pdf" and b"%PDF-" in head[:1024]):
-        return "pdf"
-    family = EXTENSIONS.get(ext)
-    if family == "pdf":
-        raise IngestError("not a PDF: no %PDF- header")
-    if head[:2] == b"\x1f\x8b" or head[257:262] == b"ustar":  # gzip or tar: an arXiv source archive
-        return "latex"
-    if not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and looks_binary(head):
-        raise IngestError("binary file (not text, JSON, XML, HTML or PDF)")
-    text = head.decode("utf-16" if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8-sig",
-                       "replace")
-    if family == "xml":
-        return xml_flavour(text) or "xml"
-    if family:
-        return family
-    sniffed = _sniff(text)
-    if sniffed:
-        return sniffed
-    if _looks_like_prose(text):
-        return "txt"
-    what = f"unknown extension {ext!r}" if ext else "no extension"
-    raise IngestError(f"unrecognised format: {what}, and the content is not PDF, JSON, XML, HTML, "
-                      "Markdown or prose")
-
-
+    """The format of a file: a registered reader's name or a flavour (txt, md, json, jats, elsevier, xml, html,
+    pdf, latex with the built-in readers). Raises IngestError for empty, binary or unrecognisable files."""
+    return detect(path).format

@@ -1,7 +1,8 @@
 """Elsevier full-text XML (``ce:``/``dc:``/``prism:`` elements)."""
+
 from __future__ import annotations
 
-from .text import inline
+from .normalize import inline
 from .xml_common import drop_citations, local_name, ns_kind, paragraphs, xml_text
 
 _ELS_SKIP = {"float-anchor", "display", "figure", "table", "footnote", "bibliography"}
@@ -49,11 +50,12 @@ def read_elsevier(root, warn) -> dict:
     }
     creators = idx.get(("dc", "creator"), [])
     if creators:  # "Surname, Given" in the coredata block
-        meta["authors"] = [" ".join(reversed([p.strip() for p in inline(text(c)).split(",", 1)]))
-                           for c in creators]
+        meta["authors"] = [" ".join(reversed([p.strip() for p in inline(text(c)).split(",", 1)])) for c in creators]
     else:
-        meta["authors"] = [inline(f"{text(a.find('{*}given-name'))} {text(a.find('{*}surname'))}")
-                           for a in idx.get(("ce", "author"), [])]
+        meta["authors"] = [
+            inline(f"{text(a.find('{*}given-name'))} {text(a.find('{*}surname'))}")
+            for a in idx.get(("ce", "author"), [])
+        ]
 
     sections: list[list[str]] = []
     abstract = first("ce", "abstract", lambda el: el.get("class") in (None, "author"))  # not graphical/highlights
@@ -68,12 +70,18 @@ def read_elsevier(root, warn) -> dict:
         found: list[list[str]] = []
         _elsevier_sections(appendices, "", text, found)
         sections += [[f"Appendix: {h}" if h else "Appendix", body] for h, body in found]
-    keywords = [inline(text(k.find("{*}text") if k.find("{*}text") is not None else k))
-                for k in idx.get(("ce", "keyword"), [])]
+    keywords = [
+        inline(text(k.find("{*}text") if k.find("{*}text") is not None else k)) for k in idx.get(("ce", "keyword"), [])
+    ]
     keywords = keywords or [inline(text(k)) for k in idx.get(("dcterms", "subject"), [])]
-    return {"format": "elsevier", "extractor": "elsevier/lxml",
-            "title": text(first_of(("dc", "title"), ("ce", "title"))), "sections": sections, "metadata": meta,
-            "keywords": keywords}
+    return {
+        "format": "elsevier",
+        "extractor": "elsevier/lxml",
+        "title": text(first_of(("dc", "title"), ("ce", "title"))),
+        "sections": sections,
+        "metadata": meta,
+        "keywords": keywords,
+    }
 
 
 def _elsevier_sections(container, heading: str, text, out: list[list[str]]) -> None:
@@ -84,5 +92,3 @@ def _elsevier_sections(container, heading: str, text, out: list[list[str]]) -> N
         if local_name(sec) == "section":
             title = next((c for c in sec if local_name(c) == "section-title"), None)
             _elsevier_sections(sec, inline(text(title)) if title is not None else "", text, out)
-
-

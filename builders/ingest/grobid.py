@@ -5,25 +5,29 @@ for users who run it (``docker run -p 8070:8070 grobid/grobid``): the PDF is pos
 bibliography counted and left out; figures, tables and bibliographic references (``ref type="bibr"``) removed.
 A busy server (503) is asked again with backoff; a dead one fails this paper with the reason, not the run.
 """
+
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 from lxml import etree
 
-from .text import IngestError, inline
+from .errors import IngestError
+from .normalize import inline
+from .registry import RawPaper, Source
 
 TEI = "{http://www.tei-c.org/ns/1.0}"
 ATTEMPTS = 4
 TIMEOUT = 300.0  # a long paper on a loaded server takes minutes
 
 
-def read_grobid(path: str, warn, url: str) -> Iterator[dict]:
-    yield tei_to_paper(_post(Path(path), url.rstrip("/")), warn)
+def read(source: Source) -> Iterator[RawPaper]:
+    """The PDF through the GROBID server at the ``grobid_url`` reading option."""
+    yield tei_to_paper(_post(Path(source.path), source.options["grobid_url"].rstrip("/")), source.warn)
 
 
 #: url -> when it last could not be reached: the next PDFs fail at once for a minute, not after 4 tries each
@@ -37,13 +41,18 @@ def _post(path: Path, url: str) -> bytes:
     data = path.read_bytes()
     for attempt in range(ATTEMPTS):
         try:
-            reply = httpx.post(endpoint, files={"input": (path.name, data, "application/pdf")},
-                               data={"includeRawAffiliations": "0", "consolidateHeader": "0"}, timeout=TIMEOUT)
+            reply = httpx.post(
+                endpoint,
+                files={"input": (path.name, data, "application/pdf")},
+                data={"includeRawAffiliations": "0", "consolidateHeader": "0"},
+                timeout=TIMEOUT,
+            )
         except httpx.HTTPError as exc:
             if attempt == ATTEMPTS - 1:
                 _down[url] = time.monotonic()
-                raise IngestError(f"GROBID at {url} cannot be reached ({type(exc).__name__}); is it running?") \
-                    from None
+                raise IngestError(
+                    f"GROBID at {url} cannot be reached ({type(exc).__name__}); is it running?"
+                ) from None
         else:
             if reply.status_code == 200:
                 return reply.content
@@ -51,7 +60,7 @@ def _post(path: Path, url: str) -> bytes:
                 raise IngestError(f"GROBID answered HTTP {reply.status_code}: {reply.text[:200]}")
             if attempt == ATTEMPTS - 1:
                 raise IngestError(f"GROBID at {url} stayed busy (HTTP 503) after {ATTEMPTS} tries")
-        time.sleep(min(0.5 * 2 ** attempt, 30))
+        time.sleep(min(0.5 * 2**attempt, 30))
     raise IngestError("GROBID: no reply")  # not reached
 
 
@@ -64,19 +73,26 @@ def tei_to_paper(tei: bytes, warn) -> dict:
     title = inline(_text(header.find(f".//{TEI}titleStmt/{TEI}title"))) if header is not None else ""
     analytic = header.find(f".//{TEI}sourceDesc//{TEI}analytic") if header is not None else None
     authors = []
-    for pers in (analytic.iter(f"{TEI}persName") if analytic is not None else []):
+    for pers in analytic.iter(f"{TEI}persName") if analytic is not None else []:
         names = [_text(n) for n in pers if n.tag in (f"{TEI}forename", f"{TEI}surname")]
         if names:
             authors.append(inline(" ".join(names)))
-    doi = next((inline(_text(i)) for i in (header.iter(f"{TEI}idno") if header is not None else [])
-                if (i.get("type") or "").upper() == "DOI"), None)
+    doi = next(
+        (
+            inline(_text(i))
+            for i in (header.iter(f"{TEI}idno") if header is not None else [])
+            if (i.get("type") or "").upper() == "DOI"
+        ),
+        None,
+    )
     sections = []
     abstract = header.find(f".//{TEI}profileDesc/{TEI}abstract") if header is not None else None
     if abstract is not None and inline(_text(abstract)):
-        sections.append(["Abstract", "\n\n".join(inline(_text(p)) for p in abstract.iter(f"{TEI}p"))
-                         or inline(_text(abstract))])
+        sections.append(
+            ["Abstract", "\n\n".join(inline(_text(p)) for p in abstract.iter(f"{TEI}p")) or inline(_text(abstract))]
+        )
     body = root.find(f".//{TEI}text/{TEI}body")
-    for div in (body.findall(f"{TEI}div") if body is not None else []):
+    for div in body.findall(f"{TEI}div") if body is not None else []:
         sections += _div(div, "")
     back = root.find(f".//{TEI}text/{TEI}back")
     references = 0
@@ -87,9 +103,15 @@ def tei_to_paper(tei: bytes, warn) -> dict:
                 sections += _div(div, "Appendix")
     if not any(text for _, text in sections):
         raise IngestError("GROBID found no text in the PDF (scanned? run OCR first)")
-    return {"format": "pdf", "extractor": "pdf/grobid", "title": title, "sections": sections,
-            "metadata": {"doi": doi, "authors": authors}, "references_dropped": references,
-            "has_abstract": bool(sections and sections[0][0] == "Abstract")}
+    return {
+        "format": "pdf",
+        "extractor": "pdf/grobid",
+        "title": title,
+        "sections": sections,
+        "metadata": {"doi": doi, "authors": authors},
+        "references_dropped": references,
+        "has_abstract": bool(sections and sections[0][0] == "Abstract"),
+    }
 
 
 def _div(div, prefix: str) -> list[list[str]]:
@@ -113,7 +135,8 @@ def _text(el) -> str:
     parts = [el.text or ""]
     for child in el:
         drop = child.tag in (f"{TEI}figure", f"{TEI}note", f"{TEI}table") or (
-            child.tag == f"{TEI}ref" and child.get("type") == "bibr")
+            child.tag == f"{TEI}ref" and child.get("type") == "bibr"
+        )
         if not drop:
             parts.append(_text(child))
         parts.append(child.tail or "")

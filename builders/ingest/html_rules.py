@@ -1,42 +1,82 @@
 """What an HTML page holds besides the paper, as patterns: reference lists, figures, the abstract, site
-chrome and notices, menus, hidden parts, the journal's notes, citation links. ``html.py`` applies them."""
+chrome and notices, menus, hidden parts, the journal's notes, citation links. ``html_clean.py`` applies them."""
+
 import re
 
-REF_CONTAINER = re.compile(r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"
-                           r"(?:$|[\s_-])", re.I)
-FIGURE_LIKE = re.compile(r"(?:^|[\s_-])(?:fig(?:ure)?s?|tables?|tbl|caption\w*|table-wrap|figure-wrap)"
-                         r"(?:$|[\s_-])", re.I)
+REF_CONTAINER = re.compile(
+    r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"
+    r"(?:$|[\s_-])",
+    re.I,
+)
+FIGURE_LIKE = re.compile(
+    r"(?:^|[\s_-])(?:fig(?:ure)?s?|tables?|tbl|caption\w*|table-wrap|figure-wrap)"
+    r"(?:$|[\s_-])",
+    re.I,
+)
 ABSTRACT = re.compile(r"(?:^|[\s_-])abstract(?:$|[\s_-])", re.I)
 NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords", re.I)
-REFERENCES_HEADING = re.compile(r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)?|bibliography|notes and references|"
-                                r"literature cited)\s*$", re.I)
+REFERENCES_HEADING = re.compile(
+    r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)?|bibliography|notes and references|"
+    r"literature cited)\s*$",
+    re.I,
+)
 NUMBERING = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
-CHROME = re.compile(r"^(?:jump to (?:main )?content|skip to (?:main )?content|top of page|back to top|article tools|"
-                    r"download pdf|cite this|share|permissions|metrics|(?:next|previous) section|"
-                    r"\+? ?author affiliations|view (?:full text|pdf)|open in (?:a )?new tab|↵)$", re.I)
+CHROME = re.compile(
+    r"^(?:jump to (?:main )?content|skip to (?:main )?content|top of page|back to top|article tools|"
+    r"download pdf|cite this|share|permissions|metrics|(?:next|previous) section|"
+    r"\+? ?author affiliations|view (?:full text|pdf)|open in (?:a )?new tab|↵)$",
+    re.I,
+)
 # sections of the page that are not the paper's: its outline, links to other papers
-NOT_PAPER_HEADING = re.compile(r"^(?:article outline|outline|contents|table of contents|in this article|"
-                               r"related (?:articles|content)|recommended articles|cited by|similar articles|"
-                               r"other articles from this special issue|this article belongs to a special issue|"
-                               r"more from this journal|article metrics|altmetric|keywords|supporting information|"
-                               r"supplementary (?:material|information|data)|additional files?|"
-                               r"electronic supplementary material)\s*:?$", re.I)  # the whole heading
+NOT_PAPER_HEADING = re.compile(
+    r"^(?:article outline|outline|contents|table of contents|in this article|"
+    r"related (?:articles|content)|recommended articles|cited by|similar articles|"
+    r"other articles from this special issue|this article belongs to a special issue|"
+    r"more from this journal|article metrics|altmetric|keywords|supporting information|"
+    r"supplementary (?:material|information|data)|additional files?|"
+    r"electronic supplementary material)\s*:?$",
+    re.I,
+)  # the whole heading
 # a site's notices about itself, found inside a paragraph
-NOTICE = re.compile(r"screen reader users|phasing out support for|uses javascript to|enable javascript|"
-                    r"we use cookies|cookie (?:policy|settings)|your browser (?:is|does)", re.I)
+NOTICE = re.compile(
+    r"screen reader users|phasing out support for|uses javascript to|enable javascript|"
+    r"we use cookies|cookie (?:policy|settings)|your browser (?:is|does)",
+    re.I,
+)
 # site navigation that is not in a <nav>: menus, sidebars, toolbars, breadcrumbs
 # a whole class token, "site-nav" too; not a layout's modifier ("has-sidebar", "with-menu")
-NAV_CLASS = re.compile(r"^(?!(?:has|with|no|show|is|open)[-_])(?:[\w-]+[-_])?(?:nav|navbar|navigation|menu|submenu|"
-                       r"sidebar|breadcrumbs?|toolbar|masthead|banner|cookies?)$", re.I)
+NAV_CLASS = re.compile(
+    r"^(?!(?:has|with|no|show|is|open)[-_])(?:[\w-]+[-_])?(?:nav|navbar|navigation|menu|submenu|"
+    r"sidebar|breadcrumbs?|toolbar|masthead|banner|cookies?)$",
+    re.I,
+)
 # a journal's notes about the article, not its text (as the PDF reader drops them)
-ABOUT = re.compile(r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
-                   r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
-                   r"|present address)\s*:|copyright\s*(?::|©|\d)|©|"
-                   r"in original form\b)", re.I)
+ABOUT = re.compile(
+    r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
+    r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
+    r"|present address)\s*:|copyright\s*(?::|©|\d)|©|"
+    r"in original form\b)",
+    re.I,
+)
 HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:hidden|hide|d-none|is-hidden|visually-hidden|sr-only)(?:$|\s)", re.I)
 # a link to the reference list (not "xref-fig" or "xref-disp-formula": figures and equations keep their numbers)
 CITATION_LINK = re.compile(r"(?:^|\s)(?:ref|bibr|cite|citation|xref-bibr)(?:$|\s)|showRef|ref-link", re.I)
 ARTICLE_LINK = re.compile(r"/doi/|doi\.org/10\.|/articles?/|/content/article", re.I)  # many: a list of papers
-DROP_TAGS = ("script", "style", "noscript", "nav", "aside", "button", "svg", "iframe", "template", "menu",
-             "figure", "figcaption", "table", "img", "math-display")
+DROP_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "nav",
+    "aside",
+    "button",
+    "svg",
+    "iframe",
+    "template",
+    "menu",
+    "figure",
+    "figcaption",
+    "table",
+    "img",
+    "math-display",
+)

@@ -1,7 +1,8 @@
 """JATS / NLM ``<article>`` XML."""
+
 from __future__ import annotations
 
-from .text import inline
+from .normalize import inline
 from .xml_common import attr, drop_citations, formula_tex, local_name, xml_text
 
 _JATS_SKIP = {"fig", "table-wrap", "fn-group", "supplementary-material", "ref-list", "graphic", "media"}
@@ -44,8 +45,10 @@ def read_jats(art, warn) -> dict:
     for contrib in idx.get("contrib", []):
         if contrib.get("contrib-type", "author") != "author":
             continue
-        parts = {k: " ".join(inline(text(el)) for el in contrib.iter() if local_name(el) == k)
-                 for k in ("given-names", "surname", "string-name", "collab")}
+        parts = {
+            k: " ".join(inline(text(el)) for el in contrib.iter() if local_name(el) == k)
+            for k in ("given-names", "surname", "string-name", "collab")
+        }
         name = inline(f"{parts['given-names']} {parts['surname']}") or parts["string-name"] or parts["collab"]
         if name:
             meta["authors"].append(name)
@@ -62,8 +65,14 @@ def read_jats(art, warn) -> dict:
         title = next((c for c in app if local_name(c) == "title"), None)
         _jats_sections(app, inline(text(title)) if title is not None else "", text, found)
         sections += [[f"Appendix: {h}" if h else "Appendix", body] for h, body in found]
-    return {"format": "jats", "extractor": "jats/lxml", "title": text(first("article-title")), "sections": sections,
-            "metadata": meta, "keywords": [inline(text(k)) for k in idx.get("kwd", [])]}
+    return {
+        "format": "jats",
+        "extractor": "jats/lxml",
+        "title": text(first("article-title")),
+        "sections": sections,
+        "metadata": meta,
+        "keywords": [inline(text(k)) for k in idx.get("kwd", [])],
+    }
 
 
 def _jats_sections(container, heading: str, text, out: list[list[str]]) -> None:
@@ -83,5 +92,3 @@ def _jats_sections(container, heading: str, text, out: list[list[str]]) -> None:
             _jats_sections(child, inline(text(title)) if title is not None else "", text, out)
     if paras:
         out.append([heading, "\n\n".join(paras)])
-
-

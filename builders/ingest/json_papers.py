@@ -1,14 +1,18 @@
 """JSON and JSON Lines: a paper, a list of papers (streamed), JSON Lines, and the SciQAG authors' release."""
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from .detect import replace_invalid
-from .record import to_record
-from .text import (JSON_CHUNK, IngestError, inline, normalize_text, parse_keywords, parse_qa_pairs, strip_tags)
+from .decoding import replace_invalid
+from .errors import IngestError, RecordError
+from .normalize import inline, normalize_text, parse_keywords, parse_qa_pairs, strip_tags
+from .registry import RawPaper, Source
+
+JSON_CHUNK = 1 << 20  # read at a time: a list of papers is decoded item by item, never held whole
 
 
 _WS_COMMA = re.compile(r"[\s,]*")
@@ -31,8 +35,12 @@ def _released_title(txt) -> str:
     more text after it, opens with the title (the text itself is kept whole)."""
     first, _, rest = (txt if isinstance(txt, str) else "").strip().partition("\n")
     first = inline(first)
-    if (rest.strip() and 3 <= len(first.split()) <= 40 and not first.endswith((".", ":", ";", ","))
-            and not _HEADING.match(first)):
+    if (
+        rest.strip()
+        and 3 <= len(first.split()) <= 40
+        and not first.endswith((".", ":", ";", ","))
+        and not _HEADING.match(first)
+    ):
         return first
     return ""
 
@@ -41,7 +49,9 @@ def _from_released(d: dict, warn) -> dict:
     journal = d.get("journal")
     return {
         "format": "sciqag-json",
-        "title": d["title"] if isinstance(d.get("title"), str) and d["title"].strip() else _released_title(d.get("txt")),
+        "title": d["title"]
+        if isinstance(d.get("title"), str) and d["title"].strip()
+        else _released_title(d.get("txt")),
         "text": _json_text(d.get("txt")),
         # the release's "journal" holds the Web of Science category the paper was sampled from
         "metadata": {"doi": d.get("doi"), "journal": journal, "category": journal},
@@ -95,14 +105,18 @@ def _from_generic(d: dict, warn) -> dict:
         "keywords": parse_keywords(d.get("keywords")),
         "existing_qa": parse_qa_pairs(qa, "source", warn),
         "no_text_hint": "expected 'text', 'txt', 'abstract'/'body' or 'sections'; found keys: "
-                        + ", ".join(sorted(map(str, d))[:12]),
+        + ", ".join(sorted(map(str, d))[:12]),
     }
 
 
 def _json_items(value, where: str) -> Iterator[tuple[str, object]]:
     """(where, value) per paper in a parsed JSON value: a paper, a list of them, or {"papers": [...]}."""
-    if isinstance(value, dict) and len(value) == 1 and isinstance(next(iter(value.values())), list) \
-            and not any(k in value for k in ("sections", "Q&A")):
+    if (
+        isinstance(value, dict)
+        and len(value) == 1
+        and isinstance(next(iter(value.values())), list)
+        and not any(k in value for k in ("sections", "Q&A"))
+    ):
         value = next(iter(value.values()))
     if isinstance(value, list):
         for i, item in enumerate(value, 1):
@@ -182,7 +196,7 @@ def _value_end(buf: str, pos: int) -> int | None:
         elif c == "," and depth == 0:
             return i
         i += 1
-        if depth == 0 and c in "]}\"":
+        if depth == 0 and c in ']}"':
             return i
     return None
 
@@ -213,8 +227,9 @@ def _iter_json_array(f, buf: str, warn) -> Iterator[tuple[str, object]]:
                     continue
                 if eof:
                     msg = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
-                    raise IngestError(f"invalid JSON in item {item + 1}: {msg}; the {item} item(s) "
-                                      "before it were read") from None
+                    raise IngestError(
+                        f"invalid JSON in item {item + 1}: {msg}; the {item} item(s) before it were read"
+                    ) from None
         if eof:
             raise IngestError(f"invalid JSON: the top-level list is not closed; {item} item(s) were read")
         more = f.read(chunk)
@@ -224,35 +239,23 @@ def _iter_json_array(f, buf: str, warn) -> Iterator[tuple[str, object]]:
         chunk = max(chunk, len(buf))  # grow for items bigger than a chunk
 
 
-
-#: A JSON file whose first this-many records all fail is not a paper collection (e.g. a QA-only
-#: file): one failure for the file instead of one per record.
-MAX_LEADING_FAILURES = 20
-
-
-def read_json_papers(path: str, warn, flush) -> Iterator[dict]:
-    papers = failed = 0
-    for where, value in _iter_json(path, warn):
+def read(source: Source) -> Iterator[RawPaper | RecordError]:
+    """Every paper of the file, streamed; a record that is not a paper is a RecordError, and the next is read."""
+    warn = source.warn
+    for where, value in _iter_json(source.path, warn):
+        line = re.match(r"line (\d+)", where)
+        at = {"where": where, "line": int(line[1]) if line else None}
+        if isinstance(value, IngestError):
+            yield RecordError(str(value), **at)
+            continue
+        if not isinstance(value, dict):
+            yield RecordError(f"expected a paper object, got {type(value).__name__}", **at)
+            continue
         try:
-            if isinstance(value, IngestError):
-                raise value
-            if not isinstance(value, dict):
-                raise IngestError(f"expected a paper object, got {type(value).__name__}")
             raw = _from_released(value, warn) if _is_released(value) else _from_generic(value, warn)
-            paper = to_record(raw, path, "json", warn)
         except Exception as exc:  # one odd record must not lose the rest of the file
-            failed += 1
-            if papers == 0 and failed > MAX_LEADING_FAILURES:
-                yield {"path": path, "error": f"stopped reading: the first {MAX_LEADING_FAILURES} records are "
-                                              "not papers (see the failures before this one)"}
-                return
-            msg = str(exc) if isinstance(exc, IngestError) else f"unexpected {type(exc).__name__}: {exc}"
-            failure = {"path": path, "error": f"{where}: {msg}" if where else msg}
-            line = re.match(r"line (\d+)", where)
-            yield {**failure, "line": int(line[1])} if line else failure
-        else:
-            papers += 1
-            yield paper
-        yield from flush()
-
-
+            yield RecordError(
+                str(exc) if isinstance(exc, IngestError) else f"unexpected {type(exc).__name__}: {exc}", **at
+            )
+            continue
+        yield {**raw, **at}

@@ -3,22 +3,29 @@
 names and years come from the paper's own bibliography: ``\\bibitem[Smith et al.(2016)]{smith}`` in the
 document or its ``.bbl`` (what arXiv keeps), else the ``.bib`` files ``\\bibliography`` names. Parenthetical
 citations (``\\citep``, ``\\cite``) are the caller's to drop: the sentence reads whole without them."""
+
 from __future__ import annotations
 
 import posixpath
 import re
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 _BIBITEM = re.compile(r"\\bibitem\s*")
 _BIB_ENTRY = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s]+)\s*,")
 _BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"
 _AUTHOR = re.compile(r"\bauthor\s*=\s*(" + _BRACED + r'|"[^"]*")', re.I)
 _YEAR = re.compile(r"\b(?:year|date)\s*=\s*[{\"]?\s*(\d{4})", re.I)
-_TEXTUAL = re.compile(r"\\(?P<cmd>[cC]ite(?:t|alt|alp|author|year|yearpar)?)\*?\s*(?:\[[^\]]*\]\s*){0,2}"
-                      r"\{(?P<keys>[^{}]*)\}")
+_TEXTUAL = re.compile(
+    r"\\(?P<cmd>[cC]ite(?:t|alt|alp|author|year|yearpar)?)\*?\s*(?:\[[^\]]*\]\s*){0,2}"
+    r"\{(?P<keys>[^{}]*)\}"
+)
 # bibliography styles that print author-year labels: in them natbib's plain \cite is textual, as \citet
-_AUTHOR_YEAR_STYLE = re.compile(r"nat\b|^aa|^aas|apa|mnras|agu|ametsoc|chicago|harv|spbasic|jfm|copernicus|"
-                                r"elsarticle-harv|plainnat|abbrvnat|unsrtnat", re.I)
+_AUTHOR_YEAR_STYLE = re.compile(
+    r"nat\b|^aa|^aas|apa|mnras|agu|ametsoc|chicago|harv|spbasic|jfm|copernicus|"
+    r"elsarticle-harv|plainnat|abbrvnat|unsrtnat",
+    re.I,
+)
 
 
 class Bibliography(NamedTuple):
@@ -54,14 +61,14 @@ def _bibitems(text: str):
     """(key, natbib label or None) per ``\\bibitem[label]{key}``; the label may hold braces and brackets."""
     for m in _BIBITEM.finditer(text):
         i, opt = m.end(), None
-        if text[i:i + 1] == "[":
+        if text[i : i + 1] == "[":
             depth, j = 0, i
             for j in range(i, min(len(text), i + 2000)):
                 depth += {"{": 1, "}": -1}.get(text[j], 0)
                 if text[j] == "]" and depth == 0:
                     break
-            opt, i = text[i + 1:j], j + 1
-        key = re.match(r"\s*\{([^{}]+)\}", text[i:i + 500])
+            opt, i = text[i + 1 : j], j + 1
+        key = re.match(r"\s*\{([^{}]+)\}", text[i : i + 500])
         if key:
             yield key[1].strip(), _natbib_label(opt)
 
@@ -81,7 +88,7 @@ def _bib_entries(text: str) -> dict[str, tuple[str, str]]:
     out = {}
     starts = [m for m in _BIB_ENTRY.finditer(text) if m[1].lower() not in ("string", "comment", "preamble")]
     for m, nxt in zip(starts, [*starts[1:], None]):
-        entry = text[m.end():nxt.start() if nxt else None]
+        entry = text[m.end() : nxt.start() if nxt else None]
         author, year = _AUTHOR.search(entry), _YEAR.search(entry)
         if author and year:
             out[m[2]] = (_short_names(author[1][1:-1]), year[1])
@@ -113,8 +120,9 @@ def _short_names(authors: str) -> str:
 def author_year(source: str, bbl_labels: bool) -> bool:
     """Whether natbib prints this paper's citations as author-year (then ``\\cite`` is ``\\citet``): its
     labels or its style say so, and neither natbib's options nor the class ask for numbers."""
-    if re.search(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{(?:revtex|iopart|elsarticle|aip|achemso)", source) and \
-            not re.search(r"authoryear", source):
+    if re.search(
+        r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{(?:revtex|iopart|elsarticle|aip|achemso)", source
+    ) and not re.search(r"authoryear", source):
         return False
     natbib = re.search(r"\\usepackage\s*\[([^\]]*)\]\s*\{natbib\}|\\setcitestyle\s*\{([^{}]*)\}", source)
     if natbib and re.search(r"numbers|super", natbib[1] or natbib[2] or ""):
@@ -126,6 +134,7 @@ def author_year(source: str, bbl_labels: bool) -> bool:
 def resolve_cites(latex: str, bib: dict[str, tuple[str, str]], textual_cite: bool = False) -> str:
     """Textual citations whose every key the bibliography names, written out; the others left as they are.
     ``textual_cite``: a plain ``\\cite`` is one too (natbib in author-year mode)."""
+
     def one(m: re.Match) -> str:
         cmd = m["cmd"].lower()
         if cmd == "cite" and not textual_cite:
@@ -134,7 +143,14 @@ def resolve_cites(latex: str, bib: dict[str, tuple[str, str]], textual_cite: boo
         found = [bib.get(k.strip()) for k in m["keys"].split(",") if k.strip()]
         if not found or None in found:
             return m[0]
-        form = {"citet": "{} ({})", "citealt": "{} {}", "citealp": "{}, {}", "citeauthor": "{}",
-                "citeyear": "{1}", "citeyearpar": "({1})"}[cmd]
+        form = {
+            "citet": "{} ({})",
+            "citealt": "{} {}",
+            "citealp": "{}, {}",
+            "citeauthor": "{}",
+            "citeyear": "{1}",
+            "citeyearpar": "({1})",
+        }[cmd]
         return "; ".join(form.format(*entry) for entry in found)
+
     return _TEXTUAL.sub(one, latex)

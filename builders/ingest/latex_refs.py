@@ -3,28 +3,51 @@ shown in Fig. 1", not "as shown in,". Figures, tables, equations (each numbered 
 sections are counted in document order, as the standard classes count them (one sequence each, floats by
 their captions, sections hierarchical, appendix sections lettered). A label this cannot number is left to the
 caller, who drops it."""
+
 from __future__ import annotations
 
 import re
 
 #: floats, each numbered in its own sequence (AASTeX's deluxetable and the rotated kinds are tables too)
 FIGURE_ENVS = ("figure", "figure*", "wrapfigure", "sidewaysfigure", "SCfigure")
-TABLE_ENVS = ("table", "table*", "wraptable", "sidewaystable", "deluxetable", "deluxetable*", "longtable",
-              "longtable*", "rotatetable", "rotatetable*", "longrotatetable", "splitdeluxetable", "splitdeluxetable*")
+TABLE_ENVS = (
+    "table",
+    "table*",
+    "wraptable",
+    "sidewaystable",
+    "deluxetable",
+    "deluxetable*",
+    "longtable",
+    "longtable*",
+    "rotatetable",
+    "rotatetable*",
+    "longrotatetable",
+    "splitdeluxetable",
+    "splitdeluxetable*",
+)
 _MULTILINE = ("align", "gather", "eqnarray", "flalign", "alignat")  # a number per line (multline: one in all)
-_KIND = {**{e: "figure" for e in FIGURE_ENVS}, **{e: "table" for e in TABLE_ENVS}, "equation": "equation",
-         "multline": "equation", **{e: "equation" for e in _MULTILINE}}
+_KIND = {
+    **{e: "figure" for e in FIGURE_ENVS},
+    **{e: "table" for e in TABLE_ENVS},
+    "equation": "equation",
+    "multline": "equation",
+    **{e: "equation" for e in _MULTILINE},
+}
 _ENV_NAMES = "|".join(re.escape(e) for e in sorted(_KIND, key=len, reverse=True))
-_TOKEN = re.compile(r"\\begin\{(?P<begin>" + _ENV_NAMES + r")\}|\\end\{(?P<end>" + _ENV_NAMES + r")\}"
-                    r"|\\(?P<section>section|subsection|subsubsection)(?P<star>\*?)\s*(?:\[[^\]]*\])?\s*\{"
-                    r"|\\(?P<appendix>appendix)(?![A-Za-z])|\\label\s*\{(?P<label>[^{}]*)\}"
-                    r"|(?P<newline>\\\\)|\\(?P<nonumber>nonumber|notag)(?![A-Za-z])"
-                    r"|\\(?P<caption>caption|tablecaption)(?![A-Za-z])|\\captionof\s*\{(?P<captionof>figure|table)\}"
-                    r"|\\begin\{(?P<inner>[^{}]*)\}|\\end\{(?P<outer>[^{}]*)\}")  # matrices, cases: rows are not lines
+_TOKEN = re.compile(
+    r"\\begin\{(?P<begin>" + _ENV_NAMES + r")\}|\\end\{(?P<end>" + _ENV_NAMES + r")\}"
+    r"|\\(?P<section>section|subsection|subsubsection)(?P<star>\*?)\s*(?:\[[^\]]*\])?\s*\{"
+    r"|\\(?P<appendix>appendix)(?![A-Za-z])|\\label\s*\{(?P<label>[^{}]*)\}"
+    r"|(?P<newline>\\\\)|\\(?P<nonumber>nonumber|notag)(?![A-Za-z])"
+    r"|\\(?P<caption>caption|tablecaption)(?![A-Za-z])|\\captionof\s*\{(?P<captionof>figure|table)\}"
+    r"|\\begin\{(?P<inner>[^{}]*)\}|\\end\{(?P<outer>[^{}]*)\}"
+)  # matrices, cases: rows are not lines
 # environments with a counter of their own: a label in them is theirs, not the section's
-_OWN_COUNTER = re.compile(r"theorem|lemma|proposition|corollary|definition|remark|example|conjecture|claim|"
-                          r"assumption|hypothesis|problem|exercise|enumerate|algorithm|listing|footnote|step|case",
-                          re.I)
+_OWN_COUNTER = re.compile(
+    r"theorem|lemma|proposition|corollary|definition|remark|example|conjecture|claim|"
+    r"assumption|hypothesis|problem|exercise|enumerate|algorithm|listing|footnote|step|case",
+    re.I,
+)
 _NAMES = {"figure": "Fig.", "table": "Table", "equation": "Eq.", "section": "Sec."}
 _REF = re.compile(r"\\(?P<cmd>ref|eqref|autoref|cref|Cref|labelcref|subref)\*?\s*\{(?P<labels>[^{}]*)\}")
 
@@ -49,7 +72,7 @@ def number_labels(body: str) -> dict[str, tuple[str, str]]:
                 counts["equation"] += 1
             numbered_line, line_start = True, m.end()
         elif m["end"] and env is not None and m["end"] == env:
-            if env in _MULTILINE and numbered_line and not sub and not body[line_start:m.start()].strip():
+            if env in _MULTILINE and numbered_line and not sub and not body[line_start : m.start()].strip():
                 counts["equation"] -= 1  # a trailing \\ opens no numbered line
             env, inner[base:] = None, []
         elif m["inner"] is not None or m["begin"]:
@@ -70,9 +93,9 @@ def number_labels(body: str) -> dict[str, tuple[str, str]]:
         elif m["section"] and env is None and not m["star"]:
             depth = ("section", "subsection", "subsubsection").index(m["section"])
             sections[depth] += 1
-            sections[depth + 1:] = [0] * (2 - depth)
+            sections[depth + 1 :] = [0] * (2 - depth)
             head = chr(ord("A") + sections[0] - 1) if appendix else str(sections[0])
-            last = ("section", ".".join([head, *map(str, sections[1:depth + 1])]))
+            last = ("section", ".".join([head, *map(str, sections[1 : depth + 1])]))
         elif m["appendix"]:
             appendix, sections = True, [0, 0, 0]
         elif m["newline"] and env in _MULTILINE and len(inner) == base and not sub:
@@ -99,6 +122,7 @@ def number_labels(body: str) -> dict[str, tuple[str, str]]:
 def resolve_refs(latex: str, labels: dict[str, tuple[str, str]]) -> str:
     """``\\ref``, ``\\eqref``, ``\\autoref``, ``\\cref`` to labels that were numbered become their numbers;
     the others stay for the caller to drop."""
+
     def one(m: re.Match) -> str:
         found = [labels.get(name.strip()) for name in m["labels"].split(",")]
         if not found or None in found:
@@ -109,4 +133,5 @@ def resolve_refs(latex: str, labels: dict[str, tuple[str, str]]) -> str:
         if m["cmd"] in ("autoref", "cref", "Cref"):  # these print the kind's name too
             return f"{_NAMES[found[0][0]]}~{numbers}"
         return numbers
+
     return _REF.sub(one, latex)

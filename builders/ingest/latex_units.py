@@ -1,4 +1,5 @@
 """LaTeX text helpers: balanced brace groups, and siunitx quantities written out ("5 nm")."""
+
 from __future__ import annotations
 
 import re
@@ -21,19 +22,67 @@ def group(text: str, start: int) -> tuple[str, int] | None:
         elif c == "}" and text[j - 1] != "\\":
             depth -= 1
             if depth == 0:
-                return text[i + 1:j], j + 1
+                return text[i + 1 : j], j + 1
     return None
 
 
 # siunitx: \SI{5}{\nano\meter} -> "5 nm", so that numbers keep their units for numeric validation
-_PREFIX = {"yocto": "y", "zepto": "z", "atto": "a", "femto": "f", "pico": "p", "nano": "n", "micro": "µ",
-           "milli": "m", "centi": "c", "deci": "d", "kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
-_UNIT = {"meter": "m", "metre": "m", "gram": "g", "second": "s", "kelvin": "K", "celsius": "°C",
-         "degreeCelsius": "°C", "electronvolt": "eV", "volt": "V", "ampere": "A", "hour": "h", "minute": "min",
-         "mole": "mol", "molar": "M", "pascal": "Pa", "watt": "W", "joule": "J", "hertz": "Hz", "tesla": "T",
-         "ohm": "Ω", "siemens": "S", "liter": "L", "litre": "L", "percent": "%", "angstrom": "Å", "coulomb": "C",
-         "farad": "F", "newton": "N", "bar": "bar", "degree": "°", "radian": "rad", "candela": "cd",
-         "becquerel": "Bq", "gray": "Gy", "henry": "H", "weber": "Wb", "lux": "lx", "dalton": "Da"}
+_PREFIX = {
+    "yocto": "y",
+    "zepto": "z",
+    "atto": "a",
+    "femto": "f",
+    "pico": "p",
+    "nano": "n",
+    "micro": "µ",
+    "milli": "m",
+    "centi": "c",
+    "deci": "d",
+    "kilo": "k",
+    "mega": "M",
+    "giga": "G",
+    "tera": "T",
+}
+_UNIT = {
+    "meter": "m",
+    "metre": "m",
+    "gram": "g",
+    "second": "s",
+    "kelvin": "K",
+    "celsius": "°C",
+    "degreeCelsius": "°C",
+    "electronvolt": "eV",
+    "volt": "V",
+    "ampere": "A",
+    "hour": "h",
+    "minute": "min",
+    "mole": "mol",
+    "molar": "M",
+    "pascal": "Pa",
+    "watt": "W",
+    "joule": "J",
+    "hertz": "Hz",
+    "tesla": "T",
+    "ohm": "Ω",
+    "siemens": "S",
+    "liter": "L",
+    "litre": "L",
+    "percent": "%",
+    "angstrom": "Å",
+    "coulomb": "C",
+    "farad": "F",
+    "newton": "N",
+    "bar": "bar",
+    "degree": "°",
+    "radian": "rad",
+    "candela": "cd",
+    "becquerel": "Bq",
+    "gray": "Gy",
+    "henry": "H",
+    "weber": "Wb",
+    "lux": "lx",
+    "dalton": "Da",
+}
 _SI = re.compile(r"\\(SI|qty|si|unit|num)\s*(?:\[[^\]]*\])?(?=\s*\{)")
 
 
@@ -69,5 +118,5 @@ def siunitx(text: str) -> str:
             value, end = first
         else:
             value, end = _units(first[0]), first[1]
-        text = text[:m.start()] + value + text[end:]
+        text = text[: m.start()] + value + text[end:]
     return text

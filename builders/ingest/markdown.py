@@ -1,14 +1,16 @@
 """Markdown: ``# Title``, ``##``/``###`` sections, optional YAML front matter, header lines."""
+
 from __future__ import annotations
 
 import html
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import yaml
 
-from .text import TAG, inline
-from .txt import header_fields
+from .normalize import TAG, inline
+from .plain_text import header_fields
+from .registry import RawPaper, Source
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -25,17 +27,17 @@ def strip_markdown(text: str) -> str:
     return html.unescape(TAG.sub("", text))
 
 
-def read_md(text: str, warn) -> Iterator[dict]:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+def read(source: Source) -> Iterator[RawPaper]:
+    text = source.text().replace("\r\n", "\n").replace("\r", "\n")
     meta: dict = {}
     if text.startswith("---\n"):  # YAML front matter
         end = re.search(r"^(?:---|\.\.\.)\s*$", text[4:], re.M)
         if end:
-            front, text = text[4:4 + end.start()], text[4 + end.end():]
+            front, text = text[4 : 4 + end.start()], text[4 + end.end() :]
             try:
                 data = yaml.safe_load(front)
             except Exception as exc:  # yaml.YAMLError: keep the body, say why the header was lost
-                warn(f"front matter ignored: {exc}")
+                source.warn(f"front matter ignored: {exc}")
                 data = None
             if isinstance(data, dict):
                 meta.update({k.lower(): v for k, v in data.items() if isinstance(k, str)})
@@ -63,7 +65,8 @@ def read_md(text: str, warn) -> Iterator[dict]:
         else:
             current[1] += line + "\n"
     sections.append(current)
-    yield {"title": title, "sections": [[h, strip_markdown(t)] for h, t in sections if h or t.strip()],
-           "metadata": meta}
-
-
+    yield {
+        "title": title,
+        "sections": [[h, strip_markdown(t)] for h, t in sections if h or t.strip()],
+        "metadata": meta,
+    }

@@ -2,6 +2,7 @@
 order; superscripts and subscripts cut off at a size change are joined back to their words; glyphs without a
 Unicode map are left out (and counted); the labels of drawn figures are dropped; running headers and footers
 are found by their repetition across pages."""
+
 from __future__ import annotations
 
 import difflib
@@ -14,8 +15,36 @@ BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bol
 EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
 _SCRIPT_MARK = re.compile(r"(?:(?!0)\d{1,3}|[*†‡§¶‖a-f])(?:[,–-]?(?:(?!0)\d{1,3}|[*†‡§¶‖]))*,?")  # "7,8" "9–11" "1*"
 # a raised number after these is an exponent (cm², mol⁻¹), not a citation
-_UNITS = {"mol", "min", "eV", "keV", "MeV", "Pa", "kPa", "MPa", "GPa", "Hz", "kHz", "MHz", "GHz", "mL", "kJ", "kg",
-          "deg", "arcsec", "arcmin", "pc", "kpc", "Mpc", "Gpc", "sin", "cos", "tan", "exp", "log"}
+_UNITS = {
+    "mol",
+    "min",
+    "eV",
+    "keV",
+    "MeV",
+    "Pa",
+    "kPa",
+    "MPa",
+    "GPa",
+    "Hz",
+    "kHz",
+    "MHz",
+    "GHz",
+    "mL",
+    "kJ",
+    "kg",
+    "deg",
+    "arcsec",
+    "arcmin",
+    "pc",
+    "kpc",
+    "Mpc",
+    "Gpc",
+    "sin",
+    "cos",
+    "tan",
+    "exp",
+    "log",
+}
 
 
 @dataclass
@@ -34,8 +63,9 @@ class Line:
 def page_lines(page, n: int) -> tuple[list[Line], int]:
     """The page's lines in reading order, and how many glyphs had no Unicode mapping (left out)."""
     # 1.5 pt: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance
-    words = page.extract_words(x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False,
-                               use_text_flow=False)
+    words = page.extract_words(
+        x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False
+    )
     unmapped = 0
     for w in words:  # a font without a ToUnicode map: pdfminer prints "(cid:13)", which is no text at all
         w["text"], k = _UNMAPPED.subn("", w["text"])
@@ -45,8 +75,11 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
         return [], unmapped
     mid = page.width / 2
     # two columns: plenty of words on either side of the middle, and few that cross it
-    two = sum(w["x1"] <= mid for w in words) > 0.2 * len(words) and sum(w["x0"] >= mid for w in words) > \
-        0.2 * len(words) and sum(w["x0"] < mid < w["x1"] for w in words) < 0.05 * len(words)
+    two = (
+        sum(w["x1"] <= mid for w in words) > 0.2 * len(words)
+        and sum(w["x0"] >= mid for w in words) > 0.2 * len(words)
+        and sum(w["x0"] < mid < w["x1"] for w in words) < 0.05 * len(words)
+    )
     rows: dict[int, list[dict]] = {}
     for w in words:
         bottom = round(w["bottom"])
@@ -57,8 +90,16 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
         ws.sort(key=lambda w: w["x0"])
         parts = [(0, ws)]
         if two:  # a row splits at the gutter: a gap wider than a word space across the middle
-            cut = next((k for k in range(1, len(ws)) if ws[k - 1]["x1"] <= mid + 2 and ws[k]["x0"] >= mid - 2
-                        and ws[k]["x0"] - ws[k - 1]["x1"] > max(6.0, ws[k]["size"] * 0.9)), None)
+            cut = next(
+                (
+                    k
+                    for k in range(1, len(ws))
+                    if ws[k - 1]["x1"] <= mid + 2
+                    and ws[k]["x0"] >= mid - 2
+                    and ws[k]["x0"] - ws[k - 1]["x1"] > max(6.0, ws[k]["size"] * 0.9)
+                ),
+                None,
+            )
             if cut is not None:
                 parts = [(1, ws[:cut]), (2, ws[cut:])]
             elif ws[-1]["x1"] <= mid + 2:
@@ -66,14 +107,27 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
             elif ws[0]["x0"] >= mid - 2:
                 parts = [(2, ws)]
         for column, part in parts:
-            lines.append(Line(" ".join(w["text"] for w in part), statistics.median(w["size"] for w in part),
-                              sum(bool(BOLD.search(w["fontname"])) for w in part) > len(part) / 2,
-                              min(w["top"] for w in part), max(w["bottom"] for w in part), part[0]["x0"], n,
-                              column, part))
+            lines.append(
+                Line(
+                    " ".join(w["text"] for w in part),
+                    statistics.median(w["size"] for w in part),
+                    sum(bool(BOLD.search(w["fontname"])) for w in part) > len(part) / 2,
+                    min(w["top"] for w in part),
+                    max(w["bottom"] for w in part),
+                    part[0]["x0"],
+                    n,
+                    column,
+                    part,
+                )
+            )
     # the labels, axes and legends of a drawn figure are not the paper's sentences; a long line in a box is
     figures = _figure_cells(page)
-    lines = [ln for ln in lines if len(ln.words) > 12 or (int((ln.x0 + ln.words[-1]["x1"]) / 2 // _CELL),
-                                                          int((ln.top + ln.bottom) / 2 // _CELL)) not in figures]
+    lines = [
+        ln
+        for ln in lines
+        if len(ln.words) > 12
+        or (int((ln.x0 + ln.words[-1]["x1"]) / 2 // _CELL), int((ln.top + ln.bottom) / 2 // _CELL)) not in figures
+    ]
     return _reading_order(lines, page.height), unmapped
 
 
@@ -86,15 +140,28 @@ def _figure_cells(page) -> set[tuple[int, int]]:
     rules or underlines, which tables and links have). A cluster of a few shapes is a frame or a box around
     text, not a figure; one that covers most of the page is a background."""
     area = page.width * page.height
-    shapes = [o for o in (*page.curves, *page.rects) if o["x1"] - o["x0"] > 1.5 and o["bottom"] - o["top"] > 1.5
-              and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.5 * area]
-    images = [o for o in page.images if o["x1"] - o["x0"] > 4 and o["bottom"] - o["top"] > 4  # not rules drawn
-              and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.4 * area]  # not a scan under an OCR layer
+    shapes = [
+        o
+        for o in (*page.curves, *page.rects)
+        if o["x1"] - o["x0"] > 1.5
+        and o["bottom"] - o["top"] > 1.5
+        and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.5 * area
+    ]
+    images = [
+        o
+        for o in page.images
+        if o["x1"] - o["x0"] > 4
+        and o["bottom"] - o["top"] > 4  # not rules drawn
+        and (o["x1"] - o["x0"]) * (o["bottom"] - o["top"]) < 0.4 * area
+    ]  # not a scan under an OCR layer
     marked: set[tuple[int, int]] = set()
     first_cells = []  # one cell of each shape: which region it is in
     for o in (*shapes, *images):
-        cells = [(x, y) for x in range(int(max(o["x0"], 0) // _CELL), int(o["x1"] // _CELL) + 1)
-                 for y in range(int(max(o["top"], 0) // _CELL), int(o["bottom"] // _CELL) + 1)]
+        cells = [
+            (x, y)
+            for x in range(int(max(o["x0"], 0) // _CELL), int(o["x1"] // _CELL) + 1)
+            for y in range(int(max(o["top"], 0) // _CELL), int(o["bottom"] // _CELL) + 1)
+        ]
         marked.update(cells)
         first_cells.append(cells[0] if cells else None)
     region_of: dict[tuple[int, int], int] = {}
@@ -113,7 +180,7 @@ def _figure_cells(page) -> set[tuple[int, int]]:
                     stack.append(d)
         regions.append(region)
     members = Counter(region_of[c] for c in first_cells if c is not None)
-    with_image = {region_of[c] for c in first_cells[len(shapes):] if c is not None}
+    with_image = {region_of[c] for c in first_cells[len(shapes) :] if c is not None}
     figures: set[tuple[int, int]] = set()
     for k, region in enumerate(regions):
         size = len(region) * _CELL * _CELL
@@ -133,9 +200,19 @@ def _join_scripts(words: list[dict]) -> list[dict]:
     chains: list[list[dict]] = []
     for w in sorted(words, key=lambda w: w["x0"]):
         x = round(w["x0"])
-        left = next((v for k in (x, x - 1, x + 1, x - 2) for v in ends.get(k, ()) if id(v) in chain_of
-                     and -1 <= w["x0"] - v["x1"] <= 1.5 and v["top"] < w["bottom"] and w["top"] < v["bottom"]
-                     and chain_of[id(v)][-1] is v), None)
+        left = next(
+            (
+                v
+                for k in (x, x - 1, x + 1, x - 2)
+                for v in ends.get(k, ())
+                if id(v) in chain_of
+                and -1 <= w["x0"] - v["x1"] <= 1.5
+                and v["top"] < w["bottom"]
+                and w["top"] < v["bottom"]
+                and chain_of[id(v)][-1] is v
+            ),
+            None,
+        )
         chain = chain_of[id(left)] if left is not None else []
         if not chain:
             chains.append(chain)
@@ -151,8 +228,12 @@ def _script_word(parts: list[dict]) -> dict:
         small = w["size"] < 0.85 * base["size"]
         if small and w["bottom"] < base["bottom"] - 0.15 * base["size"]:  # raised: a mark or an exponent
             unit = re.search(r"[^\W\d_]*$", text)[0]
-            if not text or _SCRIPT_MARK.fullmatch(w["text"]) and not text[-1:].isdigit() and (
-                    len(unit) > 2 and unit not in _UNITS or not unit):  # "ᵃUniversity", "films⁷˒⁸", "Ball¹*"
+            if (
+                not text
+                or _SCRIPT_MARK.fullmatch(w["text"])
+                and not text[-1:].isdigit()
+                and (len(unit) > 2 and unit not in _UNITS or not unit)
+            ):  # "ᵃUniversity", "films⁷˒⁸", "Ball¹*"
                 continue
             text += "^" + w["text"]
         else:  # a subscript, or the same line in another font
@@ -195,7 +276,7 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
     on = {t: set(p) for t, p in pages_of.items()}
     keys = sorted((t for t in pages_of if len(letters[t]) >= 8), key=lambda t: len(letters[t]))
     for i, a in enumerate(keys):  # near copies have near lengths: a window, not every pair (a long thesis)
-        for b in keys[i + 1:i + 41]:
+        for b in keys[i + 1 : i + 41]:
             if len(letters[b]) > 1.2 * len(letters[a]):
                 break
             if _near(letters[a], letters[b]):

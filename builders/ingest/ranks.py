@@ -7,18 +7,20 @@ so that a rerun parses only files that are new or changed (size and time, or the
 a rank did not finish (a kill) is parsed again, and one no rank parsed is parsed by the merge itself.
 Each file's lines are framed: ``{"path", "stamp", "start"}``, its items, ``{"path", "stamp", "done"}``.
 """
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from sciqag_dataset import __version__, remote
 from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
 from sciqag_dataset.runner import Summary, in_shard
 
-from .files import expand, path_key, read_path
+from .files import read_path
+from .inputs import expand, path_key
 
 CACHE_DIR = ".ingest"  # hidden: never walked as input, even when the work dir is inside an input folder
 
@@ -44,19 +46,32 @@ def stamp(path: str) -> str | None:
 def excluded(work: str | os.PathLike) -> frozenset[str]:
     """What ingest never reads as a paper: the work dir (when inside an input folder) and its two files."""
     work = Path(work)
-    return frozenset({path_key(str(work / "papers.jsonl")), path_key(str(work / "ingest_report.json")),
-                      path_key(os.path.realpath(work))})
+    return frozenset(
+        {
+            path_key(str(work / "papers.jsonl")),
+            path_key(str(work / "ingest_report.json")),
+            path_key(os.path.realpath(work)),
+        }
+    )
 
 
 def listing(paths, work: str | os.PathLike, follow_symlinks: bool = False) -> list[list]:
     """Every input with its stamp, as the ranks will see it: what decides whether their work is current."""
-    return [[path_key(path), verdict and verdict[1], None if verdict else stamp(path)]
-            for path, verdict in expand(paths, excluded(work), follow_symlinks)]
+    return [
+        [path_key(path), verdict and verdict[1], None if verdict else stamp(path)]
+        for path, verdict in expand(paths, excluded(work), follow_symlinks)
+    ]
 
 
-def parse_slice(paths, work: str | os.PathLike, shard: tuple[int, int], exclude: frozenset[str] = frozenset(),
-                follow_symlinks: bool = False, read: Callable[[str], Iterator[dict]] = read_path,
-                reader: str = "") -> Summary:
+def parse_slice(
+    paths,
+    work: str | os.PathLike,
+    shard: tuple[int, int],
+    exclude: frozenset[str] = frozenset(),
+    follow_symlinks: bool = False,
+    read: Callable[[str], Iterator[dict]] = read_path,
+    reader: str = "",
+) -> Summary:
     """Rank ``shard = (i, n)``: parse this slice's files that the slice file does not hold at their stamp.
     ``reader`` names reader settings that change what a file yields (the PDF backend): part of the stamp."""
     i, n = shard
@@ -84,8 +99,9 @@ def parse_slice(paths, work: str | os.PathLike, shard: tuple[int, int], exclude:
     return summary
 
 
-def slice_reader(work: str | os.PathLike, n: int,
-                 read_file: Callable[[str], Iterator[dict]] = read_path) -> Callable[[str], Iterator[dict]]:
+def slice_reader(
+    work: str | os.PathLike, n: int, read_file: Callable[[str], Iterator[dict]] = read_path
+) -> Callable[[str], Iterator[dict]]:
     """``read(path)`` for the merge: the items a rank stored for the file, else the file parsed now."""
     index: dict[str, tuple[Path, list[int]]] = {}
     for i in range(n):
@@ -115,6 +131,7 @@ def slice_reader(work: str | os.PathLike, n: int,
             for offset in hit[1]:
                 f.seek(offset)
                 yield json.loads(f.readline())["item"]
+
     return read
 
 

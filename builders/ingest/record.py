@@ -1,4 +1,5 @@
 """A reader's raw parse -> a schema-conformed paper record."""
+
 from __future__ import annotations
 
 import re
@@ -6,15 +7,28 @@ import re
 from sciqag_dataset import schema
 from sciqag_dataset.text_repair import repair, repair_text
 
-from .text import (DOI_IN_TEXT, PAPER_FEATURES, IngestError, content_hash, inline, normalize_doi, normalize_text,
-                   paper_id, parse_authors, parse_keywords, parse_year)
+from .errors import IngestError
+from .normalize import (
+    DOI_IN_TEXT,
+    content_hash,
+    inline,
+    normalize_doi,
+    normalize_text,
+    paper_id,
+    parse_authors,
+    parse_keywords,
+    parse_year,
+)
+
+PAPER_FEATURES = schema.features_for("papers")
 
 
-def to_record(raw: dict, path: str, fmt: str, warn, notes=(), partial=()) -> dict:
-    """A raw parse -> a schema-conformed paper record; IngestError when there is no text.
+def to_record(raw: dict, path: str, fmt: str, warn, notes=()) -> dict:
+    """A reader's raw paper (``registry.RawPaper``) -> a schema-conformed paper record; IngestError when there
+    is no text.
 
-    ``notes``: the reader's warnings about this paper so far; ``partial``: those that say part of it could not
-    be read. Both go into the record's ``ingest`` column with the quality signals.
+    ``notes``: the reader's warnings about this paper so far; they go into the record's ``ingest`` column with
+    the quality signals, among them ``partial`` and its reasons (the raw paper's ``partial``).
 
     Text that cannot be written as UTF-8 (lone surrogates, from JSON escapes or a file name that is not
     UTF-8) is repaired to U+FFFD with a warning: one bad character never costs a paper.
@@ -65,7 +79,8 @@ def to_record(raw: dict, path: str, fmt: str, warn, notes=(), partial=()) -> dic
         "existing_qa": raw.get("existing_qa") or [],
         "keywords": raw.get("keywords") or parse_keywords(meta.get("keywords")),
     }
-    partial = [*partial, *([raw["partial"]] if raw.get("partial") else [])]
+    partial = raw.get("partial") or []
+    partial = [partial] if isinstance(partial, str) else list(partial)
     record["ingest"] = {
         "extractor": raw.get("extractor") or raw.get("format") or fmt,
         "words": len(text.split()),
@@ -80,5 +95,3 @@ def to_record(raw: dict, path: str, fmt: str, warn, notes=(), partial=()) -> dic
 
 
 _ABSTRACT = re.compile(r"^\s*(?:abstract|summary)\b", re.I)
-
-

@@ -1,13 +1,15 @@
 """XML shared by the JATS and Elsevier readers: parsing, text of an element, citation markers."""
+
 from __future__ import annotations
 
 import html
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from lxml import etree
 
-from .text import IngestError, inline
+from .errors import IngestError
+from .normalize import inline
 
 
 def local_name(el) -> str:
@@ -18,15 +20,31 @@ def local_name(el) -> str:
 def ns_kind(el) -> str:
     tag = el.tag if isinstance(el.tag, str) else ""
     ns = tag[1:].split("}", 1)[0] if tag.startswith("{") else ""
-    for key, kind in (("elsevier.com/xml/common", "ce"), ("purl.org/dc/elements", "dc"),
-                      ("prismstandard.org", "prism"), ("purl.org/dc/terms", "dcterms")):
+    for key, kind in (
+        ("elsevier.com/xml/common", "ce"),
+        ("purl.org/dc/elements", "dc"),
+        ("prismstandard.org", "prism"),
+        ("purl.org/dc/terms", "dcterms"),
+    ):
         if key in ns:
             return kind
     return ""
 
 
-_XML_BLOCKS = {"p", "para", "simple-para", "list-item", "list", "disp-formula", "display", "title",
-               "section-title", "label", "def-item", "disp-quote"}
+_XML_BLOCKS = {
+    "p",
+    "para",
+    "simple-para",
+    "list-item",
+    "list",
+    "disp-formula",
+    "display",
+    "title",
+    "section-title",
+    "label",
+    "def-item",
+    "disp-quote",
+}
 
 
 _CITE = "\x01"  # stands for a removed citation marker until drop_citations tidies around it
@@ -65,8 +83,11 @@ _TEX_ANNOTATION = ("tex", "latex", "application/x-tex", "application/x-latex")
 
 def _displayed(el) -> bool:
     parent = el.getparent()
-    return (local_name(el) == "disp-formula" or (parent is not None and local_name(parent) == "display")
-            or (local_name(el) == "math" and el.get("display") == "block"))
+    return (
+        local_name(el) == "disp-formula"
+        or (parent is not None and local_name(parent) == "display")
+        or (local_name(el) == "math" and el.get("display") == "block")
+    )
 
 
 def formula_tex(el) -> str:
@@ -98,8 +119,14 @@ def _mathml(el) -> str:
         return parts[0] if parts else ""
     if len(parts) >= 2 and name in ("mfrac", "msup", "msub", "mroot", "munder", "mover"):
         a, b = parts[0], parts[1]
-        return {"mfrac": f"\\frac{{{a}}}{{{b}}}", "msup": f"{a}^{{{b}}}", "msub": f"{a}_{{{b}}}",
-                "mroot": f"\\sqrt[{b}]{{{a}}}", "munder": f"{a}_{{{b}}}", "mover": f"{a}^{{{b}}}"}[name]
+        return {
+            "mfrac": f"\\frac{{{a}}}{{{b}}}",
+            "msup": f"{a}^{{{b}}}",
+            "msub": f"{a}_{{{b}}}",
+            "mroot": f"\\sqrt[{b}]{{{a}}}",
+            "munder": f"{a}_{{{b}}}",
+            "mover": f"{a}^{{{b}}}",
+        }[name]
     if len(parts) >= 3 and name in ("msubsup", "munderover"):
         return f"{parts[0]}_{{{parts[1]}}}^{{{parts[2]}}}"
     if name == "msqrt":
@@ -114,23 +141,33 @@ def _mathml(el) -> str:
 
 
 def drop_citations(text: str) -> str:
-    """"water [1], yet" -> "water, yet": the marker, its brackets and separators go."""
+    """ "water [1], yet" -> "water, yet": the marker, its brackets and separators go."""
     return _CITES.sub("", text) if _CITE in text else text
 
 
-def parse_xml(data: bytes, warn):
+def parse_xml(data: bytes, warn) -> tuple[object, str | None]:
+    """(root, None), or (root, why part of the text may be missing) for XML read in recovery mode."""
+
     def parser(recover: bool):
-        return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, recover=recover,
-                               remove_comments=True, remove_pis=True, huge_tree=True)
+        return etree.XMLParser(
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            recover=recover,
+            remove_comments=True,
+            remove_pis=True,
+            huge_tree=True,
+        )
 
     try:
-        return etree.fromstring(data, parser(False))
+        return etree.fromstring(data, parser(False)), None
     except etree.XMLSyntaxError as exc:
         root = etree.fromstring(data, parser(True))
         if root is None or not len(root):
             raise IngestError(f"invalid XML: {exc}") from None
-        warn(f"malformed XML read in recovery mode ({exc}); some text may be missing", True)
-        return root
+        reason = f"malformed XML read in recovery mode ({exc}); some text may be missing"
+        warn(reason)
+        return root, reason
 
 
 def attr(el, local: str):
@@ -141,5 +178,3 @@ def attr(el, local: str):
 def paragraphs(container, locals_: tuple[str, ...], text) -> str:
     """Direct children paragraphs, one per line pair (an XML paragraph is one paragraph)."""
     return "\n\n".join(inline(text(c)) for c in container if local_name(c) in locals_)
-
-

@@ -1,35 +1,14 @@
-"""Text and metadata helpers shared by the readers: normalising text, DOIs, ids, authors, keywords."""
+"""What the readers share to write a paper: text normalised, DOIs, ids, authors, years, keywords, QA pairs."""
+
 from __future__ import annotations
 
 import hashlib
 import html
 import re
-from typing import Callable
+from collections.abc import Callable
 
-from sciqag_dataset import schema
-
-PAPER_FEATURES = schema.features_for("papers")
-EXTENSIONS = {
-    ".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md",
-    ".json": "json", ".jsonl": "json", ".ndjson": "json",
-    ".xml": "xml", ".nxml": "xml", ".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf",
-    ".tex": "latex", ".ltx": "latex", ".gz": "latex", ".tgz": "latex", ".tar": "latex",  # arXiv sources
-}
 #: A title longer than this is more likely the first paragraph.
 MAX_TITLE_CHARS = 200
-#: Bytes inspected to sniff the format and to tell binary from text.
-HEAD_BYTES = 65536
-JSON_CHUNK = 1 << 20
-
-
-class IngestError(ValueError):
-    """A file, or one record of a multi-record file, that cannot be read as a paper."""
-
-
-class LatexFragment(IngestError):
-    """A .tex file with no ``\\documentclass``: a part of a paper, read through the main file that inputs it."""
-
-
 
 _FORMFEED = re.compile(r"\f")
 _INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u200b-\u200d\u2060\ufeff]")
@@ -142,7 +121,8 @@ def parse_authors(value) -> list[str]:
     for a in value if isinstance(value, list) else [value]:
         if isinstance(a, dict):
             name = a.get("name") or " ".join(
-                str(a[k]) for k in ("given", "given-names", "first", "family", "surname", "last") if a.get(k))
+                str(a[k]) for k in ("given", "given-names", "first", "family", "surname", "last") if a.get(k)
+            )
             a = name
         if inline(a):
             out.append(inline(a))
@@ -169,5 +149,3 @@ def parse_qa_pairs(value, origin: str, warn: Callable[[str], None]) -> list[dict
             continue
         out.append({"question": q.strip(), "answer": a.strip(), "origin": pair.get("origin") or origin})
     return out
-
-

@@ -1,18 +1,31 @@
 """Plain text: the first short line is the title, ``Key: value`` lines are metadata, lone short lines head sections."""
+
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
-from .text import MAX_TITLE_CHARS, normalize_text
-
+from .normalize import MAX_TITLE_CHARS, normalize_text
+from .registry import RawPaper, Source
 
 _HEADER_KEYS = {
-    "author": "authors", "authors": "authors", "journal": "journal", "doi": "doi", "license": "license",
-    "licence": "license", "year": "year", "published": "year", "keywords": "keywords", "url": "url",
+    "author": "authors",
+    "authors": "authors",
+    "journal": "journal",
+    "doi": "doi",
+    "license": "license",
+    "licence": "license",
+    "year": "year",
+    "published": "year",
+    "keywords": "keywords",
+    "url": "url",
     "category": "category",
     # recognised and dropped: front-page lines that are not paper text
-    "affiliation": None, "affiliations": None, "received": None, "accepted": None, "correspondence": None,
+    "affiliation": None,
+    "affiliations": None,
+    "received": None,
+    "accepted": None,
+    "correspondence": None,
     "email": None,
 }
 HEADER_LINE = re.compile(r"^\s*([A-Za-z]+)\s*:\s*(.+?)\s*$")
@@ -43,8 +56,13 @@ def header_fields(lines: list[str], meta: dict) -> int:
 
 def _is_heading_paragraph(block: str) -> bool:
     """A lone short line without end punctuation, such as ``2. Results`` or ``Abstract``."""
-    return ("\n" not in block.strip() and len(block.strip()) <= 80 and len(block.split()) <= 10
-            and bool(re.match(r"^[\dA-Z]", block.strip())) and not re.search(r"[.,;:!?]$", block.strip()))
+    return (
+        "\n" not in block.strip()
+        and len(block.strip()) <= 80
+        and len(block.split()) <= 10
+        and bool(re.match(r"^[\dA-Z]", block.strip()))
+        and not re.search(r"[.,;:!?]$", block.strip())
+    )
 
 
 def sections_from_blocks(blocks: list[str]) -> list[list[str]]:
@@ -60,19 +78,19 @@ def sections_from_blocks(blocks: list[str]) -> list[list[str]]:
     return sections
 
 
-def read_txt(text: str, warn) -> Iterator[dict]:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+def read(source: Source) -> Iterator[RawPaper]:
+    lines = source.text().replace("\r\n", "\n").replace("\r", "\n").split("\n")
     title, start = "", 0
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
-    if first is not None and any(ln.strip() for ln in lines[first + 1:]):
+    if first is not None and any(ln.strip() for ln in lines[first + 1 :]):
         candidate = lines[first].strip()
-        if len(candidate) <= MAX_TITLE_CHARS and not candidate.endswith((".", ",")) \
-                and not HEADER_LINE.match(candidate):
+        if (
+            len(candidate) <= MAX_TITLE_CHARS
+            and not candidate.endswith((".", ","))
+            and not HEADER_LINE.match(candidate)
+        ):
             title, start = candidate, first + 1
     meta: dict = {}
     start += header_fields(lines[start:], meta)
     body = normalize_text("\n".join(lines[start:]))
-    yield {"title": title, "sections": sections_from_blocks(body.split("\n\n") if body else []),
-           "metadata": meta}
-
-
+    yield {"title": title, "sections": sections_from_blocks(body.split("\n\n") if body else []), "metadata": meta}

@@ -1,0 +1,234 @@
+"""What an HTML page holds besides the paper, taken out before extraction (lxml): the reference list (its
+entries counted), figures, tables and captions, citation links and superscripts, site chrome, menus, notices,
+hidden parts and forms; subscripts joined to their formula ("Ni12P5"), other superscripts written ``^x``; and
+the abstract, taken from its own element so that it is read once. The patterns are ``html_rules.py``'s."""
+
+from __future__ import annotations
+
+import re
+
+from .html_rules import (
+    ABOUT,
+    ABSTRACT,
+    CHROME,
+    CITATION_LINK,
+    DROP_TAGS,
+    FIGURE_LIKE,
+    HIDDEN,
+    HIDDEN_CLASS,
+    NAV_CLASS,
+    NOT_ABSTRACT,
+    NOTICE,
+    REF_CONTAINER,
+    REFERENCES_HEADING,
+)
+from .normalize import inline
+
+
+def _classes(el) -> str:
+    return f"{el.get('class') or ''} {el.get('id') or ''}"
+
+
+def _drop(el) -> None:
+    """Remove an element and keep its tail text."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail or ""
+    prev = el.getprevious()
+    if prev is not None:
+        prev.tail = (prev.tail or "") + tail
+    else:
+        parent.text = (parent.text or "") + tail
+    parent.remove(el)
+
+
+def remove_non_paper(tree) -> int:
+    """Remove what is not the paper's prose; return the reference entries removed."""
+    references = 0
+    ref_ids = set()
+    for el in list(tree.iter()):
+        if not isinstance(el.tag, str) or el.getparent() is None:
+            continue
+        if REF_CONTAINER.search(_classes(el)) and el.tag not in ("a", "sup", "span", "body", "html"):
+            entries = el.findall(".//li") or [c for c in el if isinstance(c.tag, str)]
+            references += len(entries)
+            ref_ids |= {e.get("id") for e in el.iter() if isinstance(e.tag, str) and e.get("id")}
+            _drop(el)
+    for head in [h for h in tree.iter("h2", "h3", "h4") if REFERENCES_HEADING.match(h.text_content() or "")]:
+        while (
+            head.getparent() is not None
+            and head.getparent().tag in ("span", "div", "header")
+            and inline(head.getparent().text_content()) == inline(head.text_content())
+        ):
+            head = head.getparent()  # <span><h2>References</h2></span><ol>...: the list follows the wrapper
+        parent, seen = head.getparent(), False  # "References" and what follows it in its section
+        if parent is None:
+            continue
+        for sib in list(parent):
+            seen = seen or sib is head
+            if seen:
+                entries = sib.findall(".//li")
+                references += len(entries)
+                ref_ids |= {e.get("id") for e in sib.iter() if isinstance(e.tag, str) and e.get("id")}
+                _drop(sib)
+    for sup in list(tree.iter("sup")):  # citation markers: links to the reference list
+        links = sup.findall(".//a")
+        targets = [(a.get("href") or "").lstrip("#") for a in links]
+        rest = "".join(sup.itertext())
+        for a in links:
+            rest = rest.replace(a.text_content(), "", 1)
+        rest = re.sub(r"[\s,–—\-\[\]()]", "", rest)
+        if links and not rest and all(t in ref_ids or re.match(r"(?:ref|cit|bib|cr|b)\d", t, re.I) for t in targets):
+            _drop(sup)
+    for a in list(tree.iter("a")):  # citation links in the text: "[12]", "(3–5)"
+        to_ref = (a.get("href") or "").lstrip("#") in ref_ids or CITATION_LINK.search(
+            f"{_classes(a)} {a.get('onclick') or ''}"
+        )
+        if to_ref and re.fullmatch(r"[\[(]?\d+(?:\s*[–,-]\s*\d+)*[\])]?", (a.text_content() or "").strip()):
+            _drop(a)
+    for el in list(tree.iter(*DROP_TAGS)):
+        if el.getparent() is not None:
+            _drop(el)
+    page_words = len(tree.text_content().split())
+    for el in list(tree.iter("div", "ul", "section", "span")):
+        if (
+            el.getparent() is not None
+            and any(NAV_CLASS.match(t) for t in _classes(el).split())
+            and next(el.iter("article", "main"), None) is None
+            and len(el.text_content().split()) < min(1000, 0.3 * page_words)
+        ):  # never the article's container
+            _drop(el)
+    for el in list(tree.iter("p", "div", "li")):
+        text = inline(el.text_content()) if el.getparent() is not None and is_leaf(el) else ""
+        if ABOUT.match(text) or NOTICE.search(text) and len(text.split()) < 80:
+            _drop(el)
+    for el in list(tree.iter()):  # what the reader never sees (menus folded away), as Readability does
+        if (
+            isinstance(el.tag, str)
+            and el.getparent() is not None
+            and (
+                el.get("hidden") is not None
+                or el.get("aria-hidden") == "true"
+                or HIDDEN.search(el.get("style") or "")
+                or HIDDEN_CLASS.search(el.get("class") or "")
+                and len(el.text_content().split()) < 300
+            )
+        ):
+            _drop(el)  # (a class alone: only small things, a body revealed by a script is not one)
+    for form in list(tree.iter("form")):  # a search box goes; an ASP.NET page wraps its whole body in a form
+        if form.getparent() is not None and not any(True for _ in form.iter("p", "article", "main", "h2")):
+            _drop(form)
+    for el in list(tree.iter("header", "footer")):
+        inside = any(a.tag in ("article", "main") for a in el.iterancestors())
+        if not inside and el.getparent() is not None:
+            _drop(el)
+    for el in list(tree.iter()):
+        if (
+            isinstance(el.tag, str)
+            and el.getparent() is not None
+            and el.tag in ("div", "section", "h3", "h4", "p")
+            and FIGURE_LIKE.search(_classes(el))
+        ):
+            _drop(el)
+    for el in list(tree.iter("a", "span", "div", "li")):
+        if el.getparent() is not None and CHROME.match(inline(el.text_content())):
+            _drop(el)
+    for span in list(tree.iter("span")):  # a paragraph set as a bare <span> between headings (RSC)
+        parent = span.getparent()
+        if (
+            parent is not None
+            and parent.tag in ("div", "section", "article", "main", "body")
+            and len(span.text_content().split()) >= 15
+            and is_leaf(span)
+        ):
+            span.tag = "p"
+    for sub in list(tree.iter("sub")):  # Ni<sub>12</sub>P<sub>5</sub> -> Ni12P5, one word
+        _inline(sub, "")
+    for sup in list(tree.iter("sup")):  # cm<sup>-2</sup> -> cm^-2, as the XML readers write it
+        _inline(sup, "^")
+    for el in list(tree.iter("i", "b", "em", "strong", "u", "small", "font", "tt", "var")):
+        if el.getparent() is not None and not any(isinstance(c.tag, str) for c in el):
+            _inline(el, "", strip=False)  # plain text: trafilatura splits paragraphs at inline formatting
+    return references
+
+
+def _inline(el, prefix: str, strip: bool = True) -> None:
+    inner = "".join(el.itertext())
+    text = prefix + (inner.strip() if strip else inner) if inner.strip() else inner
+    el.tail = text + (el.tail or "")
+    _drop(el)
+
+
+def take_abstract(tree) -> str | None:
+    """The abstract's paragraphs, taken out of the page (so it is not read twice): the element a class or id
+    names, else what a heading "Abstract" opens: its own section, or, on a flat page, the elements after it up
+    to the next heading. A structured abstract keeps its parts' labels ("Background: ...")."""
+    found = next(
+        (
+            el
+            for el in tree.iter("div", "section", "p", "blockquote")
+            if ABSTRACT.search(_classes(el))
+            and not NOT_ABSTRACT.search(_classes(el))
+            and len(el.text_content().split()) >= 10
+        ),
+        None,
+    )
+    elements = [found] if found is not None else []
+    head = (
+        None
+        if found is not None
+        else next(
+            (h for h in tree.iter("h2", "h3", "h4") if inline(h.text_content()).lower() in ("abstract", "summary")),
+            None,
+        )
+    )
+    if head is not None and head.getparent() is not None:
+        siblings = list(head.getparent())
+        after = siblings[siblings.index(head) + 1 :]
+        end = next((k for k, el in enumerate(after) if el.tag in ("h1", "h2", "h3", "h4", "h5", "h6")), len(after))
+        # no heading beside it: its parent is its section (a structured abstract's parts sit deeper)
+        elements = [head.getparent()] if end == len(after) else [head, *after[:end]]
+    parts, label = [], ""
+    for el in (d for e in elements for d in e.iter()):
+        if not isinstance(el.tag, str) or el.tag not in _BLOCK_TAGS or not is_leaf(el) and el.tag[0] != "h":
+            continue  # paragraphs (not the spans inside them) and headings
+        text = inline(el.text_content())
+        if el.tag in ("h2", "h3", "h4", "h5"):
+            label = "" if text.lower() in ("abstract", "summary") else text.rstrip(":")
+        elif text:
+            parts.append(f"{label}: {text}" if label else text)
+            label = ""
+    text = " ".join(parts) or " ".join(inline(e.text_content()) for e in elements)
+    if len(text.split()) < 10:
+        return None
+    for el in elements:
+        _drop(el)
+    return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
+
+
+_BLOCK_TAGS = {
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "section",
+    "article",
+    "blockquote",
+    "dd",
+    "dl",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "main",
+    "body",
+}
+
+
+def is_leaf(el) -> bool:
+    return not any(isinstance(d.tag, str) and d.tag in _BLOCK_TAGS for d in el.iterdescendants())

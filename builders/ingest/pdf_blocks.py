@@ -1,0 +1,228 @@
+"""A PDF's lines (``pdf_layout.py``) as a paper: blocks of lines (paragraphs, with their run over a page or column
+break), headings by font size, weight, numbering and the usual section names, and sections in order, without
+the reference list (its entries counted), figure and table captions, front matter (banners, author lines,
+dates, licences, the journal's line), footnotes, table rows and page marks."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .normalize import capitalised
+from .pdf_layout import BOLD, Line
+
+HEADING_WORDS = re.compile(
+    r"^(?:abstract|introduction|background|methods?|materials and methods|experimental(?: "
+    r"section| details)?|results(?: and discussion)?|discussion|conclusions?|summary|"
+    r"acknowledge?ments?|references|bibliography|appendix|supporting information|"
+    r"data availability|author contributions|conflicts? of interest)\b",
+    re.I,
+)
+_NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+[A-Z]")
+_REFERENCES = re.compile(
+    r"^(?:\d{1,2}\.?\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited)"
+    r"\s*$",
+    re.I,
+)
+_AFTER_REFERENCES = re.compile(
+    r"^(?:\d{1,2}\.?\s+)?(?:appendix|supplementary|supporting information|methods|"
+    r"online methods|data availability|code availability|extended data)\b",
+    re.I,
+)
+_NUMBERING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
+# "Figure 2. ...", "Table 1: ...", BMC's "Figure 1 Patient flow ..."; not "Figure 3 (a) shows" or "Fig. 2 A and B"
+_CAPTION = re.compile(
+    r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*"
+    r"(?:[.:|]|\s+(?-i:[A-Z][a-z]+(?:-[a-z]+)*)\s(?!(?:and|to)\b)(?-i:[a-z]))",
+    re.I,
+)
+# a word of a heading: two letters or more ("CO2", "MoS2"), a capital alone ("Appendix B"); not "h^!" or "gk;k"
+_WORD = re.compile(r"[(\"“‘]?(?=(?:[^\W_]*[^\W\d_]){2}|[A-Z]\b)[^\W_]+(?:['’/-][^\W_]+)*[)\"”’]?[:,?.]?|&|a")
+_REFERENCES_RUN_IN = re.compile(r"^(?:references|bibliography)\s+(?:\[1\]|1\.)\s", re.I)
+_FRONT_MATTER = re.compile(
+    r"^[*∗†‡]?\s*(?:proceedings of\b|©|\(cid:13\)|copyright\b|received:|received \d|"
+    r"accepted:|published(?: online)?:|correspond(?:ence|ing author)\b|e-?mail:|tel\.?:|"
+    r"full list of author information|this is an open access article|\S+ et al\.?;? licensee|"
+    r"open access$|citation:|academic editor:|edited by\b|"
+    r"(?:research|review|original|short|brief)?\s*(?:article|paper|communication|review|"
+    r"research|letter)?\s*(?:open access)?$)",
+    re.I,
+)  # a banner: "RESEARCH ARTICLE Open Access"
+# "Dhaka Univ. J. Pharm. Sci. 8(1): 7-10, 2009": the journal's line, printed on the first page only
+_JOURNAL_LINE = re.compile(r"^(?:[A-Z][\w.&,]*\s+){1,8}\d{1,4}\s*\(\d{1,4}\)\s*:?\s*\d+\s*[-–]\s*\d+")
+_COPYRIGHT = re.compile(r"©|^c\s?\d{4}\b|\bcopyright\b", re.I)  # "c 2019": © in a font without a Unicode map
+# "1 See ...", "∗ Equal contribution"; not "10 mg", "13C NMR", "3D"
+_FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}\s+(?![A-Z]?\d|mg|g|mL|ml|mmol|mol|h|min|K|°)\S)")
+_NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
+_ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
+
+
+@dataclass
+class Block:
+    lines: list[Line]
+
+    @property
+    def text(self) -> str:
+        return _join_lines([ln.text for ln in self.lines])
+
+
+def line_blocks(lines: list[Line], body: float) -> list[Block]:
+    """Consecutive lines of one column and font size, without a paragraph's gap between them."""
+    blocks: list[Block] = []
+    for ln in lines:
+        prev = blocks[-1].lines[-1] if blocks else None
+        same = (
+            prev is not None
+            and prev.page == ln.page
+            and prev.column == ln.column
+            and abs(prev.size - ln.size) < 0.6
+            and prev.bold == ln.bold
+            and 0 <= ln.top - prev.bottom < 0.8 * max(ln.size, body)
+            and not (is_heading(ln, body) or is_heading(prev, body))
+        )
+        if same:
+            blocks[-1].lines.append(ln)
+        elif (
+            prev is not None and (prev.page, prev.column) != (ln.page, ln.column) and _continues(blocks[-1], ln, body)
+        ):
+            blocks[-1].lines.append(ln)  # a paragraph running on over a page or column break
+        else:
+            blocks.append(Block([ln]))
+    return blocks
+
+
+def _continues(block: Block, ln: Line, body: float) -> bool:
+    last = block.lines[-1]
+    return (
+        abs(last.size - ln.size) < 0.6
+        and not is_heading(ln, body)
+        and not is_heading(last, body)
+        and not re.search(r"[.!?:]$", last.text)
+        and ln.text[:1].islower()
+    )
+
+
+def is_heading(ln: Line, body: float) -> bool:
+    words = ln.text.split()
+    if not words or len(words) > 14 or re.search(r"[.,;]$", ln.text) and not _NUMBERED.match(ln.text):
+        return False
+    plain = _NUMBERING.sub("", ln.text).split()
+    # not a caption, a table row or a formula: a heading is mostly words
+    if (
+        _CAPTION.match(ln.text)
+        or sum(bool(_WORD.fullmatch(w)) for w in plain) < 0.6 * len(plain)
+        and not _AFTER_REFERENCES.match(ln.text)
+    ):
+        return False
+    bold = ln.bold and all(BOLD.search(w["fontname"]) for w in ln.words)  # not a run-in heading and its text
+    return (
+        ln.size > body * 1.12
+        or (bold and len(words) <= 10)
+        or bool(_NUMBERED.match(ln.text) and ln.bold)
+        or bool(HEADING_WORDS.match(ln.text) and len(words) <= 5 and (ln.text.isupper() or ln.bold))
+    )
+
+
+def paper_sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[list], int, bool]:
+    """[heading, paragraphs] in order; the reference list and captions out. Returns (sections, reference
+    entries dropped, abstract found)."""
+    sections: list[list] = [["", []]]
+    references, in_refs, has_abstract = 0, False, False
+    headed = any(len(b.lines) == 1 and is_heading(b.lines[0], body) for b in blocks)
+    mark = None  # a footnote's mark, standing alone: its text follows, set small
+    dropped = None  # the last line of furniture: the small lines right under it are more of it
+    for block in blocks:
+        text, first = block.text, block.lines[0]
+        footnote = mark is not None and mark.page == first.page and first.size < 0.92 * body
+        mark = first if len(text) <= 3 else None
+        more = (
+            dropped is not None
+            and (dropped.page, dropped.column) == (first.page, first.column)
+            and abs(dropped.size - first.size) < 0.3
+            and first.size < 0.95 * body
+            and 0 <= first.top - dropped.bottom < 1.5 * first.size
+        )  # "Proceedings of ...", then its place and date
+        kind = _furniture_block(block, text, body)
+        dropped = block.lines[-1] if kind == "notes" or more else None  # only notes run on
+        if footnote or more or kind:
+            continue
+        if len(block.lines) == 1 and is_heading(block.lines[0], body):
+            # the list ends at the next known section (Nature prints Methods after the references)
+            heading = _NUMBERING.sub("", text)
+            author_like = ("," in heading or " and " in heading) and not _NUMBERED.match(text)
+            if (
+                _FRONT_MATTER.match(heading)
+                or block.lines[0].page == opening
+                and len(sections) == 1
+                and not HEADING_WORDS.match(heading)
+                and author_like
+            ):
+                continue  # a banner ("Open Access"), an author line set large: front matter
+            known = _AFTER_REFERENCES.match(text) or HEADING_WORDS.match(heading)
+            in_refs = bool(_REFERENCES.match(text)) or (in_refs and not known)
+            if not in_refs:
+                has_abstract = has_abstract or heading.lower().startswith("abstract")
+                sections.append([heading, []])
+            continue
+        in_refs = in_refs or bool(_REFERENCES_RUN_IN.match(text))  # "References 1. Writer A..." as one block
+        if in_refs:
+            references += max(1, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
+            continue
+        if (
+            headed
+            and len(sections) == 1
+            and block.lines[0].page == opening
+            and (len(text.split()) < 25 or capitalised(text) > 0.7)
+        ):
+            continue  # front matter before the first heading: authors, affiliations, dates
+        if _CAPTION.match(text):
+            continue
+        m = re.match(r"^(?:(?i:abstract|summary)\s*[:.—–-]\s*|(?:ABSTRACT|SUMMARY)\s+)", text)
+        if m and not has_abstract:  # "Abstract: We ..." run into its paragraph
+            sections.append(["Abstract", [text[m.end() :]]])
+            has_abstract = True
+            continue
+        sections[-1][1].append(text)
+    if not has_abstract and sections[0][1] and len(" ".join(sections[0][1]).split()) >= 40:
+        sections[0][0], has_abstract = "Abstract", True  # the unlabelled paragraph under the title
+    return sections, references, has_abstract
+
+
+def _numeric(words: list[str]) -> float:
+    """The share of words that are numbers (a table row's cells)."""
+    return sum(bool(_NUMBER.fullmatch(w)) for w in words) / max(len(words), 1)
+
+
+def _furniture_block(block: Block, text: str, body: float) -> str | None:
+    """What a page carries besides the paper, and which kind: "notes" (licence and copyright lines,
+    received/accepted dates, correspondence, proceedings and journal lines), "footnote" (set small, behind its
+    mark), "table" (a row of numbers), "mark" (a footnote mark or a page number on its own); None for text."""
+    small = block.lines[0].size < 0.92 * body
+    words = text.split()
+    if len(text) <= 3:
+        return "mark"
+    if (
+        len(block.lines) <= 10
+        and block.lines[0].size <= body * 1.05
+        and _FRONT_MATTER.match(text)
+        or len(block.lines) <= 3
+        and _COPYRIGHT.search(text)
+        or len(block.lines) <= 2
+        and _JOURNAL_LINE.match(text)
+    ):
+        return "notes"
+    if small and len(block.lines) <= 4 and _FOOTNOTE.match(text):
+        return "footnote"
+    if len(words) >= 4 and _numeric(words) >= 0.5:
+        return "table"
+    return None
+
+
+def _join_lines(texts: list[str]) -> str:
+    out = ""
+    for t in texts:
+        if out.endswith("-") and t[:1].islower():
+            out = out + "\x00" + t  # decided later, with the paper's vocabulary
+        else:
+            out = f"{out} {t}" if out else t
+    return out
