@@ -6,6 +6,7 @@ It answers /health and /v1/models at once, then ANSWERS completion requests (cha
 well-formed reply, and on the next one sends itself SIGSEGV (ANSWERS 0: the first request; -1: never).
 No real server here crashes on demand, hence a fake; it is named so wherever it is used.
 """
+
 from __future__ import annotations
 
 import http.server
@@ -44,12 +45,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
         usage = {"prompt_tokens": 5, "completion_tokens": 12, "total_tokens": 17}
         if self.path.endswith("/chat/completions"):
             choice = {"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}
-            self._json(200, {"id": "c", "object": "chat.completion", "created": 0, "model": request.get("model"),
-                             "choices": [choice], "usage": usage})
+            self._json(
+                200,
+                {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": request.get("model"),
+                    "choices": [choice],
+                    "usage": usage,
+                },
+            )
         else:
             choice = {"index": 0, "text": REPLY, "finish_reason": "stop"}
-            self._json(200, {"id": "c", "object": "text_completion", "created": 0, "model": request.get("model"),
-                             "choices": [choice], "usage": usage})
+            self._json(
+                200,
+                {
+                    "id": "c",
+                    "object": "text_completion",
+                    "created": 0,
+                    "model": request.get("model"),
+                    "choices": [choice],
+                    "usage": usage,
+                },
+            )
 
 
 signal.signal(signal.SIGSEGV, signal.SIG_DFL)  # die of it, as a native crash does

@@ -1,4 +1,5 @@
 """Fakes, for the parts no real process here can play (each says which)."""
+
 from __future__ import annotations
 
 import sys

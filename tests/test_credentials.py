@@ -5,6 +5,7 @@ What a client sends is seen by ``RecordingProxy``, a loopback proxy in front of 
 serve` (no server here logs request headers). The CLI runs in a subprocess, so its real stderr, with
 `-vv` debug logging, is what is checked.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RecordingProxy, write_jsonl
+from helpers import RecordingProxy, write_jsonl
 from huggingface_hub import constants
 
 from sciqag_dataset.config import EndpointConfig
@@ -31,8 +32,9 @@ URL_SECRET = "s3cr3t-in-the-url-98765"
 
 def make_work(tmp_path: Path) -> Path:
     work = tmp_path / "work"
-    write_jsonl(work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": f"Body {i}. " * 30}
-                                        for i in range(2)])
+    write_jsonl(
+        work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": f"Body {i}. " * 30} for i in range(2)]
+    )
     write_jsonl(work / "keywords.jsonl", [{"id": f"p{i}", "keywords": ["body"], "status": "ok"} for i in range(2)])
     return work
 
@@ -41,19 +43,22 @@ def sciqag(*args, env_extra=None, timeout=300):
     env = {**os.environ, "OPENAI_API_KEY": OPENAI_KEY, "HF_TOKEN": HF_TOKEN}
     env.pop("HF_HUB_OFFLINE", None)
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "sciqag_dataset.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def everything_written(*folders: Path) -> str:
-    return "".join(p.read_bytes().decode("utf-8", "replace") for folder in folders for p in folder.rglob("*")
-                   if p.is_file())
+    return "".join(
+        p.read_bytes().decode("utf-8", "replace") for folder in folders for p in folder.rglob("*") if p.is_file()
+    )
 
 
 def test_an_unset_key_variable_is_an_error_naming_it(tmp_path):
     work = make_work(tmp_path)
-    proc = sciqag("seed", str(work), "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
-                  "--api-key-env", "SOME_UNSET_VAR")
+    proc = sciqag(
+        "seed", str(work), "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", "SOME_UNSET_VAR"
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "SOME_UNSET_VAR" in lines[0] and "teacher.api_key_env" in lines[0]
@@ -70,6 +75,25 @@ def test_resolution_rules(monkeypatch):
     assert resolve_api_key(None, "MY_KEY") is None  # the embedded server never gets a key
     with pytest.raises(UserError, match="NOPE_UNSET"):
         resolve_api_key("http://tgi.internal:8080/v1", "NOPE_UNSET")
+
+
+def test_an_endpoints_backend_option_names_its_transport(tmp_path):
+    """`backend:` (and `--backend`) keep their name; they pick the transport (client library) of the registry."""
+    from dataclasses import fields
+
+    from sciqag_dataset.config import Config
+    from sciqag_dataset.llm import LLMClient
+    from sciqag_dataset.llm.transports import TRANSPORTS
+
+    assert next(f for f in fields(EndpointConfig) if f.name == "backend").metadata["choices"] == tuple(TRANSPORTS)
+    (tmp_path / "cfg.yaml").write_text("judge:\n  url: http://judge.example/v1\n  model: m\n  backend: openai\n")
+    judge = Config.load(tmp_path / "cfg.yaml").judge
+    assert client_from_config(judge).transport == "openai"
+    if not constants.is_offline_mode():  # hf refuses to run then (see below)
+        hf = client_from_config(EndpointConfig(url="http://judge.example/v1", model="m", backend="hf"))
+        assert hf.transport == "hf"
+    with pytest.raises(ValueError, match="backend must be one of 'openai', 'hf', not 'grpc'"):
+        LLMClient("http://judge.example/v1", "m", transport="grpc")
 
 
 @pytest.mark.parametrize("backend", ["openai", "hf"])
@@ -91,8 +115,17 @@ def test_no_key_configured_sends_no_key_from_the_environment(says_server, monkey
 
 def test_hf_backend_with_offline_mode_is_a_clear_error_not_a_silent_switch(says_server, tmp_path):
     work = make_work(tmp_path)
-    proc = sciqag("seed", str(work), "--endpoint", says_server.base_url, "--model", says_server.model,
-                  "--backend", "hf", env_extra={"HF_HUB_OFFLINE": "1"})
+    proc = sciqag(
+        "seed",
+        str(work),
+        "--endpoint",
+        says_server.base_url,
+        "--model",
+        says_server.model,
+        "--backend",
+        "hf",
+        env_extra={"HF_HUB_OFFLINE": "1"},
+    )
     assert proc.returncode == 2 and "HF_HUB_OFFLINE" in proc.stderr and "backend openai" in proc.stderr
     assert not (work / "seed.jsonl").exists()
 
@@ -100,11 +133,29 @@ def test_hf_backend_with_offline_mode_is_a_clear_error_not_a_silent_switch(says_
 def test_a_named_key_goes_to_its_endpoint_and_nowhere_else(says_server, tmp_path):
     work = make_work(tmp_path)
     with RecordingProxy(says_server.base_url) as teacher, RecordingProxy(says_server.base_url) as generator:
-        seed = sciqag("seed", str(work), "--endpoint", teacher.base_url, "--model", says_server.model,
-                      "--api-key-env", "MY_KEY", env_extra={"MY_KEY": MY_KEY})
+        seed = sciqag(
+            "seed",
+            str(work),
+            "--endpoint",
+            teacher.base_url,
+            "--model",
+            says_server.model,
+            "--api-key-env",
+            "MY_KEY",
+            env_extra={"MY_KEY": MY_KEY},
+        )
         assert seed.returncode == 0, seed.stderr
-        gen = sciqag("generate", str(work), "--endpoint", generator.base_url, "--model", says_server.model,
-                     "--prompt-style", "paper", env_extra={"MY_KEY": MY_KEY})
+        gen = sciqag(
+            "generate",
+            str(work),
+            "--endpoint",
+            generator.base_url,
+            "--model",
+            says_server.model,
+            "--prompt-style",
+            "paper",
+            env_extra={"MY_KEY": MY_KEY},
+        )
         assert gen.returncode == 0, gen.stderr
     assert teacher.authorizations() == [f"Bearer {MY_KEY}"] * 2
     assert generator.authorizations() == ["Bearer no-key"] * 2
@@ -135,8 +186,18 @@ def test_a_password_in_the_url_is_never_written_or_logged(says_server, tmp_path)
 
 def test_a_key_value_is_masked_in_every_log_line(says_server, tmp_path):
     work = make_work(tmp_path)
-    proc = sciqag("-vv", "seed", str(work), "--endpoint", says_server.base_url, "--model", says_server.model,
-                  "--api-key-env", "MY_KEY", env_extra={"MY_KEY": MY_KEY})
+    proc = sciqag(
+        "-vv",
+        "seed",
+        str(work),
+        "--endpoint",
+        says_server.base_url,
+        "--model",
+        says_server.model,
+        "--api-key-env",
+        "MY_KEY",
+        env_extra={"MY_KEY": MY_KEY},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "DEBUG" in proc.stderr and MY_KEY not in proc.stderr + proc.stdout
 
@@ -151,8 +212,10 @@ def test_local_servers_start_without_the_keys_of_this_process(tmp_path, monkeypa
     in /proc/<pid>/environ: not OPENAI_API_KEY, HF_TOKEN or HUGGING_FACE_HUB_TOKEN, not a variable an endpoint's
     `api_key_env` names (resolved by this command or not), no proxy URL with a password."""
     from fakes import FakeCrashingServer
-    from sciqag_dataset.llm.embedded import DEFAULT_MODEL_ID, gguf_path, llama_cpp_installed
-    from sciqag_dataset.llm.server import LlamaCppServer
+
+    from sciqag_dataset.llm.llama_cpp_engine import LlamaCppServer
+    from sciqag_dataset.llm.llama_cpp_engine import installed as llama_cpp_installed
+    from sciqag_dataset.llm.models import DEFAULT_MODEL_ID, gguf_path
 
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
@@ -170,6 +233,8 @@ def test_local_servers_start_without_the_keys_of_this_process(tmp_path, monkeypa
         with server:
             env = _environ(server.proc.pid)
         assert env.get("SCIQAG_PLAIN_SETTING") == "kept" and env.get("PATH") == os.environ["PATH"], server.name
-        leaked = [k for k, v in env.items() if any(secret in v for secret in (OPENAI_KEY, HF_TOKEN, MY_KEY, URL_SECRET))]
+        leaked = [
+            k for k, v in env.items() if any(secret in v for secret in (OPENAI_KEY, HF_TOKEN, MY_KEY, URL_SECRET))
+        ]
         assert not leaked, f"{server.name} holds {leaked}"
     assert len(servers) == 2, "llama-cpp-python[server] is missing: install the dev extra"

@@ -2,6 +2,7 @@
 never blamed on a paper. llama.cpp's crash on CPUs with AMX cannot be produced on demand here, so it is played
 by a fake (``fake_crashing_server.py``) that kills itself with SIGSEGV; the fallback is a real
 `transformers serve`."""
+
 from __future__ import annotations
 
 import json
@@ -13,18 +14,21 @@ from fakes import FakeCrashingServer
 
 from sciqag_dataset.errors import ServerDown
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.llm.embedded import DEFAULT_MODEL_ID, choose
+from sciqag_dataset.llm.embedded import choose
+from sciqag_dataset.llm.models import DEFAULT_MODEL_ID
 from sciqag_dataset.llm.server import LocalServer, ServerDied
 from sciqag_dataset.llm.supervisor import EmbeddedServer
 from sciqag_dataset.runner import run_stage
 from sciqag_dataset.stage import Stage
 
 AMX = {"avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16"}
+LLAMA = {"llama.cpp", "transformers"}  # the engines installed, as choose() is told
 
 
 def _papers(n: int = 3):
     def inputs(work):
         return [{"id": f"p{i}", "text": f"Paper {i} on annealed films."} for i in range(n)]
+
     return inputs
 
 
@@ -32,16 +36,19 @@ def _asking(client: LLMClient) -> Stage:
     async def ask(rec):
         reply = await client.chat([{"role": "user", "content": rec["text"]}], partial=True)
         return {"answer": reply.text, "endpoint": reply.endpoint}
+
     return Stage(name="ask", inputs=_papers(), process=ask, concurrency=1)
 
 
 def _starter(llama_answers: list[int], fallback, started: list[str], log_path):
     """embedded.start's stand-in: each llama.cpp start takes the next fake from ``llama_answers``."""
+
     def start(choice, _log):
-        started.append(choice.backend)
-        if choice.backend == "llama.cpp":
+        started.append(choice.engine.name)
+        if choice.engine.name == "llama.cpp":
             return FakeCrashingServer(llama_answers.pop(0), log_path).start()
         return fallback(choice)
+
     return start
 
 
@@ -62,10 +69,11 @@ def test_a_crash_on_the_first_decode_falls_back_to_transformers_and_no_paper_fai
     def transformers(choice):
         return LocalServer(tiny_model_dir, log_path=log_path, continuous_batching=False, threads=1).start()
 
-    choice = choose(llama_cpp=True, flags=AMX, cores=2)
+    choice = choose(installed=LLAMA, flags=AMX, cores=2)
     server = EmbeddedServer(choice, log_path, start=_starter([0, 0], transformers, started, log_path))
-    client = LLMClient([], choice.identity, local=server, label=DEFAULT_MODEL_ID, max_retries=0,
-                       params={"max_tokens": 4})
+    client = LLMClient(
+        [], choice.identity, local=server, label=DEFAULT_MODEL_ID, max_retries=0, params={"max_tokens": 4}
+    )
     try:
         with caplog.at_level(logging.WARNING):
             summary = run_stage(_asking(client), tmp_path)
@@ -74,8 +82,11 @@ def test_a_crash_on_the_first_decode_falls_back_to_transformers_and_no_paper_fai
     assert started == ["llama.cpp", "llama.cpp", "transformers"]  # restarted once, then the other backend
     deaths = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(deaths) == 2 and all("killed by SIGSEGV" in d and "segfaulting on purpose" in d for d in deaths)
-    assert any("serving with transformers" in r.getMessage() and "died twice" in r.getMessage()
-               for r in caplog.records if r.levelno == logging.WARNING)
+    assert any(
+        "serving with transformers" in r.getMessage() and "died twice" in r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING
+    )
     assert summary.counts["ok"] == 3 and not summary.failed
     assert client.model.endswith("@transformers-float32")  # its replies are cached as the other backend's
 
@@ -87,7 +98,7 @@ def test_a_server_that_dies_mid_run_is_restarted_then_replaced_and_no_paper_fail
     def never_crashes(choice):
         return FakeCrashingServer(-1, log_path).start()
 
-    choice = choose(llama_cpp=True, flags=AMX, cores=2)
+    choice = choose(installed=LLAMA, flags=AMX, cores=2)
     # the first server answers its first completion and one paper, then dies; its restart dies after the next
     server = EmbeddedServer(choice, log_path, start=_starter([2, 1], never_crashes, started, log_path))
     client = LLMClient([], choice.identity, local=server, label=DEFAULT_MODEL_ID, max_retries=2, backoff=0.01)
@@ -106,7 +117,7 @@ def test_a_server_that_dies_mid_run_is_restarted_then_replaced_and_no_paper_fail
 def test_when_no_backend_is_left_the_stage_stops_and_no_paper_is_marked_failed(tmp_path):
     log_path = tmp_path / "local_server.log"
     started = []
-    choice = choose("llama.cpp", llama_cpp=True, flags=AMX, cores=2)  # chosen by the user: no fallback
+    choice = choose("llama.cpp", installed=LLAMA, flags=AMX, cores=2)  # chosen by the user: no fallback
     server = EmbeddedServer(choice, log_path, start=_starter([2, 0], None, started, log_path))
     client = LLMClient([], choice.identity, local=server, label=DEFAULT_MODEL_ID, max_retries=2, backoff=0.01)
     try:
@@ -149,15 +160,24 @@ def test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before(tm
     from sciqag_dataset.llm import ResponseCache
 
     log_path = tmp_path / "local_server.log"
-    choice = choose(llama_cpp=True, flags=AMX, cores=2)
+    choice = choose(installed=LLAMA, flags=AMX, cores=2)
     messages = [{"role": "user", "content": "Paper 0 on annealed films."}]
     cache = ResponseCache(tmp_path / "cache.sqlite")
     key = ResponseCache.key({"kind": "chat", "model": choice.fallback.identity, "messages": messages, "params": {}})
-    cache.put(key, {"text": "Asked on the first run.", "finish_reason": "stop", "prompt_tokens": 5,
-                    "completion_tokens": 5, "endpoint": "http://127.0.0.1:1/v1"})
+    cache.put(
+        key,
+        {
+            "text": "Asked on the first run.",
+            "finish_reason": "stop",
+            "prompt_tokens": 5,
+            "completion_tokens": 5,
+            "endpoint": "http://127.0.0.1:1/v1",
+        },
+    )
     started = []
-    server = EmbeddedServer(choice, log_path, start=_starter([0, 0], lambda c: FakeCrashingServer(-1, log_path).start(),
-                                                              started, log_path))
+    server = EmbeddedServer(
+        choice, log_path, start=_starter([0, 0], lambda c: FakeCrashingServer(-1, log_path).start(), started, log_path)
+    )
     client = LLMClient([], choice.identity, local=server, cache=cache, max_retries=0)
     try:
         reply = asyncio.run(client.chat(messages))
@@ -170,15 +190,16 @@ def test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before(tm
 def test_once_every_backend_is_down_a_late_client_fails_alike_at_once(tmp_path):
     """A client still holding an older server's address, after another gave up on the last one: ServerDown
     again, at once, without starting anything (not an AttributeError on the server that is gone)."""
+    import http.client
     import urllib.request
     from dataclasses import replace
 
     log_path = tmp_path / "local_server.log"
     started = []
-    choice = choose("llama.cpp", llama_cpp=True, flags=AMX, cores=2)
+    choice = choose("llama.cpp", installed=LLAMA, flags=AMX, cores=2)
     server = EmbeddedServer(choice, log_path, start=_starter([1, 0], None, started, log_path))
     first = server.connect()  # the fake answered its first completion at start: the next request kills it
-    with pytest.raises(Exception):
+    with pytest.raises((OSError, http.client.HTTPException)):  # reset, refused, or no reply at all
         urllib.request.urlopen(urllib.request.Request(f"{first.urls[0]}/completions", data=b"{}"), timeout=5)
     with pytest.raises(ServerDown):
         server.recover(first)  # dead: restarted once (that one dies at its first completion), then none is left

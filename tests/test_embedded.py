@@ -1,4 +1,5 @@
 """The embedded default: which backend and dtype are chosen, and that its server starts only when needed."""
+
 from __future__ import annotations
 
 import asyncio
@@ -6,8 +7,7 @@ import json
 import os
 import subprocess
 import sys
-
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import pytest
 
@@ -15,52 +15,61 @@ from sciqag_dataset.builders.qagen import paced_pairs
 from sciqag_dataset.config import Config
 from sciqag_dataset.errors import ServerDown, UserError
 from sciqag_dataset.llm import LLMClient, ResponseCache
-from sciqag_dataset.llm.embedded import DEFAULT_MODEL_ID, choose, gguf_path, llama_cpp_installed, server_for
+from sciqag_dataset.llm.embedded import ENGINES, choose, server_for
+from sciqag_dataset.llm.engines import Engine, Registry
+from sciqag_dataset.llm.llama_cpp_engine import LlamaCppServer
+from sciqag_dataset.llm.llama_cpp_engine import installed as llama_cpp_installed
 from sciqag_dataset.llm.llama_launch import NO_EXTRA_BUFFERS
-from sciqag_dataset.llm.server import LlamaCppServer
+from sciqag_dataset.llm.models import DEFAULT_MODEL_ID, gguf_path
 from sciqag_dataset.llm.supervisor import EmbeddedServer
 from sciqag_dataset.pipeline import profiled
+from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import build_messages
-from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.small_model import chunks
 
 AVX2 = {"avx", "avx2", "fma"}
+# the engines installed, as choose() is told (embedded.choose_here asks the registry)
+LLAMA = {"llama.cpp", "transformers"}
+NO_LLAMA = {"transformers"}
 
 
-@pytest.mark.parametrize("backend,dtype,llama_cpp,flags,want", [
-    ("auto", "auto", True, AVX2, ("llama.cpp", "Q4_1")),
-    ("auto", "auto", False, AVX2, ("transformers", "float32")),
-    ("transformers", "auto", True, AVX2, ("transformers", "float32")),
-    ("transformers", "float16", True, AVX2, ("transformers", "float16")),
-    ("llama.cpp", "auto", True, AVX2, ("llama.cpp", "Q4_1")),
-    ("transformers", "bfloat16", False, AVX2 | {"avx512_bf16"}, ("transformers", "bfloat16")),
-])
+@pytest.mark.parametrize(
+    "backend,dtype,llama_cpp,flags,want",
+    [
+        ("auto", "auto", True, AVX2, ("llama.cpp", "Q4_1")),
+        ("auto", "auto", False, AVX2, ("transformers", "float32")),
+        ("transformers", "auto", True, AVX2, ("transformers", "float32")),
+        ("transformers", "float16", True, AVX2, ("transformers", "float16")),
+        ("llama.cpp", "auto", True, AVX2, ("llama.cpp", "Q4_1")),
+        ("transformers", "bfloat16", False, AVX2 | {"avx512_bf16"}, ("transformers", "bfloat16")),
+    ],
+)
 def test_backend_and_dtype_choice(backend, dtype, llama_cpp, flags, want):
-    choice = choose(backend, dtype, llama_cpp=llama_cpp, flags=flags, cores=2)
-    assert (choice.backend, choice.dtype) == want
+    choice = choose(backend, dtype, installed=LLAMA if llama_cpp else NO_LLAMA, flags=flags, cores=2)
+    assert (choice.engine.name, choice.dtype) == want
     assert choice.threads == 2  # a sequential server gets every core
     assert want[0] in choice.identity and want[1] in choice.identity  # other text, other cache entries
 
 
 def test_a_missing_llama_cpp_is_named_and_the_fallback_says_so():
-    assert any("llama-cpp-python" in n for n in choose(llama_cpp=False, flags=AVX2, cores=2).notes)
-    assert not choose(llama_cpp=True, flags=AVX2, cores=2).notes
+    assert any("llama-cpp-python" in n for n in choose(installed=NO_LLAMA, flags=AVX2, cores=2).notes)
+    assert not choose(installed=LLAMA, flags=AVX2, cores=2).notes
     with pytest.raises(UserError, match=r"embedded\].*source build"):
-        choose("llama.cpp", llama_cpp=False, flags=AVX2, cores=2)
+        choose("llama.cpp", installed=NO_LLAMA, flags=AVX2, cores=2)
 
 
 def test_bfloat16_warns_of_quality_and_of_speed_where_the_cpu_lacks_it():
-    slow = choose("transformers", "bfloat16", llama_cpp=True, flags=AVX2, cores=2).notes
-    fast = choose("transformers", "bfloat16", llama_cpp=True, flags=AVX2 | {"amx_bf16"}, cores=2).notes
+    slow = choose("transformers", "bfloat16", installed=LLAMA, flags=AVX2, cores=2).notes
+    fast = choose("transformers", "bfloat16", installed=LLAMA, flags=AVX2 | {"amx_bf16"}, cores=2).notes
     assert any("repetition" in n for n in slow) and any("slower" in n for n in slow)
     assert any("repetition" in n for n in fast) and not any("slower" in n for n in fast)
 
 
 def test_a_dtype_llama_cpp_cannot_serve_is_refused_and_threads_are_kept():
     with pytest.raises(UserError, match="Q4_1"):
-        choose("llama.cpp", "bfloat16", llama_cpp=True, flags=AVX2, cores=2)
-    assert choose(threads=1, llama_cpp=True, flags=AVX2, cores=16).threads == 1
+        choose("llama.cpp", "bfloat16", installed=LLAMA, flags=AVX2, cores=2)
+    assert choose(threads=1, installed=LLAMA, flags=AVX2, cores=16).threads == 1
 
 
 AMX = AVX2 | {"avx512f", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16"}
@@ -74,10 +83,10 @@ def test_llama_cpp_is_launched_with_plain_weight_buffers_on_every_cpu(flags):
     tokens) and do not depend on /proc/cpuinfo telling the truth inside a VM."""
     if not llama_cpp_installed():
         pytest.fail("llama-cpp-python[server] is missing: install the dev extra (pip install -e '.[dev]')")
-    choice = choose(llama_cpp=True, flags=flags, cores=2)
+    choice = choose(installed=LLAMA, flags=flags, cores=2)
     command = server_for(choice).command()
     at = command.index("-m")
-    assert command[at + 1:at + 3] == ["sciqag_dataset.llm.llama_launch", NO_EXTRA_BUFFERS]
+    assert command[at + 1 : at + 3] == ["sciqag_dataset.llm.llama_launch", NO_EXTRA_BUFFERS]
 
 
 def test_the_launcher_loads_the_model_without_extra_buffers_and_it_answers():
@@ -101,36 +110,113 @@ def test_a_server_that_cannot_start_fails_each_request_once_tried():
     calls = []
 
     def start(choice, log_path):
-        calls.append(choice.backend)
+        calls.append(choice.engine.name)
         raise RuntimeError("no model here")
 
-    choice = choose(llama_cpp=False, flags=AVX2, cores=2)
+    choice = choose(installed=NO_LLAMA, flags=AVX2, cores=2)
     client = LLMClient([], "m", local=EmbeddedServer(choice, start=start), max_retries=0)
 
     async def ask_three():
-        return await asyncio.gather(*(client.chat([{"role": "user", "content": str(i)}]) for i in range(3)),
-                                    return_exceptions=True)
+        return await asyncio.gather(
+            *(client.chat([{"role": "user", "content": str(i)}]) for i in range(3)), return_exceptions=True
+        )
 
     errors = asyncio.run(ask_three())
     # not an LLMError: no paper is to blame, so the runner stops the stage instead of failing each paper
-    assert all(isinstance(e, ServerDown) and "could not be started" in str(e) and "no model here" in str(e)
-               for e in errors)
+    assert all(
+        isinstance(e, ServerDown) and "could not be started" in str(e) and "no model here" in str(e) for e in errors
+    )
     assert calls == ["transformers"]
 
 
 def test_llama_cpp_chosen_for_speed_falls_back_to_transformers_but_one_chosen_by_the_user_does_not():
-    assert choose(llama_cpp=True, flags=AVX2, cores=2).fallback.backend == "transformers"
-    assert choose("llama.cpp", llama_cpp=True, flags=AVX2, cores=2).fallback is None
-    assert choose(llama_cpp=False, flags=AVX2, cores=2).fallback is None
+    assert choose(installed=LLAMA, flags=AVX2, cores=2).fallback.engine.name == "transformers"
+    assert choose("llama.cpp", installed=LLAMA, flags=AVX2, cores=2).fallback is None
+    assert choose(installed=NO_LLAMA, flags=AVX2, cores=2).fallback is None
+
+
+# --- the engine registry ---------------------------------------------------------------------------------
+
+
+def _fake_engine(name: str, rank: int, **kw) -> Engine:
+    def launch(choice, log_path):
+        raise AssertionError("not started in this test")
+
+    return Engine(
+        name=name, rank=rank, dtypes=("int8",), installed=lambda: True, launch=launch, tag=f"{name}-tag", **kw
+    )
+
+
+def test_a_registered_engine_takes_its_rank_in_the_choice_and_in_the_fallbacks():
+    fast = _fake_engine(
+        "fast",
+        5,
+        missing="embedded.backend fast needs the fast package",
+        passed_over="the fast package is not installed: serving with {instead}",
+    )
+    engines = Registry(*ENGINES, fast)
+    assert engines.names() == ("fast", "llama.cpp", "transformers")  # rank order, whatever the order of listing
+    choice = choose(installed={"fast", *LLAMA}, flags=AVX2, cores=2, engines=engines)
+    assert [c.engine.name for c in choice.plan()] == ["fast", "llama.cpp", "transformers"]
+    assert [c.dtype for c in choice.plan()] == ["int8", "Q4_1", "float32"]  # each fallback at its default dtype
+    assert choice.identity.endswith("@fast-tag-int8")
+    served = EmbeddedServer(choice)
+    assert [c.engine.name for c in served.plan] == ["fast", "llama.cpp", "transformers"]
+    # not installed: passed over by auto with its note, refused by name with its message
+    assert choose(installed=LLAMA, flags=AVX2, cores=2, engines=engines).notes == (
+        "the fast package is not installed: serving with llama.cpp",
+    )
+    with pytest.raises(UserError, match="needs the fast package"):
+        choose("fast", installed=LLAMA, flags=AVX2, cores=2, engines=engines)
+    with pytest.raises(UserError, match="one of auto, fast, llama.cpp, transformers, not 'slow'"):
+        choose("slow", installed=LLAMA, flags=AVX2, cores=2, engines=engines)
+    with pytest.raises(UserError, match=r"int8 applies to the fast engine; llama.cpp serves Q4_1"):
+        choose("llama.cpp", "int8", installed=LLAMA, flags=AVX2, cores=2, engines=engines)
+    with pytest.raises(ValueError, match="already registered"):
+        engines.register(_fake_engine("fast", 1))
+    with pytest.raises(ValueError, match="auto"):
+        engines.register(_fake_engine("auto", 1))
+    assert "fast" not in ENGINES  # the default registry is untouched
+
+
+def test_the_engines_declare_what_they_serve_and_take():
+    llama = choose(installed=LLAMA, flags=AVX2, cores=2)
+    assert llama.json_schema is False and llama.fallback.json_schema is True  # llama.cpp answers json_schema with 500
+    assert llama.backend == llama.engine.name == "llama.cpp"  # the option's name for the engine still reads
+    assert ENGINES.get("transformers").dtypes[0] == "float32" and ENGINES.get("llama.cpp").dtypes == ("Q4_1",)
+
+
+def test_the_old_option_names_still_choose_the_engine(tmp_path):
+    """`embedded.backend` (YAML) and `--embedded-backend` (flag) name the engine, as before the registry; their
+    choices are the registry's names."""
+    from sciqag_dataset.cli import build_parser
+    from sciqag_dataset.cli.flags import resolve_config
+    from sciqag_dataset.config import EmbeddedConfig
+
+    field = next(f for f in fields(EmbeddedConfig) if f.name == "backend")
+    assert field.metadata["choices"] == ("auto", *ENGINES.names())
+    (tmp_path / "cfg.yaml").write_text("embedded:\n  backend: transformers\n  dtype: float16\n")
+    cfg = Config.load(tmp_path / "cfg.yaml")
+    choice = choose(cfg.embedded.backend, cfg.embedded.dtype, installed=LLAMA, flags=AVX2, cores=2)
+    assert (choice.engine.name, choice.dtype, choice.fallback) == ("transformers", "float16", None)
+    args = build_parser().parse_args(["seed", str(tmp_path / "work"), "--embedded-backend", "llama.cpp"])
+    assert resolve_config(args).embedded.backend == "llama.cpp"
+    (tmp_path / "bad.yaml").write_text("embedded:\n  backend: vllm\n")
+    with pytest.raises(UserError, match="auto, llama.cpp, transformers"):
+        Config.load(tmp_path / "bad.yaml").validate()
 
 
 def _released_papers(path):
     with open(path, "w", encoding="utf-8") as f:
         for i in range(2):
-            text = (f"Perovskite film {i} was annealed at {150 + i} C for ten minutes. The grain size grew from "
-                    f"200 nm to {450 + i} nm and the carrier lifetime doubled. ") * 20
-            qa = [{"question": f"What did annealing change in film {i}-{k}?", "answer": "The grain size grew."}
-                  for k in range(10)]
+            text = (
+                f"Perovskite film {i} was annealed at {150 + i} C for ten minutes. The grain size grew from "
+                f"200 nm to {450 + i} nm and the carrier lifetime doubled. "
+            ) * 20
+            qa = [
+                {"question": f"What did annealing change in film {i}-{k}?", "answer": "The grain size grew."}
+                for k in range(10)
+            ]
             f.write(json.dumps({"id": f"p{i}", "title": f"Film {i}", "text": text, "existing_qa": qa}) + "\n")
 
 
@@ -139,9 +225,25 @@ def test_a_run_that_needs_no_call_starts_no_server(tmp_path):
     """Every paper carries its pairs: seed asks nothing, so the embedded model is neither prepared nor started."""
     _released_papers(tmp_path / "papers.jsonl")
     work = tmp_path / "work"
-    proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work),
-                           "--inputs", str(tmp_path / "papers.jsonl"), "--stages", "ingest,keywords,seed", "-n", "3"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sciqag_dataset.cli",
+            "run",
+            "--work",
+            str(work),
+            "--inputs",
+            str(tmp_path / "papers.jsonl"),
+            "--stages",
+            "ingest,keywords,seed",
+            "-n",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Starting the embedded" not in proc.stderr
     assert not (work / "local_server.log").exists()
@@ -160,15 +262,16 @@ def test_llama_cpp_serves_the_packaged_model_to_the_one_client(tmp_path):
     assert reply.completion_tokens > 0 and reply.prompt_tokens > 0
 
 
-
 # --- the embedded profile ----------------------------------------------------------------------------
 # our own text, about a made-up experiment
-PASSAGE = ("Zinc oxide nanorods were grown on glass by a hydrothermal method at 90 C for six hours. Their mean "
-           "length rose from 0.8 micrometres after two hours to 2.1 micrometres after six, while the diameter "
-           "stayed near 60 nm. Annealing the rods in air at 400 C for one hour narrowed the green defect "
-           "emission and raised the band-edge emission at 380 nm threefold, which we attribute to fewer oxygen "
-           "vacancies. Gas sensors made from the annealed rods gave a response of 12 to 50 ppm of ethanol at "
-           "250 C, against 5 for sensors made from rods that were not annealed. ") * 3
+PASSAGE = (
+    "Zinc oxide nanorods were grown on glass by a hydrothermal method at 90 C for six hours. Their mean "
+    "length rose from 0.8 micrometres after two hours to 2.1 micrometres after six, while the diameter "
+    "stayed near 60 nm. Annealing the rods in air at 400 C for one hour narrowed the green defect "
+    "emission and raised the band-edge emission at 380 nm threefold, which we attribute to fewer oxygen "
+    "vacancies. Gas sensors made from the annealed rods gave a response of 12 to 50 ppm of ethanol at "
+    "250 C, against 5 for sensors made from rods that were not annealed. "
+) * 3
 
 
 @pytest.mark.e2e
@@ -177,6 +280,7 @@ def test_the_paced_profile_writes_numbered_capped_lines_and_gives_up_on_a_chunk_
         pytest.fail("llama-cpp-python[server] is missing: install the dev extra (pip install -e '.[dev]')")
     pieces, _ = chunks(PASSAGE, 100, max_chunks=2)
     with LlamaCppServer(gguf_path(), DEFAULT_MODEL_ID, threads=2, log_path=tmp_path / "llama.log") as server:
+
         def client():
             return LLMClient(server.base_url, server.model, params={"temperature": 0.6, "top_p": 0.9}, concurrency=1)
 
@@ -198,8 +302,10 @@ def test_the_paced_profile_writes_numbered_capped_lines_and_gives_up_on_a_chunk_
     # each chunk gave up after the retries it is allowed, asking for no answer to a cut question
     assert [r.text for r in none] == ["", ""]
     assert cut.usage.requests == 2 * (small_model.RETRIES_PER_CHUNK + 1)
-    assert warnings == [f"embedded profile: {2 * (small_model.RETRIES_PER_CHUNK + 1)} attempt(s) discarded "
-                        "(a question cut, empty or asked before, an answer empty, or a pair not about its passage)"]
+    assert warnings == [
+        f"embedded profile: {2 * (small_model.RETRIES_PER_CHUNK + 1)} attempt(s) discarded "
+        "(a question cut, empty or asked before, an answer empty, or a pair not about its passage)"
+    ]
 
 
 def test_the_small_style_shows_a_worked_example_then_asks_about_the_chunk():
@@ -273,7 +379,7 @@ def test_a_long_run_without_sentence_ends_is_still_cut_to_size():
 
 
 def test_a_model_that_does_not_sample_is_served_from_linked_files_with_a_config_that_does(tmp_path):
-    from sciqag_dataset.llm.embedded import sampling
+    from sciqag_dataset.llm.models import sampling
 
     greedy = tmp_path / "greedy"
     greedy.mkdir()
@@ -298,8 +404,16 @@ def test_a_cache_that_answers_starts_no_server(tmp_path):
     cache = ResponseCache(tmp_path / "cache.sqlite")
     messages = [{"role": "user", "content": "Name one noble gas."}]
     key = ResponseCache.key({"kind": "chat", "model": "m", "messages": messages, "params": {}})
-    cache.put(key, {"text": "Argon.", "finish_reason": "stop", "prompt_tokens": 5, "completion_tokens": 2,
-                    "endpoint": "http://127.0.0.1:1/v1"})
+    cache.put(
+        key,
+        {
+            "text": "Argon.",
+            "finish_reason": "stop",
+            "prompt_tokens": 5,
+            "completion_tokens": 2,
+            "endpoint": "http://127.0.0.1:1/v1",
+        },
+    )
 
     class NeverStarted:
         def connect(self):
@@ -324,15 +438,33 @@ def test_an_embedded_server_that_cannot_start_stops_the_run_and_loses_no_paper(t
     (tmp_path / "not-a-folder").write_text("the cache root is a file, so no model can be prepared under it")
     env = {**os.environ, "SCIQAG_CACHE": str(tmp_path / "not-a-folder"), "HF_HUB_OFFLINE": "1"}
     work = tmp_path / "work"
-    proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work), "--inputs",
-                           str(tmp_path / "paper.txt"), "--embedded-backend", "transformers", "-n", "3"],
-                          capture_output=True, text=True, timeout=600, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sciqag_dataset.cli",
+            "run",
+            "--work",
+            str(work),
+            "--inputs",
+            str(tmp_path / "paper.txt"),
+            "--embedded-backend",
+            "transformers",
+            "-n",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "could not be started" in proc.stderr and "Traceback" not in proc.stderr
     seed = work / "seed.jsonl"
     # no paper is blamed for our server: nothing is marked failed, and the next run asks again
-    assert not any(json.loads(line).get("status") == "failed" for line in
-                   (seed.read_text().splitlines() if seed.exists() else []))
+    assert not any(
+        json.loads(line).get("status") == "failed" for line in (seed.read_text().splitlines() if seed.exists() else [])
+    )
     assert not (work / "generated.jsonl").exists()  # the later stages did not try again
 
 
@@ -341,9 +473,9 @@ def test_the_augmentation_judge_starts_no_server_when_no_pair_needs_judging(tmp_
     request, as every stage's is: a round whose generator wrote no pair starts nothing."""
     from types import SimpleNamespace
 
-    from conftest import write_jsonl
+    from helpers import write_jsonl
 
-    from sciqag_dataset.pipeline import augment_judge
+    from sciqag_dataset.augmentation import augment_judge
 
     work = tmp_path / "augment" / "work"
     write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "Films", "text": "Zinc oxide films grew. " * 40}])
@@ -370,12 +502,18 @@ def test_the_worked_example_copied_into_a_reply_is_told_from_a_pair_about_the_pa
     seawater change over 90 days?"), reworded too: they share more words with the example than with any chunk
     the profile asks about; the authors' released pairs, and pairs written from each chunk's own sentences,
     do not."""
-    reworded = [("What happened to the corrosion rate of the steel in seawater after three months?",
-                 "It dropped to 0.09 mm per year."),
-                ("Which additive slowed the corrosion of the coupons?", "Sodium molybdate at 50 ppm."),
-                # mixed into a pair about the paper (seen in a sample run): the example's topic gives it away
-                ("What is the median lateral grain size of carbon steel in aerated seawater?",
-                 "The median lateral grain size was 0.38 um.")]
+    reworded = [
+        (
+            "What happened to the corrosion rate of the steel in seawater after three months?",
+            "It dropped to 0.09 mm per year.",
+        ),
+        ("Which additive slowed the corrosion of the coupons?", "Sodium molybdate at 50 ppm."),
+        # mixed into a pair about the paper (seen in a sample run): the example's topic gives it away
+        (
+            "What is the median lateral grain size of carbon steel in aerated seawater?",
+            "The median lateral grain size was 0.38 um.",
+        ),
+    ]
     for paper in sample_papers:
         pieces, _ = chunks(paper["text"], 300, max_chunks=2)
         for piece in pieces:

@@ -1,4 +1,5 @@
 """Prompts (both styles), the released target format, and instruction records."""
+
 from __future__ import annotations
 
 import random
@@ -8,9 +9,9 @@ import pytest
 from sciqag_dataset.qa.format import render_output, to_instruction
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import (
-    EXAMPLE_QUESTION,
     ALPACA_INSTRUCTION,
     ALPACA_TEMPLATE,
+    EXAMPLE_QUESTION,
     PAPER_PROMPT,
     PROMPT_STYLES,
     build_messages,
@@ -26,20 +27,27 @@ PAPER = (
 )
 KW = ["H-ZSM-5", "desilication", "methanol-to-olefins", "coke deposition"]
 QA = [
-    {"question": "How does alkaline desilication extend the catalytic lifetime of H-ZSM-5 in methanol conversion?",
-     "answer": "Mesopores shorten diffusion paths, so coke forms on the external surface instead of blocking "
-               "micropores; the lifetime rose from 22 h to 60 h.", "origin": "teacher"},
-    {"question": "Which property of the acid sites survives a 0.2 M NaOH treatment?",
-     "answer": "About 85 % of the Brønsted acid sites remain, because:\n- aluminium is not leached;\n"
-               "- framework Al stays tetrahedral.\n\nThe acid strength is unchanged.", "origin": "teacher"},
+    {
+        "question": "How does alkaline desilication extend the catalytic lifetime of H-ZSM-5 in methanol conversion?",
+        "answer": "Mesopores shorten diffusion paths, so coke forms on the external surface instead of blocking "
+        "micropores; the lifetime rose from 22 h to 60 h.",
+        "origin": "teacher",
+    },
+    {
+        "question": "Which property of the acid sites survives a 0.2 M NaOH treatment?",
+        "answer": "About 85 % of the Brønsted acid sites remain, because:\n- aluminium is not leached;\n"
+        "- framework Al stays tetrahedral.\n\nThe acid strength is unchanged.",
+        "origin": "teacher",
+    },
 ]
 RECORD = {"id": "paper-1", "title": "Mesoporous H-ZSM-5", "text": PAPER, "keywords": KW, "qa": QA}
 
 
 # --- prompts --------------------------------------------------------------------------------------
 def test_paper_prompt_is_the_appendix_text():
-    assert PAPER_PROMPT.startswith("Attached is a detailed scientific paper.\n\n{paper}\n\nYour task is to "
-                                   "formulate {n} sophisticated Q&A pairs")
+    assert PAPER_PROMPT.startswith(
+        "Attached is a detailed scientific paper.\n\n{paper}\n\nYour task is to formulate {n} sophisticated Q&A pairs"
+    )
     assert "focusing specifically on {keywords}." in PAPER_PROMPT
     bare = build_messages(PAPER, KW, format_hint=False)[0]["content"]
     assert bare == PAPER_PROMPT.format(paper=PAPER, n=10, keywords=", ".join(KW))
@@ -53,8 +61,11 @@ def test_messages_carry_paper_keywords_and_n(style, n):
     content = messages[0]["content"]
     assert PAPER in content  # braces in the paper are kept, not treated as placeholders
     assert all(k in content for k in KW)
-    last = f"Q{n}: [Question {n}]\nA{n}: [Answer {n}]" if style == "alpaca" else \
-        (f"Q{n}: ...\nA{n}: ..." if n > 1 else f"Q1: {EXAMPLE_QUESTION}")
+    last = (
+        f"Q{n}: [Question {n}]\nA{n}: [Answer {n}]"
+        if style == "alpaca"
+        else (f"Q{n}: ...\nA{n}: ..." if n > 1 else f"Q1: {EXAMPLE_QUESTION}")
+    )
     assert last in content
     assert f"Q{n + 1}:" not in content
     assert (f"formulate {n} sophisticated" if style == "paper" else f"Generate {n} scientific") in content
@@ -112,8 +123,11 @@ def test_render_output_exact_shape():
 
 
 def test_render_skips_incomplete_pairs_and_tidies():
-    qa = [{"question": " Why?\n", "answer": "Because.  "}, {"question": "Orphan?", "answer": ""},
-          {"Q": "Old keys?", "A": "Yes."}]
+    qa = [
+        {"question": " Why?\n", "answer": "Because.  "},
+        {"question": "Orphan?", "answer": ""},
+        {"Q": "Old keys?", "A": "Yes."},
+    ]
     assert render_output(qa, [" x ", ""]) == "Keywords: x\n\nQ1: Why?\nA1: Because.\n\nQ2: Old keys?\nA2: Yes."
 
 
@@ -125,8 +139,10 @@ def test_round_trip():
 
 def test_round_trip_random_pairs():
     rng = random.Random(7)
-    words = ("zeolite pore acid coke 0.2 M NaOH 85 % Brønsted (MFI) yield: selectivity; "
-             "C2H4 propene 450 °C 1.5 h-1 e.g. i.e. A. Q.").split()
+    words = (
+        "zeolite pore acid coke 0.2 M NaOH 85 % Brønsted (MFI) yield: selectivity; "
+        "C2H4 propene 450 °C 1.5 h-1 e.g. i.e. A. Q."
+    ).split()
     for _ in range(200):
         qa, kws = [], [" ".join(rng.choices(words[:8], k=rng.randint(1, 3))) for _ in range(rng.randint(0, 6))]
         for _ in range(rng.randint(1, 12)):

@@ -5,6 +5,7 @@ so its replies are complete; a small ``max_tokens`` cuts them, and a raw complet
 ends in "." is an empty reply. No server here writes a lone surrogate, so that one reply is rewritten on
 its way back by ``RecordingProxy`` (a fake for that byte only; the rest of the reply is the real one).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -12,13 +13,14 @@ import logging
 import sqlite3
 
 import pytest
-from conftest import RecordingProxy, read_jsonl, write_jsonl
+from helpers import RecordingProxy, read_jsonl, write_jsonl
 from tiny_model import REPLY
 
 from sciqag_dataset.builders import seed
 from sciqag_dataset.config import SeedConfig
 from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache
 from sciqag_dataset.runner import run_stage
+
 
 def run_seed(work, client, cfg):
     return run_stage(seed.stage(client, cfg), work)
@@ -29,16 +31,25 @@ CFG = SeedConfig(n_pairs=1, context_tokens=2048, chars_per_token=1.0)
 
 def make_work(tmp_path, texts):
     work = tmp_path / "work"
-    write_jsonl(work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": t} for i, t in enumerate(texts)])
-    write_jsonl(work / "keywords.jsonl", [{"id": f"p{i}", "keywords": ["grain"], "status": "ok"}
-                                          for i in range(len(texts))])
+    write_jsonl(
+        work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": t} for i, t in enumerate(texts)]
+    )
+    write_jsonl(
+        work / "keywords.jsonl", [{"id": f"p{i}", "keywords": ["grain"], "status": "ok"} for i in range(len(texts))]
+    )
     return work
 
 
 def client(url, model, work, **kw):
-    return LLMClient(url, model, params={"max_tokens": kw.pop("max_tokens", 40), "temperature": 0.6},
-                     cache=kw.pop("cache", None) or ResponseCache(work / "cache.sqlite"), max_retries=1,
-                     backoff=0.01, **kw)
+    return LLMClient(
+        url,
+        model,
+        params={"max_tokens": kw.pop("max_tokens", 40), "temperature": 0.6},
+        cache=kw.pop("cache", None) or ResponseCache(work / "cache.sqlite"),
+        max_retries=1,
+        backoff=0.01,
+        **kw,
+    )
 
 
 def test_paper_text_with_a_lone_surrogate_is_sent_repaired_and_cached_once(says_server, tmp_path):
@@ -157,10 +168,14 @@ def test_a_line_capped_on_purpose_is_an_answer_and_is_replayed(says_server, tmp_
     c = LLMClient(says_server.base_url, says_server.model, cache=cache, max_retries=1, backoff=0.01)
 
     async def go():
-        replies = [await c.complete("Why anneal", max_tokens=3, partial=True),
-                   await c.complete("Nothing more to say.", max_tokens=20, partial=True)]
-        again = [await c.complete("Why anneal", max_tokens=3, partial=True),
-                 await c.complete("Nothing more to say.", max_tokens=20, partial=True)]
+        replies = [
+            await c.complete("Why anneal", max_tokens=3, partial=True),
+            await c.complete("Nothing more to say.", max_tokens=20, partial=True),
+        ]
+        again = [
+            await c.complete("Why anneal", max_tokens=3, partial=True),
+            await c.complete("Nothing more to say.", max_tokens=20, partial=True),
+        ]
         whole = await c.complete("Why anneal", max_tokens=3)  # the same request, not partial: no answer
         await c.aclose()
         return replies, again, whole

@@ -1,11 +1,12 @@
 """The shared LLM client and the runner, against a real `transformers serve`."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 
 import pytest
-from conftest import read_jsonl, write_jsonl
+from helpers import read_jsonl, write_jsonl
 
 from sciqag_dataset.config import EndpointConfig
 from sciqag_dataset.jsonl import JsonlWriter, iter_latest
@@ -36,8 +37,12 @@ def test_chat_and_completion_cache_and_usage(says_server, tmp_path):
     assert client.usage.completion_tokens == a.completion_tokens + c.completion_tokens
     assert len(cache) == 2
     # the cache persists across processes/clients
-    again = LLMClient(says_server.base_url, says_server.model, params={"max_tokens": 40},
-                      cache=ResponseCache(tmp_path / "cache.sqlite"))
+    again = LLMClient(
+        says_server.base_url,
+        says_server.model,
+        params={"max_tokens": 40},
+        cache=ResponseCache(tmp_path / "cache.sqlite"),
+    )
     assert asyncio.run(again.chat(msgs)).cached
 
 
@@ -52,8 +57,9 @@ def test_dead_endpoint_retries_with_backoff_then_fails():
 
 
 def test_client_error_is_not_retried(tiny_server):
-    client = LLMClient(tiny_server.base_url.replace("/v1", "/no-such-api"), tiny_server.model,
-                       max_retries=3, backoff=0.01)
+    client = LLMClient(
+        tiny_server.base_url.replace("/v1", "/no-such-api"), tiny_server.model, max_retries=3, backoff=0.01
+    )
     with pytest.raises(LLMError, match="NotFound"):
         asyncio.run(client.chat([{"role": "user", "content": "x"}]))
     assert client.usage.retries == 0
@@ -62,16 +68,18 @@ def test_client_error_is_not_retried(tiny_server):
 def test_two_endpoints_share_the_load(tiny_server):
     """A dead replica and a live one: requests end on the live one."""
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    client = LLMClient([dead, tiny_server.base_url], tiny_server.model, params={"max_tokens": 4},
-                       max_retries=4, backoff=0.01)
+    client = LLMClient(
+        [dead, tiny_server.base_url], tiny_server.model, params={"max_tokens": 4}, max_retries=4, backoff=0.01
+    )
     resp = asyncio.run(client.chat([{"role": "user", "content": "hello"}]))
     assert resp.endpoint == redact_url(tiny_server.base_url)
 
 
 def test_api_key_is_never_described(monkeypatch):
     monkeypatch.setenv("MY_TEACHER_KEY", "sk-secret-value-1234567890abcdef")
-    cfg = EndpointConfig(url="https://user:pw@api.example.org/v1?token=abc", model="gpt-x",
-                         api_key_env="MY_TEACHER_KEY")
+    cfg = EndpointConfig(
+        url="https://user:pw@api.example.org/v1?token=abc", model="gpt-x", api_key_env="MY_TEACHER_KEY"
+    )
     client = client_from_config(cfg)
     assert client.api_key == "sk-secret-value-1234567890abcdef"
     text = json.dumps(client.describe())

@@ -2,6 +2,7 @@
 
 All fixture texts are written for these tests (invented studies, no published paper text).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,9 +46,8 @@ def check(text: str, expected=PAIRS, keywords=None, status="ok", n=None):
 
 
 # --- the released format and its punctuation variants --------------------------------------------
-RELEASED = (
-    "Keywords: mixed-halide perovskite, band gap, ion migration, PTAA\n\n"
-    + "\n\n".join(f"Q{i}: {q}\nA{i}: {a}" for i, (q, a) in enumerate(PAIRS, 1))
+RELEASED = "Keywords: mixed-halide perovskite, band gap, ion migration, PTAA\n\n" + "\n\n".join(
+    f"Q{i}: {q}\nA{i}: {a}" for i, (q, a) in enumerate(PAIRS, 1)
 )
 
 
@@ -80,7 +80,8 @@ def test_question_answer_words():
 
 def test_markdown_headings():
     text = "# Questions and answers\n\n" + "\n\n".join(
-        f"### Question {i}\n{q}\n\n### Answer\n{a}" for i, (q, a) in enumerate(PAIRS, 1))
+        f"### Question {i}\n{q}\n\n### Answer\n{a}" for i, (q, a) in enumerate(PAIRS, 1)
+    )
     check(text)
 
 
@@ -118,7 +119,8 @@ def test_question_marker_without_answer_marker():
 # --- numbered lists without Q/A markers -----------------------------------------------------------
 def test_numbered_list_with_answer_paragraph():
     text = "Here are three questions about the perovskite study.\n\n" + "\n\n".join(
-        f"{i}. {q}\n{a}" for i, (q, a) in enumerate(PAIRS, 1))
+        f"{i}. {q}\n{a}" for i, (q, a) in enumerate(PAIRS, 1)
+    )
     check(text)
 
 
@@ -198,20 +200,26 @@ def test_lists_inside_numbered_mode_answers():
 
 
 def test_separators_and_closing_text_do_not_leak_into_questions():
-    text = "Sure! Below are the pairs.\n\n---\n\n" + "\n\n---\n\n".join(
-        f"**Q{i}:** {q}\n**A{i}:** {a}" for i, (q, a) in enumerate(PAIRS, 1)) + "\n\n---"
+    text = (
+        "Sure! Below are the pairs.\n\n---\n\n"
+        + "\n\n---\n\n".join(f"**Q{i}:** {q}\n**A{i}:** {a}" for i, (q, a) in enumerate(PAIRS, 1))
+        + "\n\n---"
+    )
     check(text)
 
 
 # --- keywords -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("line", [
-    "Keywords: mixed-halide perovskite, band gap, ion migration, PTAA",
-    "Keywords: [mixed-halide perovskite, band gap, ion migration, PTAA]",
-    "**Keywords:** mixed-halide perovskite; band gap; ion migration; PTAA.",
-    "Key words: mixed-halide perovskite, band gap, ion migration, PTAA",
-    "Keywords:\n- mixed-halide perovskite\n- band gap\n- ion migration\n- PTAA",
-    "Keywords:\n1. mixed-halide perovskite\n2. band gap\n3. ion migration\n4. PTAA",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Keywords: mixed-halide perovskite, band gap, ion migration, PTAA",
+        "Keywords: [mixed-halide perovskite, band gap, ion migration, PTAA]",
+        "**Keywords:** mixed-halide perovskite; band gap; ion migration; PTAA.",
+        "Key words: mixed-halide perovskite, band gap, ion migration, PTAA",
+        "Keywords:\n- mixed-halide perovskite\n- band gap\n- ion migration\n- PTAA",
+        "Keywords:\n1. mixed-halide perovskite\n2. band gap\n3. ion migration\n4. PTAA",
+    ],
+)
 def test_keyword_line_shapes(line):
     body = "\n\n".join(f"{i}. {q}\n{a}" for i, (q, a) in enumerate(PAIRS, 1))
     check(f"{line}\n\n{body}", keywords=KW)
@@ -296,9 +304,11 @@ def test_think_block_is_ignored():
 
 def test_copied_template_placeholders_are_dropped():
     # what a 135M model wrote when shown the format skeleton
-    text = ("The catalysts were treated with NaOH.\n\nKeywords: [keyword 1, keyword2, keyword3]\n\n"
-            "Q1: [Question 1]\nA1: [Answer 1]\n\nQ2: [Question 2]\nA2: [Answer 2]\n\n"
-            f"Q3: [{Q[2]}]\nA3: [{A[2]}]\n\nA1: [Answer 1]\nA2: [Answer 2]")
+    text = (
+        "The catalysts were treated with NaOH.\n\nKeywords: [keyword 1, keyword2, keyword3]\n\n"
+        "Q1: [Question 1]\nA1: [Answer 1]\n\nQ2: [Question 2]\nA2: [Answer 2]\n\n"
+        f"Q3: [{Q[2]}]\nA3: [{A[2]}]\n\nA1: [Answer 1]\nA2: [Answer 2]"
+    )
     r = check(text, PAIRS[2:], keywords=[], n=1)
     assert r.reason == "2 answer(s) without a question ignored; 2 template placeholder pair(s) dropped"
     r = parse_qa("Q1: [Question 1]\nA1: [Answer 1]\n\nQ2: Why?\nA2: ...")
@@ -312,10 +322,12 @@ def test_answer_before_any_question_is_ignored():
 
 
 def test_prose_lines_that_start_like_markers_stay_in_the_answer():
-    a = ("A-site mixing with caesium stabilised the black phase.\n"
-         "A. thaliana is unrelated to this study.\n"
-         "Q-factor measurements were not reported.\n"
-         "Question 2 of the survey is irrelevant here.")
+    a = (
+        "A-site mixing with caesium stabilised the black phase.\n"
+        "A. thaliana is unrelated to this study.\n"
+        "Q-factor measurements were not reported.\n"
+        "Question 2 of the survey is irrelevant here."
+    )
     check(f"Q1: {Q[0]}\nA1: {a}\n\nQ2: {Q[1]}\nA2: {A[1]}", [(Q[0], a), (Q[1], A[1])])
 
 
@@ -328,13 +340,16 @@ def test_status_and_min_pairs():
     assert len(parse_qa(RELEASED, expected=2).pairs) == 3  # extra pairs are kept
 
 
-@pytest.mark.parametrize("text,reason", [
-    ("", "empty output"),
-    ("   \n\t\n", "empty output"),
-    (None, "empty output"),
-    ("I'm sorry, but I cannot read the attached paper.", "no question/answer markers found"),
-    ("Q1: Why does the band gap widen?", "1 question(s) without an answer dropped"),
-])
+@pytest.mark.parametrize(
+    "text,reason",
+    [
+        ("", "empty output"),
+        ("   \n\t\n", "empty output"),
+        (None, "empty output"),
+        ("I'm sorry, but I cannot read the attached paper.", "no question/answer markers found"),
+        ("Q1: Why does the band gap widen?", "1 question(s) without an answer dropped"),
+    ],
+)
 def test_unparsed(text, reason):
     r = parse_qa(text)
     assert r.status == "unparsed" and r.pairs == [] and r.reason == reason
@@ -352,9 +367,46 @@ SEEDS = [
     "\n".join(f"{q}\nAnswer: {a}" for q, a in PAIRS),
     f"Q1: {Q[0]}\nA1: {LIST_ANSWER}\n\nQ2: {Q[1]}\nA2: {BULLET_ANSWER}",
 ]
-FRAGMENTS = ["Q1:", "A1:", "Q:", "A:", "**", "__", "1.", "2)", "\n", "\r\n", "\n\n", "?", "Keywords:", "[", "]",
-             "{", "}", '"question": "', '"answer": "', "```json\n", "```", "<think>", "</think>", "- ", "#",
-             "Question 3", "Answer", "\\", "\t", "\u00a0", "：", "\x00", "\ud800", "é", "(", ")", "Q10.", "A99 -"]
+FRAGMENTS = [
+    "Q1:",
+    "A1:",
+    "Q:",
+    "A:",
+    "**",
+    "__",
+    "1.",
+    "2)",
+    "\n",
+    "\r\n",
+    "\n\n",
+    "?",
+    "Keywords:",
+    "[",
+    "]",
+    "{",
+    "}",
+    '"question": "',
+    '"answer": "',
+    "```json\n",
+    "```",
+    "<think>",
+    "</think>",
+    "- ",
+    "#",
+    "Question 3",
+    "Answer",
+    "\\",
+    "\t",
+    "\u00a0",
+    "：",
+    "\x00",
+    "\ud800",
+    "é",
+    "(",
+    ")",
+    "Q10.",
+    "A99 -",
+]
 
 
 def mutate(rng: random.Random, text: str) -> str:
@@ -364,14 +416,14 @@ def mutate(rng: random.Random, text: str) -> str:
         if op == 0:
             text = text[:i] + rng.choice(FRAGMENTS) + text[i:]
         elif op == 1:
-            text = text[:i] + text[i + rng.randint(1, 40):]
+            text = text[:i] + text[i + rng.randint(1, 40) :]
         elif op == 2:
             text = text[:i]
         elif op == 3:
             text = text[:i] + "".join(chr(rng.randint(0, 0x2FFF)) for _ in range(rng.randint(1, 8))) + text[i:]
         else:
             j = rng.randint(0, len(text))
-            text = text[:i] + text[min(i, j):max(i, j)] + text[i:]
+            text = text[:i] + text[min(i, j) : max(i, j)] + text[i:]
     return text
 
 
@@ -391,18 +443,46 @@ def assert_well_formed(r: ParseResult, text) -> None:
 def test_never_raises_on_mutated_replies():
     rng = random.Random(20240515)
     start = time.perf_counter()
-    for n in range(5000):
+    for _ in range(5000):
         text = mutate(rng, rng.choice(SEEDS))
         assert_well_formed(parse_qa(text, expected=rng.randint(-1, 12)), text)
     assert time.perf_counter() - start < 20
 
 
-@pytest.mark.parametrize("text", [
-    "[" * 50_000, "{" * 50_000 + "}", '{"question": ' * 5000, "Q1:" * 20_000, "1. ?\n" * 5000,
-    "**" * 20_000, "A:\n" * 5000, "Keywords:" + ",".join(["x"] * 5000), "\n" * 100_000,
-    "Q1: " + "why " * 30_000 + "? A1: " + "because " * 30_000, '"question":"' + "\\" * 10_001,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 50_000,
+        "{" * 50_000 + "}",
+        '{"question": ' * 5000,
+        "Q1:" * 20_000,
+        "1. ?\n" * 5000,
+        "**" * 20_000,
+        "A:\n" * 5000,
+        "Keywords:" + ",".join(["x"] * 5000),
+        "\n" * 100_000,
+        "Q1: " + "why " * 30_000 + "? A1: " + "because " * 30_000,
+        '"question":"' + "\\" * 10_001,
+    ],
+)
 def test_never_raises_on_adversarial_input(text):
     start = time.perf_counter()
     assert_well_formed(parse_qa(text), text[:80])
     assert time.perf_counter() - start < 5
+
+
+def test_the_parser_layers_import_downwards_only():
+    """parse on reply_formats on reply_text: no module imports one above it (a reader never calls back up)."""
+    import ast
+    from pathlib import Path
+
+    import sciqag_dataset.qa as qa
+
+    def imports(name: str) -> set[str]:
+        tree = ast.parse((Path(qa.__file__).parent / f"{name}.py").read_text())
+        return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level}
+
+    layers = ["parse", "reply_formats", "reply_text"]
+    for level, name in enumerate(layers):
+        assert not imports(name) & set(layers[: level + 1]), (name, imports(name))
+    assert "reply_formats" in imports("parse") and "reply_text" in imports("reply_formats")

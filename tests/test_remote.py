@@ -5,6 +5,7 @@ in-process tests, and `datasets` reading the copied publish from it; loopback HT
 redirect, trickle, fall silent or never end; the HTTP path across processes is in test_scale.py (a real HTTP
 file server read by datatrove's ranks).
 """
+
 from __future__ import annotations
 
 import http.server
@@ -22,7 +23,7 @@ import datasets
 import fsspec
 import pytest
 import yaml
-from conftest import read_jsonl
+from helpers import read_jsonl
 from test_benchmark import published_folder
 
 from sciqag_dataset import pipeline, remote
@@ -48,13 +49,15 @@ def sample_files() -> dict[str, bytes]:
 
 
 def test_papers_are_read_from_an_fsspec_url(tmp_path):
-    url = memory_folder(tmp_path.name, {**sample_files(), ".cache/x.txt": b"Hidden\n\nnot a paper",
-                                        "sub/broken.pdf": b"%PDF-1.4 cut"})
+    url = memory_folder(
+        tmp_path.name, {**sample_files(), ".cache/x.txt": b"Hidden\n\nnot a paper", "sub/broken.pdf": b"%PDF-1.4 cut"}
+    )
     summary = run_ingest([url], tmp_path / "work")
     assert summary.counts["ok"] == 5 and summary.counts["failed"] == 1
     papers = read_jsonl(tmp_path / "work" / "papers.jsonl")
     assert sorted(p["source_path"] for p in papers) == sorted(
-        f"memory:///{tmp_path.name}/{name}" for name in sample_files() if name != "README.md")
+        f"memory:///{tmp_path.name}/{name}" for name in sample_files() if name != "README.md"
+    )
     # the same records as from the local folder, but for where they came from
     local = tmp_path / "local"
     run_ingest([str(SAMPLES)], local)
@@ -66,8 +69,10 @@ def test_papers_are_read_from_an_fsspec_url(tmp_path):
     assert [w["path"].rsplit("/", 1)[1] for w in report["warnings"]] == ["README.md"]
     # a rerun reads and stores nothing new; a file that changed is stored again
     assert run_ingest([url], tmp_path / "work").counts["skipped"] == 5
-    fsspec.filesystem("memory").pipe(f"/{tmp_path.name}/sodium_ion_cathode.md",
-                                     sample_files()["sodium_ion_cathode.md"] + b"\n\nA new closing paragraph.\n")
+    fsspec.filesystem("memory").pipe(
+        f"/{tmp_path.name}/sodium_ion_cathode.md",
+        sample_files()["sodium_ion_cathode.md"] + b"\n\nA new closing paragraph.\n",
+    )
     assert run_ingest([url], tmp_path / "work").counts["updated"] == 1
 
 
@@ -160,7 +165,7 @@ def test_a_killed_rank_parses_only_its_unfinished_files_again(tmp_path):
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     starts = [k for k, line in enumerate(lines) if '"start": true' in line]
     # as a kill leaves it: the last file begun and not done, its last line torn
-    path.write_text("".join(lines[:starts[-1] + 2]) + lines[starts[-1] + 2][:20], encoding="utf-8")
+    path.write_text("".join(lines[: starts[-1] + 2]) + lines[starts[-1] + 2][:20], encoding="utf-8")
     again = run_ingest([str(folder)], work, shard=(0, 1)).counts
     # the file cut off, and broken.pdf: a failure is never trusted (it may have been a dead host)
     assert again["parsed"] == 2 and again["skipped"] == first - 2
@@ -218,8 +223,14 @@ def test_one_page_over_http_is_a_paper_not_a_folder_and_names_are_stable(tmp_pat
     assert read_jsonl(tmp_path / "w" / "papers.jsonl")[0]["source_path"] == page
     # in memory: a file named alone and found in its folder is one input, under one name; hidden files and
     # folders stay out of globs as of folder walks
-    url = memory_folder(tmp_path.name, {**sample_files(), ".hidden.txt": b"Hidden\n\nnot a paper at all",
-                                        ".cache/b.md": b"# Cached\n\nnot a paper either"})
+    url = memory_folder(
+        tmp_path.name,
+        {
+            **sample_files(),
+            ".hidden.txt": b"Hidden\n\nnot a paper at all",
+            ".cache/b.md": b"# Cached\n\nnot a paper either",
+        },
+    )
     summary = run_ingest([url, f"{url}/thermoelectric_skutterudite.txt"], tmp_path / "w2")
     assert summary.counts["ok"] == 5 and not summary.counts["duplicate"]
     assert remote.list_files(f"{url}/*.txt") == [f"memory:///{tmp_path.name}/thermoelectric_skutterudite.txt"]
@@ -254,8 +265,11 @@ class Unhurried(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802 - http.server's name
         name = self.path.lstrip("/")
-        body = (b"A Trickled Paper\n\n" + b"Perovskite films were annealed at 100 C for ten minutes. " * 3
-                if name != "good.txt" else SAMPLES.joinpath("sodium_ion_cathode.md").read_bytes())
+        body = (
+            b"A Trickled Paper\n\n" + b"Perovskite films were annealed at 100 C for ten minutes. " * 3
+            if name != "good.txt"
+            else SAMPLES.joinpath("sodium_ion_cathode.md").read_bytes()
+        )
         self.send_response(200)
         if name != "endless.txt":
             self.send_header("Content-Length", str(len(body)))
@@ -265,7 +279,7 @@ class Unhurried(http.server.BaseHTTPRequestHandler):
         try:
             if name == "trickle.txt":
                 for i in range(len(body)):
-                    self.wfile.write(body[i:i + 1])
+                    self.wfile.write(body[i : i + 1])
                     time.sleep(10 / len(body))
             elif name == "silent.txt":
                 time.sleep(10)
@@ -287,8 +301,9 @@ class Unhurried(http.server.BaseHTTPRequestHandler):
 def test_a_download_counts_in_the_file_time_limit_and_the_other_files_are_read(tmp_path):
     with host(Unhurried) as url:
         start = time.monotonic()
-        summary = run_ingest([f"{url}/trickle.txt", f"{url}/silent.txt", f"{url}/good.txt"], tmp_path / "w",
-                             file_timeout=2)
+        summary = run_ingest(
+            [f"{url}/trickle.txt", f"{url}/silent.txt", f"{url}/good.txt"], tmp_path / "w", file_timeout=2
+        )
         took = time.monotonic() - start
         # in a thread no alarm can be set: the copy's own check on each chunk stops a trickle all the same
         items: list[dict] = []
@@ -310,13 +325,31 @@ def test_a_reply_without_end_stops_at_the_size_limit_and_leaves_no_copy(tmp_path
     temp = tmp_path / "tmp"  # the CLI's own temporary folder: nothing else writes there
     temp.mkdir()
     with host(Unhurried) as url:
-        proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "ingest", f"{url}/endless.txt",
-                               f"{url}/good.txt", "-o", str(tmp_path / "w"), "--max-file-mb", "0.5"],
-                              env={**os.environ, "TMPDIR": str(temp)}, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "sciqag_dataset.cli",
+                "ingest",
+                f"{url}/endless.txt",
+                f"{url}/good.txt",
+                "-o",
+                str(tmp_path / "w"),
+                "--max-file-mb",
+                "0.5",
+            ],
+            env={**os.environ, "TMPDIR": str(temp)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert proc.returncode == 1, proc.stderr  # some papers failed
     report = json.loads((tmp_path / "w" / "ingest_report.json").read_text())
     assert [(f["path"], f["error"]) for f in report["failures"]] == [
-        (f"{url}/endless.txt", "download exceeds ingest.max_file_mb=0.5: far larger than a paper, or a reply "
-                               "without end")]
+        (
+            f"{url}/endless.txt",
+            "download exceeds ingest.max_file_mb=0.5: far larger than a paper, or a reply without end",
+        )
+    ]
     assert report["counts"]["ok"] == 1
     assert not list(temp.glob("sciqag-input-*"))  # the partial copy is gone with its folder

@@ -1,6 +1,7 @@
 """Generator fine-tuning on the real stack: TRL SFTTrainer + PEFT (+ DeepSpeed) on a tiny random model,
 the published `seed` folder read with `load_dataset`, the merged model served by `transformers serve`
 and prompted by the generation stage."""
+
 from __future__ import annotations
 
 import json
@@ -12,47 +13,77 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import FakeHfApi, read_jsonl, write_jsonl
+from helpers import FakeHfApi, read_jsonl, write_jsonl
 
-from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt
-from sciqag_dataset.config import Config
-from sciqag_dataset.publish import write_folder
 from sciqag_dataset.cli.train import main as train_main
+from sciqag_dataset.config import Config
 from sciqag_dataset.generator_info import GENERATOR_INFO_FILE, read_generator_info
+from sciqag_dataset.publish import write_folder
+from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt
 from sciqag_dataset.trainers.augment import generated_rows, select_papers
 from sciqag_dataset.trainers.card import push_model
 from sciqag_dataset.trainers.config import TrainConfig
 from sciqag_dataset.trainers.data import prepare_examples
-from sciqag_dataset.trainers.sft import (TrainingUnavailable, build_trainer, pick_attention, train)
+from sciqag_dataset.trainers.modeling import TrainingUnavailable, pick_attention
+from sciqag_dataset.trainers.sft import build_trainer, train
 
-MATERIALS = ["perovskite film", "sodium cathode", "zeolite membrane", "skutterudite", "titania photocatalyst",
-             "garnet electrolyte", "graphene oxide", "spinel ferrite", "MOF sorbent", "silicon anode",
-             "bismuth telluride", "nickel catalyst"]
+MATERIALS = [
+    "perovskite film",
+    "sodium cathode",
+    "zeolite membrane",
+    "skutterudite",
+    "titania photocatalyst",
+    "garnet electrolyte",
+    "graphene oxide",
+    "spinel ferrite",
+    "MOF sorbent",
+    "silicon anode",
+    "bismuth telluride",
+    "nickel catalyst",
+]
 
 
 def _paper(i: int) -> dict:
     m = MATERIALS[i % len(MATERIALS)]
-    return {"id": f"paper-{i:02d}", "title": f"Growth of {m} {i}", "source_format": "txt",
-            "text": f"We annealed the {m} at {420 + 5 * i} C for {i + 1} h.\n\nIts band gap reached "
-                    f"{1.1 + i / 20:.2f} eV and the conductivity {i + 2}.4 S/cm."}
+    return {
+        "id": f"paper-{i:02d}",
+        "title": f"Growth of {m} {i}",
+        "source_format": "txt",
+        "text": f"We annealed the {m} at {420 + 5 * i} C for {i + 1} h.\n\nIts band gap reached "
+        f"{1.1 + i / 20:.2f} eV and the conductivity {i + 2}.4 S/cm.",
+    }
 
 
 def _qa(i: int, k: int = 3) -> list[dict]:
     m = MATERIALS[i % len(MATERIALS)]
-    return [{"question": f"Why does annealing change the {m} band gap in step {j}?",
-             "answer": f"Annealing at {420 + 5 * i} C removes defects, giving {1.1 + i / 20:.2f} eV.",
-             "origin": "teacher"} for j in range(k)]
+    return [
+        {
+            "question": f"Why does annealing change the {m} band gap in step {j}?",
+            "answer": f"Annealing at {420 + 5 * i} C removes defects, giving {1.1 + i / 20:.2f} eV.",
+            "origin": "teacher",
+        }
+        for j in range(k)
+    ]
 
 
 def make_seed_folder(root: Path, n: int = 12) -> Path:
     """A real `sciqag publish` folder with a `seed` config (ids chosen so every split is non-empty)."""
     work = root / "work"
     write_jsonl(work / "papers.jsonl", [_paper(i) for i in range(n)])
-    write_jsonl(work / "keywords.jsonl", [{"id": f"paper-{i:02d}", "status": "ok",
-                                           "keywords": [MATERIALS[i % len(MATERIALS)], "band gap"]}
-                                          for i in range(n)])
-    write_jsonl(work / "seed.jsonl", [{"id": f"paper-{i:02d}", "qa": _qa(i), "status": "ok", "model": "teacher",
-                                       "prompt_style": "paper"} for i in range(n)])
+    write_jsonl(
+        work / "keywords.jsonl",
+        [
+            {"id": f"paper-{i:02d}", "status": "ok", "keywords": [MATERIALS[i % len(MATERIALS)], "band gap"]}
+            for i in range(n)
+        ],
+    )
+    write_jsonl(
+        work / "seed.jsonl",
+        [
+            {"id": f"paper-{i:02d}", "qa": _qa(i), "status": "ok", "model": "teacher", "prompt_style": "paper"}
+            for i in range(n)
+        ],
+    )
     cfg = Config(work_dir=str(work))
     cfg.publish.configs = ["seed"]
     return write_folder(work, root / "dataset", cfg)
@@ -65,9 +96,20 @@ def seed_folder(tmp_path_factory) -> Path:
 
 def quick(tiny_model_dir, seed_folder, out, **kw) -> TrainConfig:
     """Paper defaults, shrunk to seconds on a CPU."""
-    base = dict(model_name_or_path=str(tiny_model_dir), dataset=str(seed_folder), output_dir=str(out),
-                method="lora", max_steps=6, learning_rate=5e-3, warmup_steps=1, gradient_accumulation_steps=1,
-                per_device_train_batch_size=2, max_length=2048, save_strategy="no", eval_split=None)
+    base = dict(
+        model_name_or_path=str(tiny_model_dir),
+        dataset=str(seed_folder),
+        output_dir=str(out),
+        method="lora",
+        max_steps=6,
+        learning_rate=5e-3,
+        warmup_steps=1,
+        gradient_accumulation_steps=1,
+        per_device_train_batch_size=2,
+        max_length=2048,
+        save_strategy="no",
+        eval_split=None,
+    )
     return TrainConfig.from_dict({**base, **kw})
 
 
@@ -78,6 +120,7 @@ def tokenizer_of(path):
 
 
 # --- data: prompts as the generation stage sends them ---------------------------------------------
+
 
 def test_examples_are_prompted_as_the_generation_stage_prompts(seed_folder, tiny_model_dir):
     import datasets
@@ -101,11 +144,15 @@ def test_examples_are_prompted_as_the_generation_stage_prompts(seed_folder, tiny
 def test_long_papers_are_shortened_never_the_answer_and_bad_rows_are_reported(tiny_model_dir, caplog):
     tok = tokenizer_of(tiny_model_dir)
     answer = "Keywords: strain\n\nQ1: Why does strain grow?\nA1: The lattice mismatch is 2.1 %."
-    long_text = "\n\n".join(f"Paragraph {i}: the lattice strain of film {i} was 0.{i} % after growth." for i in range(400))
-    rows = [{"id": "long", "title": "Strain", "keywords": ["strain"], "input": long_text, "output": answer},
-            {"id": "no-text", "title": "x", "keywords": [], "input": " ", "output": answer},
-            {"id": "no-target", "title": "x", "keywords": [], "input": "text", "output": "", "qa": []},
-            {"id": "huge-answer", "title": "x", "keywords": [], "input": "text", "output": answer * 200}]
+    long_text = "\n\n".join(
+        f"Paragraph {i}: the lattice strain of film {i} was 0.{i} % after growth." for i in range(400)
+    )
+    rows = [
+        {"id": "long", "title": "Strain", "keywords": ["strain"], "input": long_text, "output": answer},
+        {"id": "no-text", "title": "x", "keywords": [], "input": " ", "output": answer},
+        {"id": "no-target", "title": "x", "keywords": [], "input": "text", "output": "", "qa": []},
+        {"id": "huge-answer", "title": "x", "keywords": [], "input": "text", "output": answer * 200},
+    ]
     with caplog.at_level(logging.WARNING):
         prep = prepare_examples(rows, "paper", tok, 1500)
     assert prep.used == 1 and prep.shortened == ["long"]
@@ -159,8 +206,11 @@ def test_assistant_only_loss_trains_on_messages_with_the_template_mask(seed_fold
 
 def test_an_interrupted_run_resumes_from_its_checkpoint(seed_folder, tiny_model_dir, tmp_path, caplog):
     out = tmp_path / "resume"
-    first = train(quick(tiny_model_dir, seed_folder, out, max_steps=4, save_strategy="steps", save_steps=2,
-                        keep_checkpoints=True))
+    first = train(
+        quick(
+            tiny_model_dir, seed_folder, out, max_steps=4, save_strategy="steps", save_steps=2, keep_checkpoints=True
+        )
+    )
     assert first.runtime["global_step"] == 4 and (out / "checkpoints" / "checkpoint-4").is_dir()
     with caplog.at_level(logging.INFO, logger="sciqag_dataset.trainers.sft"):
         again = train(quick(tiny_model_dir, seed_folder, out, max_steps=6, save_strategy="steps", save_steps=2))
@@ -171,18 +221,45 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(seed_folder, tiny_model_
 
 # --- training, merge, reload, serve, generate -----------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def trained(seed_folder, tiny_model_dir, tmp_path_factory):
     """`sciqag train` through its CLI: YAML + flag overrides, LoRA, merged, evaluated each epoch."""
     root = tmp_path_factory.mktemp("trained")
     cfg_path = root / "train.yaml"
-    cfg_path.write_text(yaml.safe_dump({"train": {
-        "model_name_or_path": str(tiny_model_dir), "dataset": str(seed_folder), "method": "lora",
-        "learning_rate": 1e-4, "max_length": 2048, "save_strategy": "no", "warmup_steps": 2}}))
+    cfg_path.write_text(
+        yaml.safe_dump(
+            {
+                "train": {
+                    "model_name_or_path": str(tiny_model_dir),
+                    "dataset": str(seed_folder),
+                    "method": "lora",
+                    "learning_rate": 1e-4,
+                    "max_length": 2048,
+                    "save_strategy": "no",
+                    "warmup_steps": 2,
+                }
+            }
+        )
+    )
     out = root / "generator"
-    rc = train_main([str(cfg_path), "--output_dir", str(out), "--max_steps", "30", "--learning_rate", "5e-3",
-                     "--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "1",
-                     "--eval_split", "validation"])
+    rc = train_main(
+        [
+            str(cfg_path),
+            "--output_dir",
+            str(out),
+            "--max_steps",
+            "30",
+            "--learning_rate",
+            "5e-3",
+            "--per_device_train_batch_size",
+            "2",
+            "--gradient_accumulation_steps",
+            "1",
+            "--eval_split",
+            "validation",
+        ]
+    )
     assert rc == 0
     return out
 
@@ -194,8 +271,17 @@ def test_lora_sft_loss_goes_down_and_the_folder_is_complete(trained):
     assert sum(losses[-5:]) / 5 < sum(losses[:5]) / 5 - 0.05
     assert any("eval_loss" in h for h in history)
     names = {p.name for p in trained.iterdir()}
-    assert {"model.safetensors", "config.json", "tokenizer.json", "generation_config.json", GENERATOR_INFO_FILE,
-            "train_config.yaml", "README.md", "loss_curve.png", "adapter"} <= names
+    assert {
+        "model.safetensors",
+        "config.json",
+        "tokenizer.json",
+        "generation_config.json",
+        GENERATOR_INFO_FILE,
+        "train_config.yaml",
+        "README.md",
+        "loss_curve.png",
+        "adapter",
+    } <= names
     assert "checkpoints" not in names
     info = read_generator_info(trained)
     assert info["prompt_style"] == "paper" and info["endpoint"] == "chat" and info["n_pairs"] == 10
@@ -228,8 +314,11 @@ def test_merged_model_reloads_and_equals_base_plus_adapter(trained, tiny_model_d
     x = tok("Q1: Why does doping raise the band gap?", return_tensors="pt")
     with torch.no_grad():
         merged = AutoModelForCausalLM.from_pretrained(trained).eval()(**x).logits
-        adapter = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model_dir),
-                                            str(trained / "adapter")).eval()(**x).logits
+        adapter = (
+            PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model_dir), str(trained / "adapter"))
+            .eval()(**x)
+            .logits
+        )
         base = AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval()(**x).logits
     assert torch.allclose(merged, adapter, atol=1e-4)
     assert (merged - base).abs().max() > 1e-3  # training changed the weights
@@ -238,16 +327,15 @@ def test_merged_model_reloads_and_equals_base_plus_adapter(trained, tiny_model_d
 def test_served_merged_model_generates_through_the_generation_stage(trained, tmp_path):
     from sciqag_dataset.builders import generate
     from sciqag_dataset.config import GenerateConfig
-    from sciqag_dataset.runner import run_stage
     from sciqag_dataset.llm import LLMClient
     from sciqag_dataset.llm.server import LocalServer
+    from sciqag_dataset.runner import run_stage
 
     work = tmp_path / "work"
     write_jsonl(work / "papers.jsonl", [_paper(20), _paper(21)])
     write_jsonl(work / "keywords.jsonl", [{"id": "paper-20", "keywords": ["band gap"], "status": "ok"}])
     with LocalServer(trained, log_path=tmp_path / "serve.log") as server:
-        client = LLMClient(server.base_url, server.model, params={"max_tokens": 16, "temperature": 0.6,
-                                                                  "top_p": 0.9})
+        client = LLMClient(server.base_url, server.model, params={"max_tokens": 16, "temperature": 0.6, "top_p": 0.9})
         summary = run_stage(generate.stage(client, GenerateConfig(context_tokens=2048, chars_per_token=1.0)), work)
     recs = read_jsonl(work / "generated.jsonl")
     assert sorted(r["id"] for r in recs) == ["paper-20", "paper-21"] and summary.failed == 0
@@ -256,6 +344,7 @@ def test_served_merged_model_generates_through_the_generation_stage(trained, tmp
 
 
 # --- methods ---------------------------------------------------------------------------------------
+
 
 def test_alpaca_style_with_packing_saves_an_adapter_that_loads(seed_folder, tiny_model_dir, tmp_path):
     from peft import PeftConfig
@@ -302,14 +391,24 @@ def test_full_fine_tuning_saves_all_weights(seed_folder, tiny_model_dir, tmp_pat
 def test_qlora_on_cpu_fails_clearly_before_loading_anything(seed_folder, tiny_model_dir, tmp_path, capsys):
     with pytest.raises(TrainingUnavailable, match="CUDA GPU.*bitsandbytes.*lora or longlora"):
         train(quick(tiny_model_dir, seed_folder, tmp_path / "q", method="qlora"))
-    rc = train_main(["--model_name_or_path", str(tiny_model_dir), "--dataset", str(seed_folder), "--method",
-                     "qlora", "--output_dir", str(tmp_path / "q")])
+    rc = train_main(
+        [
+            "--model_name_or_path",
+            str(tiny_model_dir),
+            "--dataset",
+            str(seed_folder),
+            "--method",
+            "qlora",
+            "--output_dir",
+            str(tmp_path / "q"),
+        ]
+    )
     assert rc == 2 and "qlora" in capsys.readouterr().err
     assert not (tmp_path / "q").exists()
 
 
 def test_flash_attention_falls_back_to_sdpa_on_cpu_and_says_so(caplog):
-    with caplog.at_level(logging.WARNING, logger="sciqag_dataset.trainers.sft"):
+    with caplog.at_level(logging.WARNING, logger="sciqag_dataset.trainers.modeling"):
         assert pick_attention("auto", bf16=True) == "sdpa"
     assert "sdpa" in caplog.text and "flash_attention_2 unavailable" in caplog.text
     with pytest.raises(TrainingUnavailable, match="flash-attn package on a CUDA GPU"):
@@ -319,12 +418,17 @@ def test_flash_attention_falls_back_to_sdpa_on_cpu_and_says_so(caplog):
 
 # --- config, CLI, generator info, Hub ----------------------------------------------------------------
 
+
 def test_paper_defaults_and_config_errors(tmp_path):
     cfg = TrainConfig.from_dict({})
     sft = cfg.sft
     assert (sft.num_train_epochs, sft.learning_rate, sft.weight_decay, sft.warmup_steps) == (15, 2e-5, 0.0, 20)
-    assert (sft.lr_scheduler_type, sft.gradient_accumulation_steps, sft.per_device_train_batch_size,
-            sft.max_length) == ("constant_with_warmup", 8, 1, 12288)
+    assert (
+        sft.lr_scheduler_type,
+        sft.gradient_accumulation_steps,
+        sft.per_device_train_batch_size,
+        sft.max_length,
+    ) == ("constant_with_warmup", 8, 1, 12288)
     assert sft.bf16 is False and sft.use_cpu is True  # bf16 where the hardware has it: no GPU here
     assert (cfg.model.lora_r, cfg.model.lora_alpha) == (8, 16) and cfg.args.method == "longlora"
     assert cfg.model.lora_modules_to_save == ["embed_tokens", "norm"]  # LongLoRA trains them in full
@@ -343,11 +447,36 @@ def test_paper_defaults_and_config_errors(tmp_path):
 def test_yaml_and_flags_are_trl_fields(tmp_path):
     """TRL's own fields, parsed by TrlParser: the YAML (any SFTConfig field passes through), then flags."""
     cfg_path = tmp_path / "c.yaml"
-    cfg_path.write_text(yaml.safe_dump({"model_name_or_path": "org/base", "dataset": "me/sciqag", "packing": True,
-                                        "learning_rate": 1e-4, "logging_first_step": True}))
-    cfg = TrainConfig.parse([str(cfg_path), "--learning_rate", "3e-4", "--packing", "false", "--deepspeed",
-                             "zero3", "--lora_target_modules", "all-linear", "--max_grad_norm", "0.5",
-                             "--eval_split", "null", "--output_dir", "gen"])
+    cfg_path.write_text(
+        yaml.safe_dump(
+            {
+                "model_name_or_path": "org/base",
+                "dataset": "me/sciqag",
+                "packing": True,
+                "learning_rate": 1e-4,
+                "logging_first_step": True,
+            }
+        )
+    )
+    cfg = TrainConfig.parse(
+        [
+            str(cfg_path),
+            "--learning_rate",
+            "3e-4",
+            "--packing",
+            "false",
+            "--deepspeed",
+            "zero3",
+            "--lora_target_modules",
+            "all-linear",
+            "--max_grad_norm",
+            "0.5",
+            "--eval_split",
+            "null",
+            "--output_dir",
+            "gen",
+        ]
+    )
     assert (cfg.sft.learning_rate, cfg.sft.packing, cfg.sft.output_dir) == (3e-4, False, "gen")
     assert cfg.to_dict()["deepspeed"] == "zero3" and cfg.sft.deepspeed.endswith("zero3.json")
     assert cfg.model.lora_target_modules == "all-linear" and cfg.args.eval_split is None  # TRL's own form
@@ -372,27 +501,41 @@ def test_push_uploads_the_model_folder_without_checkpoints(tmp_path):
     assert push_model(tmp_path, "me/gen", private=True, api=api).endswith("/commit/1")
     assert api.calls[0] == ("create_repo", "me/gen", {"repo_type": "model", "private": True, "exist_ok": True})
     up = api.calls[1][2]
-    assert up["folder_path"] == str(tmp_path) and up["repo_type"] == "model" and "checkpoints/*" in up["ignore_patterns"]
+    assert (
+        up["folder_path"] == str(tmp_path) and up["repo_type"] == "model" and "checkpoints/*" in up["ignore_patterns"]
+    )
 
 
 # --- augmentation -------------------------------------------------------------------------------------
+
 
 def test_generated_rows_keep_usable_pairs_and_apply_the_racar_threshold(tmp_path):
     work = tmp_path / "aug"
     write_jsonl(work / "papers.jsonl", [_paper(30), _paper(31), _paper(32)])
     write_jsonl(work / "keywords.jsonl", [{"id": "paper-30", "keywords": ["band gap"], "status": "ok"}])
-    write_jsonl(work / "generated.jsonl", [
-        {"id": "paper-30", "status": "ok", "qa": _qa(30, 3)},
-        {"id": "paper-31", "status": "unparsed", "qa": []},
-        {"id": "paper-32", "status": "short", "qa": _qa(32, 2)}])
+    write_jsonl(
+        work / "generated.jsonl",
+        [
+            {"id": "paper-30", "status": "ok", "qa": _qa(30, 3)},
+            {"id": "paper-31", "status": "unparsed", "qa": []},
+            {"id": "paper-32", "status": "short", "qa": _qa(32, 2)},
+        ],
+    )
     rows, counts = generated_rows(work)
     assert [r["id"] for r in rows] == ["paper-30", "paper-32"] and counts["pairs_kept"] == 5
     assert counts["papers_unparsed"] == 1
     assert rows[0]["output"].startswith("Keywords: band gap\n\nQ1: ") and rows[0]["input"].startswith("We annealed")
-    write_jsonl(work / "racar.jsonl", [
-        {"id": "paper-30", "status": "ok", "pair_metrics": [{"racar_mean": 3.0}, {"racar_mean": 2.2},
-                                                            {"racar_mean": None}]},
-        {"id": "paper-32", "status": "ok", "pair_metrics": [{"racar_mean": 1.4}, {"racar_mean": 1.8}]}])
+    write_jsonl(
+        work / "racar.jsonl",
+        [
+            {
+                "id": "paper-30",
+                "status": "ok",
+                "pair_metrics": [{"racar_mean": 3.0}, {"racar_mean": 2.2}, {"racar_mean": None}],
+            },
+            {"id": "paper-32", "status": "ok", "pair_metrics": [{"racar_mean": 1.4}, {"racar_mean": 1.8}]},
+        ],
+    )
     rows, counts = generated_rows(work, threshold=2.5)
     assert [r["id"] for r in rows] == ["paper-30"] and len(rows[0]["qa"]) == 1
     assert (counts["pairs_kept"], counts["pairs_below_threshold"], counts["pairs_unjudged"]) == (1, 3, 1)
@@ -401,8 +544,9 @@ def test_generated_rows_keep_usable_pairs_and_apply_the_racar_threshold(tmp_path
 def test_extra_papers_never_include_dataset_papers(tmp_path):
     src = tmp_path / "extra"
     write_jsonl(src / "papers.jsonl", [_paper(i) for i in range(6)])
-    write_jsonl(src / "keywords.jsonl", [{"id": f"paper-{i:02d}", "keywords": ["k"], "status": "ok"}
-                                         for i in range(6)])
+    write_jsonl(
+        src / "keywords.jsonl", [{"id": f"paper-{i:02d}", "keywords": ["k"], "status": "ok"} for i in range(6)]
+    )
     chosen = select_papers(src, 3, {"paper-00", "paper-01"}, tmp_path / "dest", seed=1)
     assert len(chosen) == 3 and not {"paper-00", "paper-01"} & set(chosen)
     assert chosen == select_papers(src, 3, {"paper-00", "paper-01"}, tmp_path / "dest2", seed=1)
@@ -411,8 +555,16 @@ def test_extra_papers_never_include_dataset_papers(tmp_path):
 
 
 def test_generated_rows_join_the_seed_rows_in_training(seed_folder, tiny_model_dir, tmp_path):
-    extra = [{"id": "paper-50", "title": "Extra", "keywords": ["band gap"], "qa": _qa(50, 2),
-              "input": _paper(50)["text"], "output": "Keywords: band gap\n\nQ1: Why?\nA1: Because."}]
+    extra = [
+        {
+            "id": "paper-50",
+            "title": "Extra",
+            "keywords": ["band gap"],
+            "qa": _qa(50, 2),
+            "input": _paper(50)["text"],
+            "output": "Keywords: band gap\n\nQ1: Why?\nA1: Because.",
+        }
+    ]
     cfg = quick(tiny_model_dir, seed_folder, tmp_path / "m")
     alone = build_trainer(cfg).train_data.used
     assert build_trainer(cfg, extra_rows=extra).train_data.used == alone + 1
@@ -421,14 +573,46 @@ def test_generated_rows_join_the_seed_rows_in_training(seed_folder, tiny_model_d
 def test_augment_runs_both_rounds(seed_folder, tiny_model_dir, tmp_path):
     src = tmp_path / "extra"
     write_jsonl(src / "papers.jsonl", [_paper(i) for i in range(40, 43)] + [_paper(0)])  # paper-00 is in the dataset
-    write_jsonl(src / "keywords.jsonl", [{"id": f"paper-{i:02d}", "keywords": ["band gap"], "status": "ok"}
-                                         for i in range(40, 43)])
+    write_jsonl(
+        src / "keywords.jsonl",
+        [{"id": f"paper-{i:02d}", "keywords": ["band gap"], "status": "ok"} for i in range(40, 43)],
+    )
     out = tmp_path / "final"
-    rc = train_main(["--model_name_or_path", str(tiny_model_dir), "--dataset", str(seed_folder), "--output_dir",
-                     str(out), "--method", "lora", "--max_steps", "4", "--learning_rate", "5e-3", "--warmup_steps",
-                     "1", "--gradient_accumulation_steps", "1", "--max_length", "2048", "--save_strategy", "no",
-                     "--eval_split", "null", "--augment", "--augment_work", str(src), "--augment_papers", "2",
-                     "--augment_max_tokens", "16", "--augment_min_pairs", "0"])
+    rc = train_main(
+        [
+            "--model_name_or_path",
+            str(tiny_model_dir),
+            "--dataset",
+            str(seed_folder),
+            "--output_dir",
+            str(out),
+            "--method",
+            "lora",
+            "--max_steps",
+            "4",
+            "--learning_rate",
+            "5e-3",
+            "--warmup_steps",
+            "1",
+            "--gradient_accumulation_steps",
+            "1",
+            "--max_length",
+            "2048",
+            "--save_strategy",
+            "no",
+            "--eval_split",
+            "null",
+            "--augment",
+            "--augment_work",
+            str(src),
+            "--augment_papers",
+            "2",
+            "--augment_max_tokens",
+            "16",
+            "--augment_min_pairs",
+            "0",
+        ]
+    )
     assert rc == 0
     generated = read_jsonl(out / "augment" / "work" / "generated.jsonl")
     assert len(generated) == 2 and "paper-00" not in {r["id"] for r in generated}
@@ -445,19 +629,56 @@ def test_augment_runs_both_rounds(seed_folder, tiny_model_dir, tmp_path):
 
 # --- DeepSpeed -------------------------------------------------------------------------------------
 
+
 @pytest.mark.e2e
 def test_deepspeed_zero3_trains_as_one_cpu_process(seed_folder, tiny_model_dir, tmp_path):
     from sciqag_dataset.llm.server import free_port
 
     out = tmp_path / "ds"
-    env = {**os.environ, "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
-           "MASTER_PORT": str(free_port()), "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "1",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(free_port()),
+        "OMP_NUM_THREADS": "1",
+    }
     proc = subprocess.run(
-        [sys.executable, "-m", "sciqag_dataset.cli.train", "--model_name_or_path", str(tiny_model_dir), "--dataset",
-         str(seed_folder), "--output_dir", str(out), "--deepspeed", "zero3", "--method", "lora", "--max_steps", "3",
-         "--learning_rate", "5e-3", "--warmup_steps", "1", "--gradient_accumulation_steps", "2", "--max_length",
-         "2048", "--save_strategy", "no", "--eval_split", "null"],
-        env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "sciqag_dataset.cli.train",
+            "--model_name_or_path",
+            str(tiny_model_dir),
+            "--dataset",
+            str(seed_folder),
+            "--output_dir",
+            str(out),
+            "--deepspeed",
+            "zero3",
+            "--method",
+            "lora",
+            "--max_steps",
+            "3",
+            "--learning_rate",
+            "5e-3",
+            "--warmup_steps",
+            "1",
+            "--gradient_accumulation_steps",
+            "2",
+            "--max_length",
+            "2048",
+            "--save_strategy",
+            "no",
+            "--eval_split",
+            "null",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Generator saved to" in proc.stdout
     resolved = (out / "train_config.yaml").read_text()
@@ -476,12 +697,42 @@ def test_torchrun_two_processes_train_one_model(seed_folder, tiny_model_dir, tmp
     out = tmp_path / "ddp"
     torchrun = Path(sys.executable).parent / "torchrun"
     proc = subprocess.run(
-        [str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), "-m",
-         "sciqag_dataset.cli.train", "--model_name_or_path", str(tiny_model_dir), "--dataset", str(seed_folder),
-         "--output_dir", str(out), "--method", "lora", "--max_steps", "3", "--learning_rate", "5e-3",
-         "--warmup_steps", "1", "--gradient_accumulation_steps", "1", "--max_length", "2048",
-         "--save_strategy", "no", "--eval_split", "null"],
-        env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=600)
+        [
+            str(torchrun),
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(free_port()),
+            "-m",
+            "sciqag_dataset.cli.train",
+            "--model_name_or_path",
+            str(tiny_model_dir),
+            "--dataset",
+            str(seed_folder),
+            "--output_dir",
+            str(out),
+            "--method",
+            "lora",
+            "--max_steps",
+            "3",
+            "--learning_rate",
+            "5e-3",
+            "--warmup_steps",
+            "1",
+            "--gradient_accumulation_steps",
+            "1",
+            "--max_length",
+            "2048",
+            "--save_strategy",
+            "no",
+            "--eval_split",
+            "null",
+        ],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("Generator saved to") == 1  # rank 1 trained too, but only rank 0 writes
     assert "parallel_mode != ParallelMode.DISTRIBUTED" not in proc.stderr

@@ -3,6 +3,7 @@
 Real enough to load, serve with `transformers serve`, train and generate; it
 writes gibberish, so tests check structure, never quality.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,19 +42,37 @@ def build_tiny_model(out: str | Path, arch: str = "llama", says: str | None = No
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(CORPUS * 20, trainers.BpeTrainer(
-        vocab_size=512, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|im_start|>", eos_token="<|im_end|>",
-                                   pad_token="<pad>", unk_token="<|endoftext|>")
+    tok.train_from_iterator(
+        CORPUS * 20,
+        trainers.BpeTrainer(
+            vocab_size=512, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<|im_start|>",
+        eos_token="<|im_end|>",
+        pad_token="<pad>",
+        unk_token="<|endoftext|>",
+    )
     fast.chat_template = CHAT_TEMPLATE
     fast.model_max_length = 4096
     fast.save_pretrained(out)
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-                         bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
-                         pad_token_id=fast.pad_token_id, tie_word_embeddings=True)
+    config = LlamaConfig(
+        vocab_size=len(fast),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+        tie_word_embeddings=True,
+    )
     if says is not None:
         config.tie_word_embeddings = False
     model = LlamaForCausalLM(config)

@@ -15,6 +15,7 @@ rerun reuses a finished intermediate model and resumes the generation (delete
 Under ``accelerate launch``/``torchrun`` every rank trains both models; the
 generation in between runs on the main process only.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,8 +23,8 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from sciqag_dataset import records
 from sciqag_dataset.atomic import write_whole
@@ -54,8 +55,9 @@ def select_papers(src_work: str | Path, n: int, exclude: set[str], dest: Path, s
     """
     src = Path(src_work)
     if not (src / "papers.jsonl").exists():
-        raise MissingInput(f"{src}/papers.jsonl not found: ingest the extra papers with `sciqag ingest` "
-                                "(and `sciqag keywords`) first")
+        raise MissingInput(
+            f"{src}/papers.jsonl not found: ingest the extra papers with `sciqag ingest` (and `sciqag keywords`) first"
+        )
     candidates = [p["id"] for p in iter_latest(src / "papers.jsonl") if p.get("id") not in exclude]
     order = sorted(candidates, key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
     chosen = set(order[:n])
@@ -75,8 +77,14 @@ def select_papers(src_work: str | Path, n: int, exclude: set[str], dest: Path, s
 
 def _racar_means(work: Path) -> dict[str, list]:
     path = work / "racar.jsonl"
-    return {r["id"]: [m.get("racar_mean") if isinstance(m, dict) else None for m in r.get("pair_metrics") or []]
-            for r in iter_latest(path)} if path.exists() else {}
+    return (
+        {
+            r["id"]: [m.get("racar_mean") if isinstance(m, dict) else None for m in r.get("pair_metrics") or []]
+            for r in iter_latest(path)
+        }
+        if path.exists()
+        else {}
+    )
 
 
 def generated_rows(work: str | Path, threshold: float | None = None) -> tuple[list[dict], Counter]:
@@ -108,8 +116,16 @@ def generated_rows(work: str | Path, threshold: float | None = None) -> tuple[li
         if not qa:
             continue
         counts["pairs_kept"] += len(qa)
-        rows.append({"id": rec["id"], "title": rec.get("title"), "keywords": rec["keywords"], "qa": qa,
-                     "input": rec.get("text") or "", "output": render_output(qa, rec["keywords"])})
+        rows.append(
+            {
+                "id": rec["id"],
+                "title": rec.get("title"),
+                "keywords": rec["keywords"],
+                "qa": qa,
+                "input": rec.get("text") or "",
+                "output": render_output(qa, rec["keywords"]),
+            }
+        )
     return rows, counts
 
 
@@ -133,8 +149,10 @@ def run_augment(cfg: TrainConfig, generate: Round, judge: Round):
     """
     a = cfg.args
     if not a.augment_work:
-        raise UserError("--augment needs --augment_work: a work directory with the extra papers "
-                        "(`sciqag ingest` + `sciqag keywords`)")
+        raise UserError(
+            "--augment needs --augment_work: a work directory with the extra papers "
+            "(`sciqag ingest` + `sciqag keywords`)"
+        )
     cfg.validate()
     if a.augment_judge_url:  # an unset key variable fails now, not after the first round of training
         if not a.augment_judge_model:
@@ -151,8 +169,12 @@ def run_augment(cfg: TrainConfig, generate: Round, judge: Round):
     if (inter_dir / GENERATOR_INFO_FILE).exists():
         log.info("augmentation: reusing the intermediate generator in %s", inter_dir)
     else:
-        train(cfg.replace(args={"augment": False, "save": "merged"},
-                          sft={"output_dir": str(inter_dir), "push_to_hub": False, "hub_model_id": None}))
+        train(
+            cfg.replace(
+                args={"augment": False, "save": "merged"},
+                sft={"output_dir": str(inter_dir), "push_to_hub": False, "hub_model_id": None},
+            )
+        )
 
     # Round 2: generation (and the RACAR filter) on the main process.
     from accelerate import PartialState  # heavy (loads torch); training has loaded it already
@@ -193,11 +215,17 @@ def _generate_rows(cfg: TrainConfig, generate: Round, judge: Round, work: Path, 
         log.info("augmentation: %s", judge(work, cfg))
     rows, counts = generated_rows(work, a.augment_racar_threshold)
     counts["papers_selected"] = len(chosen)
-    log.warning("augmentation: %d generated pairs from %d papers join the seed data (%s)", counts["pairs_kept"],
-                len(rows), ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    log.warning(
+        "augmentation: %d generated pairs from %d papers join the seed data (%s)",
+        counts["pairs_kept"],
+        len(rows),
+        ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+    )
     if counts["pairs_kept"] < a.augment_min_pairs:
-        raise UserError(f"augmentation: the intermediate generator left {counts['pairs_kept']} usable pairs "
-                        f"(need augment_min_pairs={a.augment_min_pairs}) for {len(chosen)} papers "
-                        f"({dict(counts)}); see {work / 'generated.jsonl'}. The intermediate model is in "
-                        f"{inter_dir}.")
+        raise UserError(
+            f"augmentation: the intermediate generator left {counts['pairs_kept']} usable pairs "
+            f"(need augment_min_pairs={a.augment_min_pairs}) for {len(chosen)} papers "
+            f"({dict(counts)}); see {work / 'generated.jsonl'}. The intermediate model is in "
+            f"{inter_dir}."
+        )
     return rows, counts

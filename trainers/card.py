@@ -1,4 +1,5 @@
 """The model card (from `cards/model_card.md`), its loss curve, and the Hub upload."""
+
 from __future__ import annotations
 
 import logging
@@ -25,6 +26,7 @@ def plot_loss(log_history: list[dict], path: str | Path) -> Path:
 
     matplotlib.use("Agg")  # no display on training machines; set before pyplot is imported
     import matplotlib.pyplot as plt
+
     train = [(h["step"], h["loss"]) for h in log_history if "loss" in h and "step" in h]
     evals = [(h["step"], h["eval_loss"]) for h in log_history if "eval_loss" in h and "step" in h]
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
@@ -54,15 +56,27 @@ def hyperparameters(cfg: TrainConfig) -> list[tuple[str, object]]:
     rows = [("method", a.method), ("epochs", sft.num_train_epochs)]
     if sft.max_steps > 0:
         rows.append(("max steps", sft.max_steps))
-    rows += [("learning rate", sft.learning_rate), ("scheduler", schedule),
-             ("warm-up steps", sft.warmup_steps), ("weight decay", sft.weight_decay),
-             ("per-device batch", sft.per_device_train_batch_size),
-             ("gradient accumulation", sft.gradient_accumulation_steps), ("max length", sft.max_length),
-             ("packing", sft.packing), ("gradient checkpointing", sft.activation_checkpointing)]
+    rows += [
+        ("learning rate", sft.learning_rate),
+        ("scheduler", schedule),
+        ("warm-up steps", sft.warmup_steps),
+        ("weight decay", sft.weight_decay),
+        ("per-device batch", sft.per_device_train_batch_size),
+        ("gradient accumulation", sft.gradient_accumulation_steps),
+        ("max length", sft.max_length),
+        ("packing", sft.packing),
+        ("gradient checkpointing", sft.activation_checkpointing),
+    ]
     if a.method != "full":
-        rows += [("LoRA r / alpha / dropout", f"{model.lora_r} / {model.lora_alpha} / {model.lora_dropout}"),
-                 ("LoRA targets", model.lora_target_modules if isinstance(model.lora_target_modules, str)
-                  else ", ".join(model.lora_target_modules or []))]
+        rows += [
+            ("LoRA r / alpha / dropout", f"{model.lora_r} / {model.lora_alpha} / {model.lora_dropout}"),
+            (
+                "LoRA targets",
+                model.lora_target_modules
+                if isinstance(model.lora_target_modules, str)
+                else ", ".join(model.lora_target_modules or []),
+            ),
+        ]
     if model.lora_modules_to_save:
         rows.append(("trained in full", ", ".join(model.lora_modules_to_save)))
     if sft.deepspeed:
@@ -79,26 +93,42 @@ def render_model_card(cfg: TrainConfig, result) -> ModelCard:
         base_model=base if _is_hub_id(base) else None,
         datasets=[a.dataset] if _is_hub_id(a.dataset) else None,
         library_name="peft" if weights == "adapter" else "transformers",
-        license=a.license, language=["en"], pipeline_tag="text-generation",
+        license=a.license,
+        language=["en"],
+        pipeline_tag="text-generation",
         tags=["sciqag", "question-generation", "science", "trl", "sft"] + (["lora"] if a.method != "full" else []),
     )
     hub = sft.hub_model_id if sft.push_to_hub else None
     template = resources.files("sciqag_dataset.cards").joinpath("model_card.md")
     with resources.as_file(template) as path:
         return ModelCard.from_template(
-            data, template_path=str(path),
-            model_name=hub or cfg.output_dir.name, repo_id=hub or str(cfg.output_dir),
-            base_model=base, base_model_link=f"https://huggingface.co/{base}" if _is_hub_id(base) else base,
-            dataset=a.dataset, dataset_link=f"https://huggingface.co/datasets/{a.dataset}"
-            if _is_hub_id(a.dataset) else None,
-            dataset_config=a.dataset_config, train_split=a.train_split, eval_split=a.eval_split,
-            prompt_style=a.prompt_style, n_pairs=a.n_pairs, method=a.method, weights=weights,
-            deepspeed=preset_name(sft.deepspeed), max_length=sft.max_length, seed=sft.seed,
+            data,
+            template_path=str(path),
+            model_name=hub or cfg.output_dir.name,
+            repo_id=hub or str(cfg.output_dir),
+            base_model=base,
+            base_model_link=f"https://huggingface.co/{base}" if _is_hub_id(base) else base,
+            dataset=a.dataset,
+            dataset_link=f"https://huggingface.co/datasets/{a.dataset}" if _is_hub_id(a.dataset) else None,
+            dataset_config=a.dataset_config,
+            train_split=a.train_split,
+            eval_split=a.eval_split,
+            prompt_style=a.prompt_style,
+            n_pairs=a.n_pairs,
+            method=a.method,
+            weights=weights,
+            deepspeed=preset_name(sft.deepspeed),
+            max_length=sft.max_length,
+            seed=sft.seed,
             completion_only_loss=sft.completion_only_loss or sft.assistant_only_loss,
             racar_threshold=a.augment_racar_threshold,
-            hyperparameters=hyperparameters(cfg), data=result.data, runtime=result.runtime,
-            loss_curve=LOSS_CURVE, final_loss=losses[-1] if losses else None,
-            eval_loss=evals[-1] if evals else None, citation=CITATION.strip(),
+            hyperparameters=hyperparameters(cfg),
+            data=result.data,
+            runtime=result.runtime,
+            loss_curve=LOSS_CURVE,
+            final_loss=losses[-1] if losses else None,
+            eval_loss=evals[-1] if evals else None,
+            citation=CITATION.strip(),
         )
 
 
@@ -111,5 +141,12 @@ def write_model_card(cfg: TrainConfig, result) -> Path:
 
 def push_model(folder: str | Path, repo_id: str, *, private: bool = False, api=None) -> str:
     """Upload the model folder as it is, checkpoints left out."""
-    return push_to_hub(folder, repo_id, private=private, api=api, repo_type="model", ignore_patterns=HUB_IGNORE,
-                       message=f"Upload SciQAG generator (sciqag-hf {__version__})")
+    return push_to_hub(
+        folder,
+        repo_id,
+        private=private,
+        api=api,
+        repo_type="model",
+        ignore_patterns=HUB_IGNORE,
+        message=f"Upload SciQAG generator (sciqag-hf {__version__})",
+    )

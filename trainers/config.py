@@ -11,6 +11,7 @@ The defaults are the SciQAG paper's (vicuna-7b-v1.5-16k, LongLoRA's SFT recipe):
 weight decay, 20 warm-up steps, constant_with_warmup, per-device batch 1, gradient accumulation 8, bf16
 where the hardware has it, max length 12,288, LoRA r 8 / alpha 16 on the attention projections.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,6 +39,7 @@ SAVE_MODES = ("merged", "adapter")
 DEEPSPEED_PRESETS = ("zero2", "zero3", "zero3_offload")
 LONGLORA_TRAINABLE = ["embed_tokens", "norm"]
 
+
 def _f(default, help: str, **meta):
     """A field whose metadata TRL's parser passes to argparse: help, choices (ranges are checked in
     ``TrainConfig.validate``)."""
@@ -46,11 +48,25 @@ def _f(default, help: str, **meta):
 
 #: TRL fields set to the paper's values before a YAML file or flags are read (they override these).
 PAPER_DEFAULTS: dict[str, Any] = {
-    "output_dir": "sciqag-generator", "num_train_epochs": 15.0, "learning_rate": 2e-5, "weight_decay": 0.0,
-    "warmup_steps": 20, "lr_scheduler_type": "constant_with_warmup", "per_device_train_batch_size": 1,
-    "gradient_accumulation_steps": 8, "max_length": 12288, "activation_checkpointing": True, "logging_steps": 1,
-    "save_strategy": "epoch", "completion_only_loss": True, "report_to": "none", "seed": 42,
-    "lora_r": 8, "lora_alpha": 16, "lora_dropout": 0.05, "lora_target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"],
+    "output_dir": "sciqag-generator",
+    "num_train_epochs": 15.0,
+    "learning_rate": 2e-5,
+    "weight_decay": 0.0,
+    "warmup_steps": 20,
+    "lr_scheduler_type": "constant_with_warmup",
+    "per_device_train_batch_size": 1,
+    "gradient_accumulation_steps": 8,
+    "max_length": 12288,
+    "activation_checkpointing": True,
+    "logging_steps": 1,
+    "save_strategy": "epoch",
+    "completion_only_loss": True,
+    "report_to": "none",
+    "seed": 42,
+    "lora_r": 8,
+    "lora_alpha": 16,
+    "lora_dropout": 0.05,
+    "lora_target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"],
 }
 
 
@@ -58,40 +74,61 @@ PAPER_DEFAULTS: dict[str, Any] = {
 class TrainArgs:
     """What `sciqag train` adds to TRL's SFTConfig and ModelConfig."""
 
-    dataset: str | None = _f(None, help="the published SciQAG dataset: a local `sciqag publish` folder or a Hub "
-                                          "dataset id (required)")
+    dataset: str | None = _f(
+        None, help="the published SciQAG dataset: a local `sciqag publish` folder or a Hub dataset id (required)"
+    )
     dataset_config: str = _f("seed", help="dataset config to train on")
     train_split: str = _f("train", help="split to train on")
-    eval_split: str | None = _f("validation", help="split evaluated each epoch when the dataset has it; "
-                                                    "none to skip")
+    eval_split: str | None = _f("validation", help="split evaluated each epoch when the dataset has it; none to skip")
     max_examples: int | None = _f(None, help="use at most this many training examples (quick runs)")
-    prompt_style: str = _f("paper", choices=PROMPT_STYLES,
-                            help="paper: the paper's prompt as chat messages (served via /v1/chat/completions); "
-                                 "alpaca: the released generator's raw template (served via /v1/completions)")
+    prompt_style: str = _f(
+        "paper",
+        choices=PROMPT_STYLES,
+        help="paper: the paper's prompt as chat messages (served via /v1/chat/completions); "
+        "alpaca: the released generator's raw template (served via /v1/completions)",
+    )
     n_pairs: int = _f(10, help="QA pairs the served generator is asked for (in sciqag_generator.json)")
-    method: str = _f("longlora", choices=METHODS,
-                      help="lora; longlora (LoRA + trainable embeddings and norms: lora_modules_to_save); qlora "
-                           "(4-bit base, CUDA + bitsandbytes only); full (all weights)")
-    save: str = _f("merged", choices=SAVE_MODES,
-                    help="merged: adapters folded into the weights, ready to serve; adapter: the PEFT adapter only")
+    method: str = _f(
+        "longlora",
+        choices=METHODS,
+        help="lora; longlora (LoRA + trainable embeddings and norms: lora_modules_to_save); qlora "
+        "(4-bit base, CUDA + bitsandbytes only); full (all weights)",
+    )
+    save: str = _f(
+        "merged",
+        choices=SAVE_MODES,
+        help="merged: adapters folded into the weights, ready to serve; adapter: the PEFT adapter only",
+    )
     resume: bool = _f(True, help="resume from the last checkpoint under OUTPUT/checkpoints when there is one")
     keep_checkpoints: bool = _f(False, help="keep OUTPUT/checkpoints after a successful run")
     license: str = _f("apache-2.0", help="license in the model card (mind the base model's)")
-    augment: bool = _f(False, help="the paper's two rounds: an intermediate generator writes pairs for extra "
-                                    "papers, and the final generator trains on seed + generated pairs")
-    augment_work: str | None = _f(None, help="work directory holding the extra papers (papers.jsonl + "
-                                              "keywords.jsonl from `sciqag ingest` and `sciqag keywords`)")
+    augment: bool = _f(
+        False,
+        help="the paper's two rounds: an intermediate generator writes pairs for extra "
+        "papers, and the final generator trains on seed + generated pairs",
+    )
+    augment_work: str | None = _f(
+        None,
+        help="work directory holding the extra papers (papers.jsonl + "
+        "keywords.jsonl from `sciqag ingest` and `sciqag keywords`)",
+    )
     augment_papers: int = _f(150, help="extra papers to generate for (the paper: ~150)")
     augment_max_tokens: int = _f(2048, help="completion budget per generation request")
-    augment_min_pairs: int = _f(1, help="stop with an error when fewer generated pairs survive (0: train "
-                                                "the final model on the seed data alone then)")
-    augment_racar_threshold: float | None = _f(None,
-                                                help="keep only generated pairs whose mean RACAR score is at least "
-                                                     "this; none: keep every parsed pair")
+    augment_min_pairs: int = _f(
+        1,
+        help="stop with an error when fewer generated pairs survive (0: train "
+        "the final model on the seed data alone then)",
+    )
+    augment_racar_threshold: float | None = _f(
+        None, help="keep only generated pairs whose mean RACAR score is at least this; none: keep every parsed pair"
+    )
     augment_judge_url: str | None = _f(None, help="judge endpoint of the RACAR filter; none: the embedded model")
     augment_judge_model: str | None = _f(None, help="model name the judge endpoint serves")
-    augment_judge_api_key_env: str | None = _f(None, help="environment variable holding the judge's key (must be "
-                                                           "set when named; none: OPENAI_API_KEY for api.openai.com)")
+    augment_judge_api_key_env: str | None = _f(
+        None,
+        help="environment variable holding the judge's key (must be "
+        "set when named; none: OPENAI_API_KEY for api.openai.com)",
+    )
 
 
 def machine_defaults() -> dict[str, Any]:
@@ -120,7 +157,7 @@ class TrainConfig:
     model: ModelConfig
 
     @classmethod
-    def parse(cls, argv: list[str]) -> "TrainConfig":
+    def parse(cls, argv: list[str]) -> TrainConfig:
         """From flags, and a YAML file given first (its fields at the top level or under ``train:``)."""
         argv = list(argv)
         p = parser()
@@ -136,7 +173,7 @@ class TrainConfig:
         return cls(args, sft, model).validate()
 
     @classmethod
-    def from_dict(cls, values: dict, where: str = "train") -> "TrainConfig":
+    def from_dict(cls, values: dict, where: str = "train") -> TrainConfig:
         """From a mapping (a ``train:`` section), over the paper's defaults; unknown keys refused."""
         if not isinstance(values, dict):
             raise UserError(f"{where}: must be a mapping of training options")
@@ -152,11 +189,11 @@ class TrainConfig:
         return cls(args, sft, model).validate(partial=True)
 
     @classmethod
-    def load(cls, path: str | Path) -> "TrainConfig":
+    def load(cls, path: str | Path) -> TrainConfig:
         """A YAML file: its fields at the top level or under ``train:`` (e.g. a resolved train_config.yaml)."""
         return cls.from_dict(load_yaml(path), str(path))
 
-    def validate(self, partial: bool = False) -> "TrainConfig":
+    def validate(self, partial: bool = False) -> TrainConfig:
         """UserError for a missing or inconsistent option (``partial``: the required ones may be missing)."""
         a = self.args
         if a.eval_split in ("none", "null", ""):  # a flag cannot say None
@@ -165,18 +202,29 @@ class TrainConfig:
             choices = f.metadata.get("choices")
             if choices and getattr(a, f.name) not in choices:
                 raise UserError(f"{f.name} must be one of {', '.join(choices)}, not {getattr(a, f.name)!r}")
-        for name, low in (("max_examples", 1), ("n_pairs", 1), ("augment_papers", 1), ("augment_max_tokens", 1),
-                          ("augment_min_pairs", 0)):
+        for name, low in (
+            ("max_examples", 1),
+            ("n_pairs", 1),
+            ("augment_papers", 1),
+            ("augment_max_tokens", 1),
+            ("augment_min_pairs", 0),
+        ):
             value = getattr(a, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < low):
                 raise UserError(f"{name} must be an integer of at least {low}, got {value!r}")
         if a.augment_racar_threshold is not None and not 1 <= a.augment_racar_threshold <= 3:
             raise UserError("augment_racar_threshold is a mean RACAR score between 1 and 3")
-        missing = [name for name, value in (("model_name_or_path", self.model.model_name_or_path),
-                                            ("dataset", self.args.dataset)) if not value]
+        missing = [
+            name
+            for name, value in (("model_name_or_path", self.model.model_name_or_path), ("dataset", self.args.dataset))
+            if not value
+        ]
         if missing and not partial:
-            raise UserError("missing required option(s): " + ", ".join(missing)
-                            + " (set them in the YAML config or with --model_name_or_path / --dataset)")
+            raise UserError(
+                "missing required option(s): "
+                + ", ".join(missing)
+                + " (set them in the YAML config or with --model_name_or_path / --dataset)"
+            )
         if self.sft.assistant_only_loss and self.args.prompt_style != "paper":
             raise UserError("assistant_only_loss needs chat data: use prompt_style paper")
         if self.sft.push_to_hub and not self.sft.hub_model_id:
@@ -190,10 +238,13 @@ class TrainConfig:
             self.model.lora_modules_to_save = list(LONGLORA_TRAINABLE)
         return self
 
-    def replace(self, *, args: dict | None = None, sft: dict | None = None) -> "TrainConfig":
+    def replace(self, *, args: dict | None = None, sft: dict | None = None) -> TrainConfig:
         """A copy with some fields changed (the augmentation rounds)."""
-        return TrainConfig(dataclasses.replace(self.args, **(args or {})),
-                           dataclasses.replace(self.sft, **(sft or {})), dataclasses.replace(self.model))
+        return TrainConfig(
+            dataclasses.replace(self.args, **(args or {})),
+            dataclasses.replace(self.sft, **(sft or {})),
+            dataclasses.replace(self.model),
+        )
 
     @property
     def output_dir(self) -> Path:
@@ -234,11 +285,13 @@ def deepspeed_config(value: str | None) -> str | None:
             return str(path)
     path = Path(value)
     if not path.is_file():
-        raise UserError(f"DeepSpeed config {value!r} is neither a preset ({', '.join(DEEPSPEED_PRESETS)}) "
-                                "nor a file")
+        raise UserError(f"DeepSpeed config {value!r} is neither a preset ({', '.join(DEEPSPEED_PRESETS)}) nor a file")
     if "optimizer" in json.loads(path.read_text(encoding="utf-8")):
-        log.warning("%s has an `optimizer` block: DeepSpeed will build its own optimizer (fused Adam needs a "
-                    "CUDA toolchain); the shipped presets leave it out so the HF AdamW is used", path)
+        log.warning(
+            "%s has an `optimizer` block: DeepSpeed will build its own optimizer (fused Adam needs a "
+            "CUDA toolchain); the shipped presets leave it out so the HF AdamW is used",
+            path,
+        )
     return str(path)
 
 
@@ -265,8 +318,14 @@ def _as_dict(obj) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool)) or (
-        isinstance(value, (list, dict)) and all(_plain(v) for v in (value.values() if isinstance(value, dict) else value)))
+    return (
+        value is None
+        or isinstance(value, (str, int, float, bool))
+        or (
+            isinstance(value, (list, dict))
+            and all(_plain(v) for v in (value.values() if isinstance(value, dict) else value))
+        )
+    )
 
 
 def load_yaml(path: str | Path) -> dict:

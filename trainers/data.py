@@ -15,6 +15,7 @@ An example longer than ``max_length`` gets its paper shortened (never the
 answer, which is what the model must learn to write); rows that cannot be used
 are reported with the reason, never dropped silently.
 """
+
 from __future__ import annotations
 
 import logging
@@ -25,7 +26,6 @@ from pathlib import Path
 import datasets
 
 from sciqag_dataset.errors import MissingInput, UserError
-
 from sciqag_dataset.qa.format import render_output
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt
 
@@ -84,8 +84,13 @@ class Prepared:
     tokens: int = 0  # prompt + completion tokens over all examples (before packing)
 
     def summary(self) -> dict:
-        return {"examples": self.used, "papers_shortened": len(self.shortened), "skipped": len(self.skipped),
-                "skipped_ids": [f"{i}: {r}" for i, r in self.skipped[:20]], "tokens": self.tokens}
+        return {
+            "examples": self.used,
+            "papers_shortened": len(self.shortened),
+            "skipped": len(self.skipped),
+            "skipped_ids": [f"{i}: {r}" for i, r in self.skipped[:20]],
+            "tokens": self.tokens,
+        }
 
 
 def _target(row: dict) -> str:
@@ -131,18 +136,21 @@ def _cut(text: str, chars: int) -> str:
     for sep in ("\n\n", "\n", ". ", " "):
         at = text.rfind(sep, 0, chars)
         if at > chars * 0.8:
-            return text[:at + (1 if sep == ". " else 0)].rstrip()
+            return text[: at + (1 if sep == ". " else 0)].rstrip()
     return text[:chars].rstrip()
 
 
-def prepare_examples(rows, style: str, tokenizer, max_length: int, *, n_default: int = 10,
-                     messages_form: bool = False) -> Prepared:
+def prepare_examples(
+    rows, style: str, tokenizer, max_length: int, *, n_default: int = 10, messages_form: bool = False
+) -> Prepared:
     """Turn seed-config rows (``id, title, keywords, qa, input, output``) into TRL examples."""
     if style not in ("paper", "alpaca"):
         raise UserError(f"unknown prompt style {style!r}: paper or alpaca")
     if style == "paper" and not tokenizer.chat_template:
-        raise UserError("prompt_style paper needs a chat template, and this tokenizer has none: use "
-                         "prompt_style alpaca, or set chat_template_path")
+        raise UserError(
+            "prompt_style paper needs a chat template, and this tokenizer has none: use "
+            "prompt_style alpaca, or set chat_template_path"
+        )
     count = _Counter(tokenizer, style)
     out, result = [], Prepared(None)
     for i, row in enumerate(rows):
@@ -170,8 +178,7 @@ def prepare_examples(rows, style: str, tokenizer, max_length: int, *, n_default:
                 length, rounds = count(ex), rounds + 1
                 keep = int(len(text) * 0.9)
         if length > max_length:
-            result.skipped.append((rid, f"the answer and prompt alone need more than max_length={max_length} "
-                                        "tokens"))
+            result.skipped.append((rid, f"the answer and prompt alone need more than max_length={max_length} tokens"))
             continue
         if rounds:
             result.shortened.append(rid)
@@ -179,10 +186,17 @@ def prepare_examples(rows, style: str, tokenizer, max_length: int, *, n_default:
         out.append(ex)
     result.used = len(out)
     if result.shortened:
-        log.warning("%d paper(s) shortened to fit max_length=%d tokens (the answers are kept whole): %s",
-                    len(result.shortened), max_length, ", ".join(result.shortened[:10]))
+        log.warning(
+            "%d paper(s) shortened to fit max_length=%d tokens (the answers are kept whole): %s",
+            len(result.shortened),
+            max_length,
+            ", ".join(result.shortened[:10]),
+        )
     if result.skipped:
-        log.warning("%d row(s) not usable for training: %s", len(result.skipped),
-                    "; ".join(f"{i} ({r})" for i, r in result.skipped[:10]))
+        log.warning(
+            "%d row(s) not usable for training: %s",
+            len(result.skipped),
+            "; ".join(f"{i} ({r})" for i, r in result.skipped[:10]),
+        )
     result.dataset = datasets.Dataset.from_list(out) if out else None
     return result

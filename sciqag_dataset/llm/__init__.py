@@ -4,13 +4,34 @@
   (OpenAI, TGI's Messages API, vLLM, SGLang, ``transformers serve``), replicas, retries, usage;
 - ``cache``: the persistent response cache;
 - ``endpoint``: an endpoint's config, its key (sent to that endpoint only) and the client built for it;
-- ``server``: local OpenAI-compatible servers (``transformers serve``, llama.cpp) on loopback;
-- ``embedded``: the embedded default, its backend choice and its model files.
+- ``transports``: the client libraries a client's requests go through (``openai``, ``hf``);
+- ``server``: local OpenAI-compatible servers on loopback (``transformers serve``; the base of every engine's);
+- ``engines``: the registry of local engines (``llama_cpp_engine``, ``transformers_engine``);
+- ``embedded``: the embedded default and its engine choice; ``models``: its model files;
+- ``supervisor``: the embedded server of a run, watched, restarted, replaced by a fallback engine.
 """
+
 from .cache import ResponseCache
 from .client import LLMClient, LLMError, LLMResponse, Usage
-from .endpoint import (EndpointConfig, EndpointUnreachable, JudgeEndpointConfig, check_reachable, client_from_config,
-                       resolve_api_key)
+from .endpoint import (
+    EndpointConfig,
+    EndpointUnreachable,
+    JudgeEndpointConfig,
+    check_reachable,
+    client_from_config,
+    resolve_api_key,
+)
 
-__all__ = ["EndpointConfig", "EndpointUnreachable", "JudgeEndpointConfig", "LLMClient", "LLMError", "LLMResponse",
-           "ResponseCache", "Usage", "check_reachable", "client_from_config", "resolve_api_key"]
+__all__ = [
+    "EndpointConfig",
+    "EndpointUnreachable",
+    "JudgeEndpointConfig",
+    "LLMClient",
+    "LLMError",
+    "LLMResponse",
+    "ResponseCache",
+    "Usage",
+    "check_reachable",
+    "client_from_config",
+    "resolve_api_key",
+]

@@ -4,6 +4,7 @@ The cache only saves money: a file that is not a database any more (a crashed di
 moved aside as ``cache.sqlite.corrupt-<time>`` and started afresh, and a read or write that fails is
 logged and treated as a miss, so a reply in hand is never lost.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,8 +41,9 @@ class ResponseCache:
             self._db = self._open_when_free()
         except sqlite3.DatabaseError as exc:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
-            log.warning("response cache %s is unreadable (%s); moved aside to %s and rebuilt", self.path, exc,
-                        aside.name)
+            log.warning(
+                "response cache %s is unreadable (%s); moved aside to %s and rebuilt", self.path, exc, aside.name
+            )
             for suffix in ("", "-wal", "-shm"):
                 part = Path(f"{self.path}{suffix}")
                 if part.exists():
@@ -64,8 +66,10 @@ class ResponseCache:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=self._timeout)
         try:
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
-                       " created REAL NOT NULL)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+                " created REAL NOT NULL)"
+            )
             db.commit()
             db.execute("SELECT key, value FROM responses ORDER BY rowid DESC LIMIT 1").fetchall()
             wal = Path(f"{self.path}-wal")
@@ -99,13 +103,19 @@ class ResponseCache:
         """Store a complete reply; False (logged) when the write failed."""
         try:
             with self._lock:
-                self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
-                                 (key, json.dumps(value, ensure_ascii=False), time.time()))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
+                    (key, json.dumps(value, ensure_ascii=False), time.time()),
+                )
                 self._db.commit()
             return True
         except (sqlite3.Error, ValueError) as exc:
-            log.warning("response cache write failed (%s: %s); the reply is kept in the stage output but "
-                        "will be asked again if that is lost", type(exc).__name__, exc)
+            log.warning(
+                "response cache write failed (%s: %s); the reply is kept in the stage output but "
+                "will be asked again if that is lost",
+                type(exc).__name__,
+                exc,
+            )
             return False
 
     def __len__(self) -> int:

@@ -22,6 +22,7 @@ What it guarantees:
   alive: a dead one is replaced and the request sent again, and when it cannot
   be, ``ServerDown`` is raised as it is (no paper is to blame).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -32,12 +33,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 import openai
-from huggingface_hub import AsyncInferenceClient, constants
 
-from ..errors import UserError
 from ..redact import redact, redact_url, remember_secret, url_secrets
 from ..text_repair import repair
 from .cache import ResponseCache, complete_reply
+from .transports import transport
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class Usage:
 class _Endpoint:
     url: str
     client: openai.AsyncOpenAI
-    hf: Any  # huggingface_hub.AsyncInferenceClient for the "hf" backend's chat calls, else None
+    chat: Any  # the transport's own chat client (hf: huggingface_hub.AsyncInferenceClient), else None
     semaphore: asyncio.Semaphore
     in_flight: int = 0
     down_until: float = 0.0  # a replica that refused a connection rests before it is tried again
@@ -122,9 +122,9 @@ class LLMClient:
     # whether the server takes ``response_format`` of type ``json_schema`` (llama-cpp-python's answers a 500 to
     # it, which looks like an outage and is retried; a judge of such a server is asked in plain text)
     json_schema: bool = True
-    # "openai" (the openai client) | "hf" (huggingface_hub's AsyncInferenceClient for chat requests; it has no
-    # /v1/completions call, so raw completions of the alpaca style go through the openai client either way)
-    backend: str = "openai"
+    # the client library of chat requests (``transports.TRANSPORTS``; an endpoint's ``backend:`` option):
+    # "openai" | "hf" (huggingface_hub's AsyncInferenceClient; raw completions go through openai either way)
+    transport: str = "openai"
     # Part of the cache key: the same model asked the same thing by two stages (teacher and generator
     # in the embedded default) gets two samples, not one reply twice.
     cache_namespace: str = ""
@@ -140,13 +140,8 @@ class LLMClient:
             raise ValueError("LLMClient needs at least one endpoint URL")
         self.urls = urls
         self.served_model = self.model  # what requests name; ``connect`` may say otherwise
-        if self.backend not in ("openai", "hf"):
-            raise ValueError(f"backend must be 'openai' or 'hf', not {self.backend!r}")
-        if self.backend == "hf":
-            if constants.is_offline_mode():  # InferenceClient refuses every URL then, loopback included
-                raise UserError("backend hf: HF_HUB_OFFLINE is set, and huggingface_hub's InferenceClient then "
-                                f"refuses every URL ({', '.join(map(redact_url, urls))}); unset HF_HUB_OFFLINE "
-                                "or use backend openai")
+        self._transport = transport(self.transport)
+        self._transport.check(urls)
         for u in urls:
             for secret in url_secrets(u):
                 remember_secret(secret)
@@ -162,8 +157,12 @@ class LLMClient:
             self._loop = loop
             key = self.api_key or NO_KEY
             self._endpoints = [
-                _Endpoint(u, openai.AsyncOpenAI(base_url=u, api_key=key, max_retries=0, timeout=self.timeout),
-                          self._hf_client(u, key), asyncio.Semaphore(self.concurrency))
+                _Endpoint(
+                    u,
+                    openai.AsyncOpenAI(base_url=u, api_key=key, max_retries=0, timeout=self.timeout),
+                    self._chat_client(u, key),
+                    asyncio.Semaphore(self.concurrency),
+                )
                 for u in self.urls
             ]
         return self._endpoints
@@ -174,8 +173,12 @@ class LLMClient:
 
     def describe(self) -> dict[str, Any]:
         """What may be written to manifests and cards: no credentials."""
-        return {"endpoints": [redact_url(u) for u in self.urls], "model": self.name, "params": self.params,
-                "usage": self.usage.as_dict()}
+        return {
+            "endpoints": [redact_url(u) for u in self.urls],
+            "model": self.name,
+            "params": self.params,
+            "usage": self.usage.as_dict(),
+        }
 
     async def chat(self, messages: list[dict], *, partial: bool = False, **params) -> LLMResponse:
         return await self._request("chat", {"messages": messages}, params, partial=partial)
@@ -198,7 +201,7 @@ class LLMClient:
             self._use(self.local.connect())  # synchronous on purpose: a server started from the main thread
             # is tied to this process's death (see LocalServer), and every request waits for it anyway
             hit = self.cache.get(self._key(kind, body, merged), partial=partial) if self.cache is not None else None
-            if hit is not None:  # the backend that serves (a fallback) answered this before, under its name
+            if hit is not None:  # the engine that serves (a fallback) answered this before, under its name
                 self.usage.cached += 1
                 return LLMResponse(**{**hit, "cached": True})
         last: BaseException | None = None
@@ -228,11 +231,11 @@ class LLMClient:
                         self._use(replaced)
                         continue
                 if isinstance(exc, (openai.APIConnectionError, ConnectionError)) and len(self.urls) > 1:
-                    endpoint.down_until = time.monotonic() + min(self.max_backoff, self.backoff * 2 ** attempt * 5)
+                    endpoint.down_until = time.monotonic() + min(self.max_backoff, self.backoff * 2**attempt * 5)
                 if attempt == self.max_retries:
                     break
                 self.usage.retries += 1
-                delay = retry_after or random.uniform(0, min(self.max_backoff, self.backoff * 2 ** attempt))
+                delay = retry_after or random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
                 log.info("retrying %s after %s (%.1fs)", redact_url(endpoint.url), type(exc).__name__, delay)
                 await asyncio.sleep(delay)
                 attempt += 1
@@ -240,15 +243,22 @@ class LLMClient:
             self._account(resp)
             value = {k: v for k, v in asdict(resp).items() if k != "cached"}
             if self.cache is not None and (partial or complete_reply(value)):
-                # under the identity of the server that answered (a replacement may be another backend)
+                # under the identity of the server that answered (a replacement may be another engine)
                 self.cache.put(self._key(kind, body, merged), value)
             return resp
         self.usage.failures += 1
         raise LLMError(redact(f"gave up after {self.max_retries + 1} attempts: {type(last).__name__}: {_short(last)}"))
 
     def _key(self, kind: str, body: dict, params: dict) -> str:
-        return ResponseCache.key({"kind": kind, "model": self.model, **body, "params": params,
-                                  **({"namespace": self.cache_namespace} if self.cache_namespace else {})})
+        return ResponseCache.key(
+            {
+                "kind": kind,
+                "model": self.model,
+                **body,
+                "params": params,
+                **({"namespace": self.cache_namespace} if self.cache_namespace else {}),
+            }
+        )
 
     def _use(self, serving) -> None:
         """Talk to the local server ``serving`` from now on; its replies are cached under its identity."""
@@ -267,16 +277,13 @@ class LLMClient:
         self._turn += 1
         return min(up, key=lambda e: (e.in_flight, (pool.index(e) - self._turn) % len(pool)))
 
-    def _hf_client(self, url: str, key: str):
-        if self.backend != "hf":
-            return None
-        # InferenceClient appends /v1/chat/completions itself: give it the server root
-        root = url.rstrip("/").removesuffix("/v1")
-        return AsyncInferenceClient(base_url=root, api_key=key, timeout=self.timeout)
+    def _chat_client(self, url: str, key: str):
+        opener = self._transport.open_chat
+        return opener(url, key, self.timeout) if opener is not None else None
 
     async def _send(self, endpoint: _Endpoint, kind: str, body: dict, params: dict) -> LLMResponse:
-        if kind == "chat" and endpoint.hf is not None:
-            r = await endpoint.hf.chat_completion(body["messages"], model=self.served_model, **params)
+        if kind == "chat" and endpoint.chat is not None:
+            r = await self._transport.chat(endpoint.chat, self.served_model, body["messages"], params)
             choice = r.choices[0]
             text, finish = choice.message.content or "", choice.finish_reason
         elif kind == "chat":
@@ -290,26 +297,33 @@ class LLMClient:
         usage = r.usage
         text, repaired = repair(text)
         if repaired:
-            log.warning("%s replied with %d unencodable character(s) (lone surrogates); kept as U+FFFD",
-                        redact_url(endpoint.url), repaired)
-        return LLMResponse(text=text, finish_reason=finish,
-                           prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                           completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-                           endpoint=redact_url(endpoint.url))
+            log.warning(
+                "%s replied with %d unencodable character(s) (lone surrogates); kept as U+FFFD",
+                redact_url(endpoint.url),
+                repaired,
+            )
+        return LLMResponse(
+            text=text,
+            finish_reason=finish,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            endpoint=redact_url(endpoint.url),
+        )
 
     def _account(self, resp: LLMResponse) -> None:
         u = self.usage
         u.requests += 1
         u.prompt_tokens += resp.prompt_tokens
         u.completion_tokens += resp.completion_tokens
-        u.cost += (resp.prompt_tokens * self.price_prompt_per_m
-                   + resp.completion_tokens * self.price_completion_per_m) / 1e6
+        u.cost += (
+            resp.prompt_tokens * self.price_prompt_per_m + resp.completion_tokens * self.price_completion_per_m
+        ) / 1e6
 
     async def aclose(self) -> None:
         for e in self._endpoints or []:
             await e.client.close()
-            if e.hf is not None:
-                await e.hf.close()
+            if e.chat is not None:
+                await e.chat.close()
         self._endpoints = None
 
 
@@ -339,12 +353,12 @@ def _connection_lost(exc: Exception) -> bool:
     if isinstance(exc, openai.APITimeoutError):
         return False  # a slow server is alive
     return isinstance(exc, (openai.APIConnectionError, ConnectionError)) or (
-        type(exc).__module__.startswith(("httpx", "httpcore")) and "Timeout" not in type(exc).__name__
-        and getattr(getattr(exc, "response", None), "status_code", None) is None)
+        type(exc).__module__.startswith(("httpx", "httpcore"))
+        and "Timeout" not in type(exc).__name__
+        and getattr(getattr(exc, "response", None), "status_code", None) is None
+    )
 
 
 def _short(exc: BaseException | None, limit: int = 300) -> str:
     text = str(exc)
     return text if len(text) <= limit else text[:limit] + "..."
-
-

@@ -3,6 +3,7 @@
 A key is read from the environment variable the endpoint names (``api_key_env``) and sent to that
 endpoint's URL(s) only; the embedded server never gets one.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,6 +18,7 @@ from ..options import opt
 from ..redact import redact, redact_url, remember_secret, url_secrets
 from .cache import ResponseCache
 from .client import LLMClient, LLMError
+from .transports import TRANSPORTS
 
 #: Hosts that OPENAI_API_KEY is sent to when an endpoint names no key variable of its own.
 OPENAI_HOSTS = ("api.openai.com",)
@@ -30,15 +32,26 @@ class EndpointUnreachable(UserError, LLMError):
 class EndpointConfig:
     """An OpenAI-compatible endpoint. ``url: null`` means the embedded local server."""
 
-    url: str | list[str] | None = opt(None, flag="endpoint", metavar="URL", repeat=True,
-                                      help="base URL such as http://host:8080/v1; repeat for replicas "
-                                           "(default: the embedded local model)")
+    url: str | list[str] | None = opt(
+        None,
+        flag="endpoint",
+        metavar="URL",
+        repeat=True,
+        help="base URL such as http://host:8080/v1; repeat for replicas (default: the embedded local model)",
+    )
     model: str | None = opt(None, help="the model name the endpoint serves")
-    backend: str = opt("openai", choices=("openai", "hf"),
-                       help="client library: openai, or hf (huggingface_hub's InferenceClient, chat requests)")
-    api_key_env: str | None = opt(None, metavar="VAR",
-                                  help="environment variable holding this endpoint's key (must be set when named; "
-                                       "none: OPENAI_API_KEY for api.openai.com only)")
+    # the transport (client library) of this endpoint's requests; the key keeps its first name
+    backend: str = opt(
+        "openai",
+        choices=tuple(TRANSPORTS),
+        help="client library: openai, or hf (huggingface_hub's InferenceClient, chat requests)",
+    )
+    api_key_env: str | None = opt(
+        None,
+        metavar="VAR",
+        help="environment variable holding this endpoint's key (must be set when named; "
+        "none: OPENAI_API_KEY for api.openai.com only)",
+    )
     concurrency: int = opt(8, min=1, help="requests in flight per endpoint (the embedded server: always 1)")
     max_retries: int = opt(5, min=0, help="retries on 429/5xx/timeouts/connection loss, with backoff and jitter")
     timeout: float = opt(600.0, min=0.001, help="seconds per request")
@@ -83,8 +96,10 @@ def resolve_api_key(url: str | list[str] | None, api_key_env: str | None, option
     if api_key_env:
         value = os.environ.get(api_key_env)
         if not value:
-            raise UserError(f"{option}: the environment variable {api_key_env} is not set (it should hold the "
-                            f"API key for {', '.join(map(redact_url, urls))})")
+            raise UserError(
+                f"{option}: the environment variable {api_key_env} is not set (it should hold the "
+                f"API key for {', '.join(map(redact_url, urls))})"
+            )
         remember_secret(value)
         return value
     if all(urlsplit(u).hostname in OPENAI_HOSTS for u in urls) and os.environ.get("OPENAI_API_KEY"):
@@ -93,8 +108,9 @@ def resolve_api_key(url: str | list[str] | None, api_key_env: str | None, option
     return None
 
 
-def client_from_config(cfg, cache_path: str | Path | None = None, *, model: str | None = None,
-                       label: str | None = None, local=None) -> LLMClient:
+def client_from_config(
+    cfg, cache_path: str | Path | None = None, *, model: str | None = None, label: str | None = None, local=None
+) -> LLMClient:
     """Build the client for an `EndpointConfig`. For the embedded server (``url: null``), ``local`` starts
     it on the first request and watches it (see ``LLMClient.local``), ``model`` names its replies and ``label``
     the model."""
@@ -103,16 +119,25 @@ def client_from_config(cfg, cache_path: str | Path | None = None, *, model: str 
     if not (url or local) or not model:
         raise ValueError("an endpoint needs both `url` and `model` (or leave `url` empty for the local server)")
     return LLMClient(
-        base_url=url, model=model, local=local,
+        base_url=url,
+        model=model,
+        local=local,
         api_key=None if label else cfg.api_key(),  # `label`: the embedded server, which never gets a key
-        params={"temperature": cfg.temperature, "top_p": cfg.top_p,
-                "max_tokens": cfg.max_tokens or (512 if label else 2048)},
+        params={
+            "temperature": cfg.temperature,
+            "top_p": cfg.top_p,
+            "max_tokens": cfg.max_tokens or (512 if label else 2048),
+        },
         # the embedded server answers one request at a time; a second one waiting inside it slowed the
         # running one's decoding ~2x on 2 cores (8 seed requests: 110 s sent together, 87 s in turn)
-        concurrency=1 if label else cfg.concurrency, max_retries=cfg.max_retries, timeout=cfg.timeout,
+        concurrency=1 if label else cfg.concurrency,
+        max_retries=cfg.max_retries,
+        timeout=cfg.timeout,
         cache=ResponseCache(cache_path) if cache_path else None,
-        price_prompt_per_m=cfg.price_prompt_per_m, price_completion_per_m=cfg.price_completion_per_m,
-        label=label, backend=cfg.backend,
+        price_prompt_per_m=cfg.price_prompt_per_m,
+        price_completion_per_m=cfg.price_completion_per_m,
+        label=label,
+        transport=cfg.backend,
     )
 
 

@@ -6,6 +6,7 @@ buffer type and segfaults on the first decode (ggml-org/llama.cpp issue 20824). 
 ``use_extra_bufts = False`` avoids it, and the server has no flag for that field, so it is set here, where
 llama-cpp-python reads its model defaults, before the server loads the model.
 """
+
 from __future__ import annotations
 
 import sys

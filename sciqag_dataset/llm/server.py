@@ -1,12 +1,13 @@
 """Local OpenAI-compatible servers on loopback, started and stopped by the project.
 
 ``LocalServer`` runs ``transformers serve`` on a model folder (the embedded default's fallback, a freshly
-trained generator); ``LlamaCppServer`` runs llama-cpp-python's server on a GGUF file (the embedded
-default where it is installed). Both bind a free port, wait until they answer, then must answer one
-tiny completion (a server that crashes on its first decode is caught before a paper is sent), die with
-the process that started them, and stop on exit. They run without the credentials of this process's
-environment: a local model needs none. Which one the embedded default uses is decided in ``embedded.py``.
+trained generator); an engine's server is a subclass with its own command line (``LlamaCppServer`` in
+``llama_cpp_engine.py``). Each binds a free port, waits until it answers, then must answer one tiny
+completion (a server that crashes on its first decode is caught before a paper is sent), dies with the
+process that started it, and stops on exit. They run without the credentials of this process's
+environment: a local model needs none. Which engine the embedded default uses is decided in ``embedded.py``.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,6 @@ from pathlib import Path
 from ..errors import Unavailable
 from ..processes import preexec_die_with_parent
 from ..redact import is_secret
-from .llama_launch import NO_EXTRA_BUFFERS
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +34,48 @@ log = logging.getLogger(__name__)
 #: settings, and our own. Nothing else, so no credential gets there under any name (a key, a token, a proxy
 #: URL with a password), whether or not this command resolved it. The model is a local folder (the embedded
 #: one is downloaded in this process), so a server never needs HF_TOKEN.
-_KEPT = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP",
-         "VIRTUAL_ENV", "LD_LIBRARY_PATH", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
-         "TOKENIZERS_PARALLELISM", "HF_HUB_DISABLE_TELEMETRY"}
-_KEPT_PREFIXES = ("LC_", "XDG_", "PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "CUDA_", "NVIDIA_", "ROCM_",
-                  "HIP_", "GGML_", "LLAMA_", "TORCH", "PYTORCH_", "CONDA_", "SCIQAG_")
+_KEPT = {
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "TZ",
+    "LANG",
+    "LANGUAGE",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "VIRTUAL_ENV",
+    "LD_LIBRARY_PATH",
+    "HF_HOME",
+    "HF_HUB_CACHE",
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "TOKENIZERS_PARALLELISM",
+    "HF_HUB_DISABLE_TELEMETRY",
+}
+_KEPT_PREFIXES = (
+    "LC_",
+    "XDG_",
+    "PYTHON",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "KMP_",
+    "GOMP_",
+    "CUDA_",
+    "NVIDIA_",
+    "ROCM_",
+    "HIP_",
+    "GGML_",
+    "LLAMA_",
+    "TORCH",
+    "PYTORCH_",
+    "CONDA_",
+    "SCIQAG_",
+)
 
 
 _CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH", re.I)  # within a kept prefix too
@@ -46,8 +83,11 @@ _CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH", re.I)  # withi
 
 def without_credentials(env: dict[str, str]) -> dict[str, str]:
     """``env`` reduced to what a process that serves a local model needs (see ``_KEPT``)."""
-    return {k: v for k, v in env.items() if not is_secret(v) and (
-        k in _KEPT or k.startswith(_KEPT_PREFIXES) and not _CREDENTIAL_NAME.search(k))}
+    return {
+        k: v
+        for k, v in env.items()
+        if not is_secret(v) and (k in _KEPT or k.startswith(_KEPT_PREFIXES) and not _CREDENTIAL_NAME.search(k))
+    }
 
 
 class ServerDied(Unavailable):
@@ -82,10 +122,18 @@ class _PortTaken(Exception):
 class LocalServer:
     """``transformers serve MODEL_DIR`` on a free loopback port, as a context manager."""
 
-    def __init__(self, model_dir: str | Path, port: int | None = None, continuous_batching: bool = True,
-                 startup_timeout: float = 180.0, log_path: str | Path | None = None,
-                 kv_cache_tokens: int = 32768, device: str = "auto", dtype: str = "auto",
-                 threads: int | None = None):
+    def __init__(
+        self,
+        model_dir: str | Path,
+        port: int | None = None,
+        continuous_batching: bool = True,
+        startup_timeout: float = 180.0,
+        log_path: str | Path | None = None,
+        kv_cache_tokens: int = 32768,
+        device: str = "auto",
+        dtype: str = "auto",
+        threads: int | None = None,
+    ):
         self.model_dir = str(model_dir)
         self.port = port or free_port()
         self.continuous_batching = continuous_batching
@@ -125,11 +173,17 @@ class LocalServer:
     def death(self) -> str:
         """How the process ended, with the last lines of its log: what a user needs to report a crash."""
         code = self.proc.poll() if self.proc else None
-        how = ("is not running" if code is None else f"was killed by {_signal_name(-code)}" if code < 0
-               else f"exited with status {code}")
+        how = (
+            "is not running"
+            if code is None
+            else f"was killed by {_signal_name(-code)}"
+            if code < 0
+            else f"exited with status {code}"
+        )
         tail = _log_tail(self.log_path)
         return f"{self.name} (pid {self.proc.pid if self.proc else '-'}) {how}" + (
-            f"; the last lines of {self.log_path}:\n{tail}" if tail else "")
+            f"; the last lines of {self.log_path}:\n{tail}" if tail else ""
+        )
 
     def healthy(self) -> bool:
         try:
@@ -138,25 +192,41 @@ class LocalServer:
         except Exception:
             return False
 
-    def start(self, attempts: int = 3) -> "LocalServer":
+    def start(self, attempts: int = 3) -> LocalServer:
         """Start and wait for /health; a port taken between choosing and binding it is retried."""
         for attempt in range(attempts):
             try:
                 return self._start_once()
             except _PortTaken:
                 if attempt == attempts - 1:
-                    raise Unavailable(f"{self.name} could not bind a free port ({attempts} tries)")
+                    raise Unavailable(f"{self.name} could not bind a free port ({attempts} tries)") from None
                 self.port = free_port()
         return self
 
     def command(self) -> list[str]:
         exe = shutil.which("transformers") or str(Path(sys.executable).parent / "transformers")
-        cmd = [exe, "serve", self.model_dir, "--device", _device(self.device), "--host", "127.0.0.1",
-               "--port", str(self.port), "--dtype", self.dtype]
+        cmd = [
+            exe,
+            "serve",
+            self.model_dir,
+            "--device",
+            _device(self.device),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--dtype",
+            self.dtype,
+        ]
         if self.continuous_batching:
             block = 256
-            cmd += ["--continuous-batching", "--cb-block-size", str(block),
-                    "--cb-num-blocks", str(max(1, self.kv_cache_tokens // block))]
+            cmd += [
+                "--continuous-batching",
+                "--cb-block-size",
+                str(block),
+                "--cb-num-blocks",
+                str(max(1, self.kv_cache_tokens // block)),
+            ]
         return cmd
 
     def environment(self) -> dict[str, str]:
@@ -171,14 +241,15 @@ class LocalServer:
         env["HF_HUB_CACHE"] = str(hub_cache)
         return env
 
-    def _start_once(self) -> "LocalServer":
+    def _start_once(self) -> LocalServer:
         cmd, env = self.command(), self.environment()
         self._log_file = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         log.info("Starting %s (OMP_NUM_THREADS=%s)", " ".join(cmd), env.get("OMP_NUM_THREADS", "unset"))
         # PR_SET_PDEATHSIG fires when the starting *thread* ends, so only tie the server to the main thread.
         tie = preexec_die_with_parent if threading.current_thread() is threading.main_thread() else None
-        self.proc = subprocess.Popen(cmd, env=env, stdout=self._log_file, stderr=subprocess.STDOUT,
-                                     start_new_session=True, preexec_fn=tie)
+        self.proc = subprocess.Popen(
+            cmd, env=env, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=tie
+        )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -200,8 +271,9 @@ class LocalServer:
         """One token of a raw completion (no chat template needed): a server that dies on its first decode,
         as llama.cpp on some CPUs did, fails here, named, instead of failing every paper."""
         body = json.dumps({"model": self.model, "prompt": "Hello", "max_tokens": 1, "temperature": 0}).encode()
-        req = urllib.request.Request(f"{self.base_url}/completions", data=body,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"{self.base_url}/completions", data=body, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=max(10.0, deadline - time.monotonic())) as r:
                 r.read()
@@ -230,47 +302,11 @@ class LocalServer:
         if self.proc is not None:
             self.proc.poll()
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-class LlamaCppServer(LocalServer):
-    """llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on one GGUF file.
-
-    One request at a time with every core: on a 2-core CPU it decoded SmolLM2-135M at ~88 tokens/s against
-    ~19 for ``transformers serve`` (DESIGN.md section 2).
-    """
-
-    name = "llama.cpp server"
-    health_path = "/v1/models"
-
-    def __init__(self, gguf: str | Path, alias: str, *, context_tokens: int = 8192, threads: int | None = None,
-                 port: int | None = None, startup_timeout: float = 180.0, log_path: str | Path | None = None,
-                 plain_buffers: bool = True):
-        super().__init__(gguf, port=port, continuous_batching=False, startup_timeout=startup_timeout,
-                         log_path=log_path, threads=threads)
-        self.alias = alias
-        self.context_tokens = context_tokens
-        # ggml's extra buffer types: AMX segfaults on the first decode (see llama_launch.py); the other ones
-        # (weight repacking) have no kernel for the Q4_1 file we serve, so plain buffers cost nothing
-        self.plain_buffers = plain_buffers
-
-    @property
-    def model(self) -> str:
-        return self.alias
-
-    def command(self) -> list[str]:
-        return [sys.executable, "-m", "sciqag_dataset.llm.llama_launch",
-                *([NO_EXTRA_BUFFERS] if self.plain_buffers else []),
-                "--model", self.model_dir, "--model_alias", self.alias,
-                "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context_tokens),
-                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
-
-    def environment(self) -> dict[str, str]:
-        return without_credentials(dict(os.environ))
 
 
 def _signal_name(number: int) -> str:

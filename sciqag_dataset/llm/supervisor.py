@@ -3,21 +3,23 @@
 Every client of the run that asks the embedded model shares one ``EmbeddedServer``. A client calls
 ``connect`` before its first request the cache cannot answer, and ``recover`` after a connection error. A
 server that died (a crash, an OOM kill) is reported once, with its exit status or signal and the last lines
-of its log, and started again; a backend that dies twice gives way to the other one (llama.cpp to
-``transformers serve``, with a warning saying why) when the backend was chosen automatically; when none is
-left, ``ServerDown`` stops the stage without marking any paper failed (the CLI exits 2 with one line).
+of its log, and started again; an engine that dies twice gives way to the next one of its choice's fallbacks
+(llama.cpp to ``transformers serve``, with a warning saying why) when the engine was chosen automatically
+(``embedded.choose``); when none is left, ``ServerDown`` stops the stage without marking any paper failed
+(the CLI exits 2 with one line).
 
-Ranks of a scaled-out run talk to the server their parent started (``Serving``, its process included) and cannot
-restart it: ``AttachedServer`` only tells them whether it is gone.
+Ranks of a scaled-out run talk to the server their parent started (``Serving``, its process included) and
+cannot restart it: ``AttachedServer`` only tells them whether it is gone.
 """
+
 from __future__ import annotations
 
 import logging
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..errors import ServerDown, UserError
 from ..processes import Owner, started
@@ -26,8 +28,8 @@ from .server import LocalServer, ServerDied
 
 log = logging.getLogger(__name__)
 
-#: Starts of one backend in one run: the first, and one restart after a death.
-STARTS_PER_BACKEND = 2
+#: Starts of one engine in one run: the first, and one restart after a death.
+STARTS_PER_ENGINE = 2
 
 
 @dataclass(frozen=True)
@@ -36,23 +38,27 @@ class Serving:
 
     urls: list[str]
     model: str  # the name requests send
-    identity: str  # names its replies in the response cache: another backend writes other text
+    identity: str  # names its replies in the response cache: another engine writes other text
     process: Owner | None = None  # its pid and start time (pids are reused), for ranks that watch it
 
 
 class EmbeddedServer:
     """See the module docstring. ``start`` is ``embedded.start`` (tests give a server that crashes)."""
 
-    def __init__(self, choice: embedded.Choice, log_path: str | Path | None = None,
-                 start: Callable[[embedded.Choice, str | Path | None], LocalServer] = embedded.start):
-        self.plan = [choice, *([choice.fallback] if choice.fallback else [])]
+    def __init__(
+        self,
+        choice: embedded.Choice,
+        log_path: str | Path | None = None,
+        start: Callable[[embedded.Choice, str | Path | None], LocalServer] = embedded.start,
+    ):
+        self.plan = choice.plan()
         self.log_path = log_path
         self._start = start
         self._starts: Counter = Counter()
         self._server: LocalServer | None = None
         self._serving: Serving | None = None
         self._down: ServerDown | None = None
-        self.choice = choice  # the backend serving now (or last)
+        self.choice = choice  # the engine serving now (or last)
 
     @property
     def started(self) -> bool:
@@ -95,10 +101,10 @@ class EmbeddedServer:
         reasons = []
         while self.plan:
             choice = self.plan[0]
-            if self._starts[choice.backend] >= STARTS_PER_BACKEND:
+            if self._starts[choice.engine.name] >= STARTS_PER_ENGINE:
                 self._give_up_on(choice, "it died twice")
                 continue
-            self._starts[choice.backend] += 1
+            self._starts[choice.engine.name] += 1
             print(f"Starting the embedded {embedded.DEFAULT_MODEL_ID} server: {choice.describe()}", file=sys.stderr)
             try:
                 server = self._start(choice, self.log_path)
@@ -118,16 +124,23 @@ class EmbeddedServer:
             pid = server.proc.pid
             self._serving = Serving([server.base_url], server.model, choice.identity, (pid, started(pid)))
             return self._serving
-        self._down = ServerDown(f"the embedded {embedded.DEFAULT_MODEL_ID} server could not be started or kept "
-                                f"running: {'; '.join(reasons) or 'it died twice'} (see {self.log_path}); no "
-                                "paper was marked failed: rerun to go on, or configure an endpoint")
+        self._down = ServerDown(
+            f"the embedded {embedded.DEFAULT_MODEL_ID} server could not be started or kept "
+            f"running: {'; '.join(reasons) or 'it died twice'} (see {self.log_path}); no "
+            "paper was marked failed: rerun to go on, or configure an endpoint"
+        )
         raise self._down
 
     def _give_up_on(self, choice: embedded.Choice, why: str) -> None:
         self.plan.pop(0)
         if self.plan:
-            log.warning("embedded model: %s on %s failed (%s): serving with %s instead", embedded.DEFAULT_MODEL_ID,
-                        choice.backend, why.split("\n")[0], self.plan[0].describe())
+            log.warning(
+                "embedded model: %s on %s failed (%s): serving with %s instead",
+                embedded.DEFAULT_MODEL_ID,
+                choice.engine.name,
+                why.split("\n")[0],
+                self.plan[0].describe(),
+            )
 
     def _report(self, death: str) -> None:
         log.error("embedded model server died: %s", death)
@@ -146,5 +159,7 @@ class AttachedServer:
         process = self.serving.process
         if process is None or started(process[0]) == process[1]:  # alive (or cannot be told): retry as usual
             return None
-        raise ServerDown(f"the embedded server (pid {process[0]}) that this run started is gone; no paper "
-                         "was marked failed: rerun to go on")
+        raise ServerDown(
+            f"the embedded server (pid {process[0]}) that this run started is gone; no paper "
+            "was marked failed: rerun to go on"
+        )

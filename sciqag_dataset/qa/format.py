@@ -6,6 +6,7 @@ The target text is the released SciQAG generator's format (``Keywords: ...`` the
 and ``kw`` for clean pairs (stripped, no line inside an answer that itself starts
 with a ``Q2:``-style marker, no commas inside keywords).
 """
+
 from __future__ import annotations
 
 from .prompts import build_messages, instruction_text, normalise_keywords

@@ -16,10 +16,11 @@ so replies are parseable; ``format_hint=False`` gives the bare Appendix D text),
 and one sentence in the Alpaca task listing the extracted keywords (the released
 template asks the model to invent its keywords; here TopicRank supplies them).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 from . import small_model
 
@@ -47,8 +48,10 @@ PAPER_FORMAT_HINT_NO_KEYWORDS = "Please present the question-answer pairs in the
 # Small models copy a skeleton such as "Q1: [Question 1]" literally, so the paper-style hint shows one
 # real-looking pair from another field instead; the parser drops it if a model copies it verbatim.
 EXAMPLE_QUESTION = "Why does adding a donor dopant raise the electrical conductivity of silicon?"
-EXAMPLE_ANSWER = ("Each donor atom contributes an extra electron to the conduction band, so the density of free "
-                  "carriers, and with it the conductivity, rises by orders of magnitude.")
+EXAMPLE_ANSWER = (
+    "Each donor atom contributes an extra electron to the conduction band, so the density of free "
+    "carriers, and with it the conductivity, rises by orders of magnitude."
+)
 PAPER_EXAMPLE_NOTE = "(The first pair only shows the format; write all {n} pairs about the paper above.)"
 NO_KEYWORDS_FALLBACK = "the key concepts of the paper"
 
@@ -143,8 +146,7 @@ def _alpaca_task(keywords: list[str], n: int) -> str:
     return ALPACA_TASK.format(k=k, keyword_hint=hint, n=n, block=format_block(n, k))
 
 
-def instruction_text(keywords: list[str], n: int = 10, style: str = "paper", *,
-                     format_hint: bool = True) -> str:
+def instruction_text(keywords: list[str], n: int = 10, style: str = "paper", *, format_hint: bool = True) -> str:
     """The instruction without the paper, for instruction/input/output records."""
     _check(n, style)
     keywords = normalise_keywords(keywords)
@@ -154,8 +156,15 @@ def instruction_text(keywords: list[str], n: int = 10, style: str = "paper", *,
     return ALPACA_INSTRUCTION + "\n\n" + _alpaca_task(keywords, n)
 
 
-def build_messages(text: str, keywords: list[str], n: int = 10, style: str = "paper",
-                   title: str | None = None, *, format_hint: bool = True) -> list[dict]:
+def build_messages(
+    text: str,
+    keywords: list[str],
+    n: int = 10,
+    style: str = "paper",
+    title: str | None = None,
+    *,
+    format_hint: bool = True,
+) -> list[dict]:
     """Chat messages asking for ``n`` QA pairs on ``text`` (one user turn)."""
     _check(n, style, ASK_STYLES)
     keywords = normalise_keywords(keywords)
@@ -185,7 +194,7 @@ def fit_to_context(text: str, budget: int, mode: str) -> tuple[list[str], list[s
     if mode == "chunk":
         n = math.ceil(len(text) / budget)
         size = math.ceil(len(text) / n)
-        pieces = [text[i:i + size] for i in range(0, len(text), size)]
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
         return pieces, [f"paper of {len(text)} chars split into {len(pieces)} chunks to fit the context"]
     if mode != "truncate":
         raise ValueError(f"long_paper must be 'truncate' or 'chunk', not {mode!r}")

@@ -1,13 +1,98 @@
-"""The shapes a QA reply comes in, one reader each: question markers, answer markers only, a numbered list,
-and JSON (see ``parse.py`` for the order they are tried in)."""
+"""The shapes a QA reply comes in, one reader each: JSON, question markers, answer markers only, a numbered
+list, and a ``Keywords:`` line; ``read_reply`` tries them in order (listed in ``parse.py``). Built on
+``reply_text``; ``parse`` builds on this."""
+
 from __future__ import annotations
 
 import json
 import re
 
-from .reply_text import (A_KEYS, BOLD, FENCE, HS, INLINE_ANSWER, JSON_PAIR, NUMBERED, PLACEHOLDER, Q_KEYS, Collector,
-                         Marker, clean_answer, clean_question, has_text, split_keywords, split_on_question_mark,
-                         split_question_block, strip_bold)
+from .reply_text import (
+    A_KEYS,
+    BOLD,
+    FENCE,
+    HS,
+    INLINE_ANSWER,
+    JSON_PAIR,
+    KEYWORDS,
+    NUMBERED,
+    PLACEHOLDER,
+    Q_KEYS,
+    RULE,
+    Collector,
+    Marker,
+    classify,
+    clean_answer,
+    clean_question,
+    has_text,
+    split_keywords,
+    split_on_question_mark,
+    split_question_block,
+    strip_bold,
+)
+
+
+def read_reply(text: str) -> tuple[Collector, list[str]]:
+    """The pairs (with the counts of what was dropped) and the keywords of a normalised reply, read in the first
+    shape that yields pairs: JSON, then question markers, answer markers only, a numbered list."""
+    out = Collector()
+    keywords = parse_json(text, out)
+    if keywords is None:
+        lines = ["" if RULE.match(s) else s for s in text.split("\n")]
+        marks = [classify(s) for s in lines]
+        keywords = take_keywords(lines, marks)
+        has_questions = any(mk is not None and mk.kind == "Q" for mk in marks)
+        if has_questions:
+            parse_markers(lines, marks, out)
+        elif any(marks):
+            parse_answer_only(lines, marks, out)
+        if not out.pairs and not has_questions:
+            fresh = Collector()
+            parse_numbered(lines, fresh, strict=True)
+            if not fresh.pairs:
+                fresh = Collector()
+                parse_numbered(lines, fresh, strict=False)
+            if fresh.pairs or not out.no_answer:
+                out = fresh
+    if not keywords and out.pairs:
+        keywords = take_trailing_keywords(out.pairs[-1])
+    return out, keywords
+
+
+def take_keywords(lines: list[str], marks: list[Marker | None]) -> list[str]:
+    """Read (and blank out) a ``Keywords:`` line, or list, that comes before the first question."""
+    for i, line in enumerate(lines):
+        if marks[i] is not None or NUMBERED.match(line) and "?" in line:
+            return []
+        m = KEYWORDS.match(line)
+        if not m:
+            continue
+        rest = strip_bold(m["rest"])
+        lines[i] = ""
+        if rest:
+            return split_keywords(rest)
+        keywords = []
+        for j in range(i + 1, len(lines)):
+            if marks[j] is not None or (not lines[j].strip() and keywords):
+                break
+            if lines[j].strip():
+                keywords += split_keywords(lines[j])
+                lines[j] = ""
+        return keywords
+    return []
+
+
+def take_trailing_keywords(pair: dict[str, str]) -> list[str]:
+    """Some models write the Keywords paragraph last; it must not stay in the last answer."""
+    paragraphs = pair["answer"].split("\n\n")
+    if len(paragraphs) < 2:
+        return []
+    lines = paragraphs[-1].split("\n")
+    keywords = take_keywords(lines, [None] * len(lines))
+    if keywords and not any(s.strip() for s in lines):
+        pair["answer"] = "\n\n".join(paragraphs[:-1]).strip()
+        return keywords
+    return []
 
 
 def parse_markers(lines: list[str], marks: list[Marker | None], out: Collector) -> None:
@@ -33,7 +118,7 @@ def parse_markers(lines: list[str], marks: list[Marker | None], out: Collector) 
             if inline is None:
                 q = [rest]
             else:
-                q, a = [rest[: inline[0]]], [rest[inline[1]:]]
+                q, a = [rest[: inline[0]]], [rest[inline[1] :]]
         elif mk is not None:  # an answer marker
             if q is None:
                 out.orphans += 1 if has_text(mk.rest) else 0
@@ -77,14 +162,14 @@ def parse_answer_only(lines: list[str], marks: list[Marker | None], out: Collect
         k = j
         while k >= prev_end and lines[k].strip() and marks[k] is None:
             k -= 1
-        block = lines[k + 1: j + 1]
+        block = lines[k + 1 : j + 1]
         run_on = pending is not None and k + 1 == prev_end  # no blank line after the previous answer
         if len(block) > 1 and (run_on or strip_bold(block[-1]).endswith("?")):
             block = block[-1:]  # an answer's tail or a preface ran into the question: the last line asks
         qstart = j + 1 - len(block)
         if pending is not None:
             pq, pa = pending
-            out.add(clean_question(pq), clean_answer([marks[pa].rest, *lines[pa + 1: qstart]]))
+            out.add(clean_question(pq), clean_answer([marks[pa].rest, *lines[pa + 1 : qstart]]))
         block = [re.sub(rf"^{HS}*(?:#{{1,6}}{HS}*)?{BOLD}?{HS}*\d{{1,3}}[.)]{HS}+", "", s) for s in block]
         if not block:
             out.orphans += 1
@@ -94,7 +179,7 @@ def parse_answer_only(lines: list[str], marks: list[Marker | None], out: Collect
         prev_end = idx + 1
     if pending is not None:
         pq, pa = pending
-        out.add(clean_question(pq), clean_answer([marks[pa].rest, *lines[pa + 1:]]))
+        out.add(clean_question(pq), clean_answer([marks[pa].rest, *lines[pa + 1 :]]))
 
 
 def parse_numbered(lines: list[str], out: Collector, strict: bool) -> None:
@@ -121,7 +206,7 @@ def parse_numbered(lines: list[str], out: Collector, strict: bool) -> None:
         last, expected = num, num + 1
     for n, (i, text) in enumerate(items):
         end = items[n + 1][0] if n + 1 < len(items) else len(lines)
-        body = lines[i + 1: end]
+        body = lines[i + 1 : end]
         q, inline = split_on_question_mark(text) if text.strip() else ("", "")
         if not any(s.strip() for s in body) and inline and not inline.rstrip().endswith("?"):
             out.add(strip_bold(q), inline.strip())
@@ -141,7 +226,7 @@ def json_candidates(text: str) -> list[str]:
     for open_, close in (("[", "]"), ("{", "}")):
         i, j = text.find(open_), text.rfind(close)
         if 0 <= i < j:
-            cands.append(text[i: j + 1])
+            cands.append(text[i : j + 1])
     return cands
 
 

@@ -1,5 +1,7 @@
 """The pieces a QA reply is read with: line markers (``Q1:``, ``Answer:``, numbered items), cleaning, and the
-collector that turns question and answer lines into pairs (see ``parse.py``)."""
+collector that turns question and answer lines into pairs. The lowest layer of the parser: ``reply_formats``
+reads a reply's shapes with these, ``parse`` sits on top (see ``parse.py``)."""
+
 from __future__ import annotations
 
 import re
@@ -7,7 +9,6 @@ from dataclasses import dataclass
 
 from .prompts import EXAMPLE_QUESTION
 from .small_model import EXAMPLE_QUESTIONS
-
 
 # ---------------------------------------------------------------------------------------------
 # Line patterns. `[^\S\n]` is horizontal whitespace of any kind (tabs, no-break spaces).
@@ -33,9 +34,7 @@ KEYWORDS = re.compile(
     LEAD + rf"{BOLD}?{HS}*(?i:key{HS}*words?|key{HS}*terms|key{HS}*phrases){HS}*{BOLD}?{HS}*[:：]"
     rf"{HS}*{BOLD}?(?P<rest>.*)$"
 )
-NUMBERED = re.compile(
-    rf"^(?P<indent>{HS}*)(?:#{{1,6}}{HS}*)?{BOLD}?{HS}*(?P<num>\d{{1,3}})[.)]{HS}+(?P<rest>\S.*)$"
-)
+NUMBERED = re.compile(rf"^(?P<indent>{HS}*)(?:#{{1,6}}{HS}*)?{BOLD}?{HS}*(?P<num>\d{{1,3}})[.)]{HS}+(?P<rest>\S.*)$")
 RULE = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,}|`{3,}[\w+-]*)\s*$")  # separators, code fences
 THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 FENCE = re.compile(r"```[\w+-]*[^\S\n]*\n(.*?)(?:\n[^\S\n]*```|\Z)", re.S)
@@ -43,6 +42,20 @@ JSON_PAIR = re.compile(
     r'"(?P<qk>question|q)"\s*:\s*"(?P<q>(?:[^"\\]|\\.)*)"\s*,\s*"(?P<ak>answer|a)"\s*:\s*"(?P<a>(?:[^"\\]|\\.)*)"',
     re.I | re.S,
 )
+
+
+def normalise(text) -> str:
+    """Any reply as text: bytes decoded, line ends unified, a byte-order mark and ``<think>`` blocks removed."""
+    if text is None:
+        return ""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", errors="replace")
+    elif not isinstance(text, str):
+        text = str(text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+    return THINK.sub("", text)
+
+
 def is_example(question: str) -> bool:
     """A format or worked example shown in a prompt, copied by a model."""
     q = " ".join(question.lower().split())
@@ -82,11 +95,11 @@ def strip_bold(text: str) -> str:
     text = text.strip()
     for mark in ("**", "__"):
         if text.startswith(mark) and text.endswith(mark) and len(text) > 2 * len(mark):
-            text = text[len(mark):-len(mark)].strip()
+            text = text[len(mark) : -len(mark)].strip()
         elif text.endswith(mark) and text.count(mark) % 2 == 1:  # opener eaten with the marker
             text = text[: -len(mark)].rstrip()
         elif text.startswith(mark) and text.count(mark) % 2 == 1:
-            text = text[len(mark):].lstrip()
+            text = text[len(mark) :].lstrip()
     return text
 
 
@@ -171,7 +184,7 @@ def has_text(s: str) -> bool:
 
 
 def unwrap(s: str) -> str:
-    """"[What limits ...?]": the model kept the template's brackets around real text."""
+    """ "[What limits ...?]": the model kept the template's brackets around real text."""
     s = s.strip()
     if s[:1] == "[" and s[-1:] == "]" and not any(c in s[1:-1] for c in "[]"):
         return s[1:-1].strip()
@@ -189,7 +202,7 @@ def split_question_block(lines: list[str]) -> tuple[list[str], list[str]]:
         if not line.strip():
             break
         if strip_bold(line).endswith("?"):
-            return body[: i + 1], body[i + 1:]
+            return body[: i + 1], body[i + 1 :]
     first = body[0]
     if len(body) == 1:
         q, a = split_on_question_mark(first)
@@ -198,12 +211,12 @@ def split_question_block(lines: list[str]) -> tuple[list[str], list[str]]:
 
 
 def split_on_question_mark(text: str) -> tuple[str, str]:
-    """"**Why X?** Because Y." or "Why X? Because Y." on one line."""
+    """ "**Why X?** Because Y." or "Why X? Because Y." on one line."""
     text = text.strip()
     m = re.match(r"^(\*\*|__)(.+?)\1\s*(.*)$", text)
     if m and m[3]:
         return m[2], m[3]
     i = text.find("? ")
-    if i > 0 and text[i + 2:].strip():
-        return text[: i + 1], text[i + 2:]
+    if i > 0 and text[i + 2 :].strip():
+        return text[: i + 1], text[i + 2 :]
     return text, ""

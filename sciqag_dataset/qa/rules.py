@@ -5,6 +5,7 @@ Exact-duplicate questions are dropped; questions that lean on the source
 must stand on its own. The authors enforced agnosticism with regular
 expressions like these when building their test set.
 """
+
 from __future__ import annotations
 
 import re

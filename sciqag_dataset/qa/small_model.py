@@ -12,16 +12,19 @@ pairs leaves the rest to the next chunk. This is a profile of the same stages, u
 model; real teachers keep the paper's prompt. The worked example is our own text, from another field than
 the sample papers.
 """
+
 from __future__ import annotations
 
 import re
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
-INSTRUCTION = ("Read the passage and write {n} question-answer pairs about its facts. Each question must make "
-               "sense without the passage. Answer each question in one or two sentences. Use exactly this "
-               "format:\n"
-               "Q1: ...\nA1: ...\nQ2: ...\nA2: ...{focus}\n\nPassage:\n{passage}")
+INSTRUCTION = (
+    "Read the passage and write {n} question-answer pairs about its facts. Each question must make "
+    "sense without the passage. Answer each question in one or two sentences. Use exactly this "
+    "format:\n"
+    "Q1: ...\nA1: ...\nQ2: ...\nA2: ...{focus}\n\nPassage:\n{passage}"
+)
 FOCUS = "\nFocus on: {keywords}."
 EXAMPLE_PASSAGE = (
     "Carbon steel coupons were immersed in aerated seawater at 25 C for 90 days. The mean corrosion rate "
@@ -30,23 +33,35 @@ EXAMPLE_PASSAGE = (
     "year, because molybdate adsorbs on anodic sites and helps a passive film form."
 )
 EXAMPLE_PAIRS = [
-    ("How did the corrosion rate of carbon steel in aerated seawater change over 90 days?",
-     "It fell from 0.21 mm per year in the first month to 0.09 mm per year by the third month."),
-    ("Why did the corrosion rate of the steel slow down with time?",
-     "A layer of iron oxyhydroxides built up on the surface and slowed further attack."),
-    ("What effect did 50 ppm of sodium molybdate have on the corrosion of steel in seawater?",
-     "It cut the corrosion rate to 0.04 mm per year."),
-    ("How does molybdate protect carbon steel from corrosion?",
-     "Molybdate adsorbs on anodic sites and helps a passive film form on the steel."),
-    ("At what temperature were the steel coupons exposed to seawater?",
-     "The coupons were kept in aerated seawater at 25 C."),
+    (
+        "How did the corrosion rate of carbon steel in aerated seawater change over 90 days?",
+        "It fell from 0.21 mm per year in the first month to 0.09 mm per year by the third month.",
+    ),
+    (
+        "Why did the corrosion rate of the steel slow down with time?",
+        "A layer of iron oxyhydroxides built up on the surface and slowed further attack.",
+    ),
+    (
+        "What effect did 50 ppm of sodium molybdate have on the corrosion of steel in seawater?",
+        "It cut the corrosion rate to 0.04 mm per year.",
+    ),
+    (
+        "How does molybdate protect carbon steel from corrosion?",
+        "Molybdate adsorbs on anodic sites and helps a passive film form on the steel.",
+    ),
+    (
+        "At what temperature were the steel coupons exposed to seawater?",
+        "The coupons were kept in aerated seawater at 25 C.",
+    ),
 ]
 EXAMPLE_QUESTIONS = {q.lower() for q, _ in EXAMPLE_PAIRS}
 # words too common to tell two passages apart
-_COMMON = set("""the and for are was were has had have with from that this these those than then what which
+_COMMON = set(
+    """the and for are was were has had have with from that this these those than then what which
 who whom whose when where why how does did do not but its their there into onto over under about after before
 between during while also can could may might will would should shall been being each such only other more
-most less least very much many some any all both one two three per""".split())
+most less least very much many some any all both one two three per""".split()
+)
 _WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 
 
@@ -58,8 +73,17 @@ def content_words(text: str) -> set[str]:
 EXAMPLE_WORDS = content_words(EXAMPLE_PASSAGE + " " + " ".join(f"{q} {a}" for q, a in EXAMPLE_PAIRS))
 #: what the example is about: one of these in a pair whose passage never uses it is the example coming back,
 #: mixed into a pair about the passage ("the median grain size of carbon steel in aerated seawater")
-EXAMPLE_TOPIC = {"corrosion", "corroded", "steel", "seawater", "coupons", "molybdate", "oxyhydroxides", "aerated",
-                 "anodic"}
+EXAMPLE_TOPIC = {
+    "corrosion",
+    "corroded",
+    "steel",
+    "seawater",
+    "coupons",
+    "molybdate",
+    "oxyhydroxides",
+    "aerated",
+    "anodic",
+}
 
 
 def off_passage(question: str, answer: str, passage: str) -> str | None:
@@ -94,9 +118,11 @@ def messages(passage: str, keywords: list[str], n: int) -> list[dict]:
     """A worked example (its pairs as the assistant's turn), then the same request for ``passage``."""
     shown = EXAMPLE_PAIRS[:n] if n <= len(EXAMPLE_PAIRS) else EXAMPLE_PAIRS
     example = "\n".join(f"Q{i}: {q}\nA{i}: {a}" for i, (q, a) in enumerate(shown, 1))
-    return [{"role": "user", "content": _instruction(EXAMPLE_PASSAGE, len(shown), [])},
-            {"role": "assistant", "content": example},
-            {"role": "user", "content": _instruction(passage, n, keywords)}]
+    return [
+        {"role": "user", "content": _instruction(EXAMPLE_PASSAGE, len(shown), [])},
+        {"role": "assistant", "content": example},
+        {"role": "user", "content": _instruction(passage, n, keywords)},
+    ]
 
 
 def chunks(text: str, words: int, max_chunks: int | None = None) -> tuple[list[str], list[str]]:
@@ -105,7 +131,9 @@ def chunks(text: str, words: int, max_chunks: int | None = None) -> tuple[list[s
     pieces, current, count = [], [], 0
     sentences = SENTENCE_END.split(" ".join(text.split()))
     # a "sentence" without an end mark (a table, a PDF dump) is cut into pieces of ``words`` words
-    sentences = [" ".join(ws[i:i + words]) for s in sentences for ws in [s.split()] for i in range(0, len(ws), words)]
+    sentences = [
+        " ".join(ws[i : i + words]) for s in sentences for ws in [s.split()] for i in range(0, len(ws), words)
+    ]
     for sentence in sentences:
         n = len(sentence.split())
         if current and count + n > words:
@@ -121,8 +149,10 @@ def chunks(text: str, words: int, max_chunks: int | None = None) -> tuple[list[s
     # spread from the start (abstract, introduction) and away from the end (references, acknowledgements)
     kept = [pieces[i * len(pieces) // max_chunks] for i in range(max_chunks)]
     left = sum(len(p.split()) for p in pieces) - sum(len(p.split()) for p in kept)
-    return kept, [f"embedded profile: asked about {max_chunks} of {len(pieces)} chunks of ~{words} words; "
-                  f"{left} words of the paper were left out"]
+    return kept, [
+        f"embedded profile: asked about {max_chunks} of {len(pieces)} chunks of ~{words} words; "
+        f"{left} words of the paper were left out"
+    ]
 
 
 def chat_prompt(messages_: list[dict]) -> str:
@@ -142,4 +172,3 @@ def whole_sentences(text: str) -> str:
     """``text`` up to its last sentence end ("" if it has none): an answer cut at its token cap."""
     m = SENTENCE_TAIL.match(text)
     return m.group(1) if m else ""
-
