@@ -1,7 +1,7 @@
 """`sciqag benchmark`'s answering throughput against the embedded server: concurrency 1 vs 8, side by side.
 
     python bench/benchmark.py                       # 16 questions, llama.cpp (or transformers serve), 2 rounds
-    python bench/benchmark.py --questions 32 --backend transformers --rounds 1
+    python bench/benchmark.py --questions 32 --engine transformers --rounds 1
 
 One run, one server, the same machine: the embedded model is started once and warmed up; then the answer
 stage of `sciqag benchmark` (the real stage on the real runner: closed-book prompt, greedy, 256-token budget)
@@ -14,6 +14,7 @@ What to expect: llama-cpp-python's server decodes one request at a time, so 8 in
 sends one at a time to the embedded model for that reason. Against TGI or vLLM, which batch requests, the
 same stage at `--concurrency 8` or more is what scales.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,17 +31,38 @@ from sciqag_dataset.jsonl import read_jsonl  # noqa: E402
 from sciqag_dataset.llm import LLMClient, embedded  # noqa: E402
 from sciqag_dataset.runner import run_stage  # noqa: E402
 
-MATERIALS = ["anatase TiO2", "layered NaCoO2", "CoSb3 skutterudite", "MAPbI3 perovskite", "LiFePO4", "ZnO nanowires",
-             "graphene oxide", "Bi2Te3", "NiO", "BaTiO3", "MoS2 monolayers", "SnO2", "CdTe", "GaN", "CeO2", "Cu2O"]
-ASKS = ["What is the band gap of {m}?", "How does annealing change the grain size of {m}?",
-        "Why is {m} used in energy devices?", "What limits the conductivity of {m}?"]
+MATERIALS = [
+    "anatase TiO2",
+    "layered NaCoO2",
+    "CoSb3 skutterudite",
+    "MAPbI3 perovskite",
+    "LiFePO4",
+    "ZnO nanowires",
+    "graphene oxide",
+    "Bi2Te3",
+    "NiO",
+    "BaTiO3",
+    "MoS2 monolayers",
+    "SnO2",
+    "CdTe",
+    "GaN",
+    "CeO2",
+    "Cu2O",
+]
+ASKS = [
+    "What is the band gap of {m}?",
+    "How does annealing change the grain size of {m}?",
+    "Why is {m} used in energy devices?",
+    "What limits the conductivity of {m}?",
+]
 
 
 def questions_file(folder: Path, n: int) -> Path:
     import json
 
-    rows = [{"question": ASKS[i % len(ASKS)].format(m=MATERIALS[i % len(MATERIALS)]), "answer": "n/a"}
-            for i in range(n)]
+    rows = [
+        {"question": ASKS[i % len(ASKS)].format(m=MATERIALS[i % len(MATERIALS)]), "answer": "n/a"} for i in range(n)
+    ]
     path = folder / "questions.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -51,8 +73,13 @@ def one(server, data: Path, concurrency: int, root: Path, tag: str) -> tuple[flo
     results = root / tag
     questions, info = load_questions(str(data))
     write_questions(results, questions, info)
-    client = LLMClient(server.base_url, server.model, label=embedded.DEFAULT_MODEL_ID,
-                       params={"temperature": 0.0, "max_tokens": 256}, concurrency=concurrency)
+    client = LLMClient(
+        server.base_url,
+        server.model,
+        label=embedded.DEFAULT_MODEL_ID,
+        params={"temperature": 0.0, "max_tokens": 256},
+        concurrency=concurrency,
+    )
     folder = model_dir(client.name)
     started = time.monotonic()
     run_stage(answer_stage(client, folder=folder), results, progress=False)
@@ -65,9 +92,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--questions", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--backend", default="auto", choices=("auto", "llama.cpp", "transformers"))
+    ap.add_argument("--engine", "--backend", default="auto", choices=("auto", *embedded.ENGINES.names()))
     args = ap.parse_args()
-    choice = embedded.choose_here(args.backend)
+    choice = embedded.choose_here(args.engine)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data = questions_file(root, args.questions)
@@ -76,7 +103,7 @@ def main() -> None:
             one(server, data, 1, root, "warm-up")
             totals = {1: [0.0, 0, 0], 8: [0.0, 0, 0]}
             for r in range(args.rounds):
-                for c in ((1, 8) if r % 2 == 0 else (8, 1)):
+                for c in (1, 8) if r % 2 == 0 else (8, 1):
                     s, n, tok = one(server, data, c, root, f"r{r}-c{c}")
                     totals[c][0] += s
                     totals[c][1] += n
@@ -84,8 +111,10 @@ def main() -> None:
                     print(f"round {r + 1}, concurrency {c}: {n} questions in {s:.1f} s", flush=True)
         finally:
             server.stop()
-    print(f"\nembedded {embedded.DEFAULT_MODEL_ID} on {choice.describe()}; {args.questions} questions x "
-          f"{args.rounds} round(s), greedy, 256-token budget, no cache")
+    print(
+        f"\nembedded {embedded.DEFAULT_MODEL_ID} on {choice.describe()}; {args.questions} questions x "
+        f"{args.rounds} round(s), greedy, 256-token budget, no cache"
+    )
     print(f"{'concurrency':>11} | {'questions/s':>11} | {'tokens/s':>8} | {'s/question':>10}")
     rate = {}
     for c, (s, n, tok) in totals.items():

@@ -18,6 +18,7 @@ paper = the client's usage counters (requests + cached) / papers. RACAR scores a
 call per dimension, so this must be 5 (not 5 x 10). The tiny model's replies are gibberish: the papers come
 out "unjudged", which does not change the number of calls at max_attempts=1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,18 +40,60 @@ from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, default_instructio
 
 # --- deterministic synthetic papers -------------------------------------------------------------
 
-MATERIALS = ["the tungsten oxide film", "the nickel cobalt spinel", "the layered sodium cathode",
-             "the boron nitride sheet", "the copper zinc tin sulfide absorber", "the garnet electrolyte",
-             "the bismuth telluride alloy", "the iron phosphate cathode", "the titania photoanode",
-             "the silicon carbide wafer", "the zirconia membrane", "the gallium nitride layer"]
-PROPERTIES = ["band gap", "ionic conductivity", "carrier lifetime", "lattice strain", "surface area",
-              "grain size", "Seebeck coefficient", "specific capacity", "hardness", "thermal conductivity",
-              "dielectric loss", "photocurrent density", "oxygen vacancy concentration", "work function"]
-PROCESSES = ["annealing in argon", "ball milling", "spin coating", "hydrothermal growth", "spark plasma sintering",
-             "atomic layer deposition", "ion implantation", "chemical vapour deposition", "sol-gel synthesis",
-             "electrochemical cycling", "laser irradiation", "acid etching"]
-EFFECTS = ["rose", "fell", "saturated", "doubled", "stayed nearly constant", "dropped sharply",
-           "increased linearly", "peaked"]
+MATERIALS = [
+    "the tungsten oxide film",
+    "the nickel cobalt spinel",
+    "the layered sodium cathode",
+    "the boron nitride sheet",
+    "the copper zinc tin sulfide absorber",
+    "the garnet electrolyte",
+    "the bismuth telluride alloy",
+    "the iron phosphate cathode",
+    "the titania photoanode",
+    "the silicon carbide wafer",
+    "the zirconia membrane",
+    "the gallium nitride layer",
+]
+PROPERTIES = [
+    "band gap",
+    "ionic conductivity",
+    "carrier lifetime",
+    "lattice strain",
+    "surface area",
+    "grain size",
+    "Seebeck coefficient",
+    "specific capacity",
+    "hardness",
+    "thermal conductivity",
+    "dielectric loss",
+    "photocurrent density",
+    "oxygen vacancy concentration",
+    "work function",
+]
+PROCESSES = [
+    "annealing in argon",
+    "ball milling",
+    "spin coating",
+    "hydrothermal growth",
+    "spark plasma sintering",
+    "atomic layer deposition",
+    "ion implantation",
+    "chemical vapour deposition",
+    "sol-gel synthesis",
+    "electrochemical cycling",
+    "laser irradiation",
+    "acid etching",
+]
+EFFECTS = [
+    "rose",
+    "fell",
+    "saturated",
+    "doubled",
+    "stayed nearly constant",
+    "dropped sharply",
+    "increased linearly",
+    "peaked",
+]
 UNITS = ["K", "eV", "nm", "S/cm", "mAh/g", "GPa", "%", "h", "W/(m K)", "mA/cm^2"]
 TEMPLATES = [
     "After {process}, the {prop} of {mat} {effect} to {num} {unit}.",
@@ -74,28 +117,37 @@ def synthetic_paper(seed: int, words: int = 3000, n_pairs: int = 10) -> dict:
     sentences, count = [], 0
     while count < words:
         s = rng.choice(TEMPLATES).format(
-            mat=rng.choice(mats), prop=rng.choice(PROPERTIES), prop2=rng.choice(PROPERTIES),
-            process=rng.choice(PROCESSES), effect=rng.choice(EFFECTS), num=round(rng.uniform(0.1, 900), 2),
-            unit=rng.choice(UNITS))
+            mat=rng.choice(mats),
+            prop=rng.choice(PROPERTIES),
+            prop2=rng.choice(PROPERTIES),
+            process=rng.choice(PROCESSES),
+            effect=rng.choice(EFFECTS),
+            num=round(rng.uniform(0.1, 900), 2),
+            unit=rng.choice(UNITS),
+        )
         sentences.append(s[0].upper() + s[1:])
         count += len(s.split())
     per_section = -(-len(sentences) // len(HEADINGS))
     parts = []
     for h, start in zip(HEADINGS, range(0, len(sentences), per_section)):
-        body = sentences[start:start + per_section]
-        parts.append(h + "\n\n" + "\n\n".join(" ".join(body[i:i + 6]) for i in range(0, len(body), 6)))
+        body = sentences[start : start + per_section]
+        parts.append(h + "\n\n" + "\n\n".join(" ".join(body[i : i + 6]) for i in range(0, len(body), 6)))
     qa = []
     for i in range(n_pairs):
         # answers restate two sentences from one region of the paper, so evidence is findable
         j = rng.randrange(len(sentences) - 1)
-        qa.append({"question": f"What did the authors observe in experiment {i + 1} about "
-                               f"{rng.choice(PROPERTIES)}?",
-                   "answer": f"{sentences[j]} In addition, {sentences[j + 1][0].lower()}{sentences[j + 1][1:]}",
-                   "origin": "synthetic"})
+        qa.append(
+            {
+                "question": f"What did the authors observe in experiment {i + 1} about {rng.choice(PROPERTIES)}?",
+                "answer": f"{sentences[j]} In addition, {sentences[j + 1][0].lower()}{sentences[j + 1][1:]}",
+                "origin": "synthetic",
+            }
+        )
     return {"id": f"synthetic-{seed}", "title": f"Synthetic study {seed}", "text": "\n\n".join(parts), "qa": qa}
 
 
 # --- the two strategies -------------------------------------------------------------------------
+
 
 def cached(paper: dict, model, instruction: str) -> dict:
     """What the stage does: sentences encoded once, all queries in one call."""
@@ -108,8 +160,9 @@ def per_answer(paper: dict, model, instruction: str) -> dict:
     sentences = cov.split_sentences(paper["text"])
     rows = []
     for pair in paper["qa"]:
-        sim, _ = cov.answer_sentence_matrix({"text": paper["text"], "qa": [pair]}, model, instruction=instruction,
-                                            sentences=list(sentences))
+        sim, _ = cov.answer_sentence_matrix(
+            {"text": paper["text"], "qa": [pair]}, model, instruction=instruction, sentences=list(sentences)
+        )
         rows.append(sim[0])
     return cov.coverage_from_matrix(np.vstack(rows))
 
@@ -129,14 +182,19 @@ def bench_coverage(papers: list[dict], model_name: str = DEFAULT_MODEL) -> dict:
     runs = {"cached": [], "per_answer": []}
     for i, paper in enumerate(papers):
         order = [("cached", cached), ("per_answer", per_answer)]
-        for name, fn in (order if i % 2 == 0 else order[::-1]):
+        for name, fn in order if i % 2 == 0 else order[::-1]:
             out, wall, cpu = _timed(fn, paper, model, instruction)
             runs[name].append((out, wall, cpu))
         a, b = runs["cached"][-1][0], runs["per_answer"][-1][0]
         assert a["released"] == b["released"] and a["eq1"] == b["eq1"], "the two strategies disagree"
         assert np.allclose(a["chunk_rates"], b["chunk_rates"])
-    summary = {name: {"wall_s_per_paper": statistics.mean(r[1] for r in rs),
-                      "cpu_s_per_paper": statistics.mean(r[2] for r in rs)} for name, rs in runs.items()}
+    summary = {
+        name: {
+            "wall_s_per_paper": statistics.mean(r[1] for r in rs),
+            "cpu_s_per_paper": statistics.mean(r[2] for r in rs),
+        }
+        for name, rs in runs.items()
+    }
     summary["ratio_wall"] = summary["per_answer"]["wall_s_per_paper"] / summary["cached"]["wall_s_per_paper"]
     summary["ratio_cpu"] = summary["per_answer"]["cpu_s_per_paper"] / summary["cached"]["cpu_s_per_paper"]
     summary["load_s"] = load_s
@@ -148,6 +206,7 @@ def bench_coverage(papers: list[dict], model_name: str = DEFAULT_MODEL) -> dict:
 
 # --- judge calls per paper (RACAR) ----------------------------------------------------------------
 
+
 def judge_work(root: Path, n_papers: int, n_pairs: int = 10) -> Path:
     """papers.jsonl + seed.jsonl with ``n_pairs`` short QA pairs per paper (short: the tiny judge's context)."""
     import json
@@ -158,8 +217,14 @@ def judge_work(root: Path, n_papers: int, n_pairs: int = 10) -> Path:
             paper = synthetic_paper(100 + i, words=120, n_pairs=0)
             sentences = cov.split_sentences(paper["text"])
             # questions differ between papers, or the questions-only (agnosticism) prompt would repeat
-            qa = [{"question": f"What happened in measurement {k + 1} of study {i}?",
-                   "answer": sentences[k % len(sentences)], "origin": "teacher"} for k in range(n_pairs)]
+            qa = [
+                {
+                    "question": f"What happened in measurement {k + 1} of study {i}?",
+                    "answer": sentences[k % len(sentences)],
+                    "origin": "teacher",
+                }
+                for k in range(n_pairs)
+            ]
             pf.write(json.dumps({"id": paper["id"], "title": paper["title"], "text": paper["text"]}) + "\n")
             sf.write(json.dumps({"id": paper["id"], "qa": qa, "status": "ok"}) + "\n")
     return root
@@ -168,9 +233,9 @@ def judge_work(root: Path, n_papers: int, n_pairs: int = 10) -> Path:
 def bench_judge_calls(n_papers: int = 3, max_tokens: int = 8, concurrency: int = 4) -> dict:
     from sciqag_dataset.evaluation import racar
     from sciqag_dataset.evaluation.racar import racar_summary
-    from sciqag_dataset.runner import run_stage
     from sciqag_dataset.llm import LLMClient, ResponseCache
     from sciqag_dataset.llm.server import LocalServer
+    from sciqag_dataset.runner import run_stage
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from tiny_model import build_tiny_model
@@ -180,28 +245,47 @@ def bench_judge_calls(n_papers: int = 3, max_tokens: int = 8, concurrency: int =
         work = judge_work(tmp / "work", n_papers)
         t = time.perf_counter()
         with LocalServer(build_tiny_model(tmp / "tiny-model"), log_path=tmp / "server.log") as server:
-            judge = LLMClient(server.base_url, server.model, params={"max_tokens": max_tokens, "temperature": 0.0},
-                              concurrency=concurrency, cache=ResponseCache(tmp / "judge-cache.sqlite"))
+            judge = LLMClient(
+                server.base_url,
+                server.model,
+                params={"max_tokens": max_tokens, "temperature": 0.0},
+                concurrency=concurrency,
+                cache=ResponseCache(tmp / "judge-cache.sqlite"),
+            )
             summary = run_stage(racar.stage([judge], max_attempts=1, context_tokens=4096, chars_per_token=1.0), work)
         seconds = time.perf_counter() - t
         racar = racar_summary(work)
     calls = judge.usage.requests + judge.usage.cached
-    return {"papers": n_papers, "pairs_per_paper": 10, "requests": judge.usage.requests,
-            "cached": judge.usage.cached, "failures": judge.usage.failures, "calls_per_paper": calls / n_papers,
-            "recorded_calls_per_paper": racar["judge_calls_per_paper"], "statuses": summary.line(),
-            "prompt_tokens_per_call": judge.usage.prompt_tokens / max(judge.usage.requests, 1),
-            "seconds": seconds}
+    return {
+        "papers": n_papers,
+        "pairs_per_paper": 10,
+        "requests": judge.usage.requests,
+        "cached": judge.usage.cached,
+        "failures": judge.usage.failures,
+        "calls_per_paper": calls / n_papers,
+        "recorded_calls_per_paper": racar["judge_calls_per_paper"],
+        "statuses": summary.line(),
+        "prompt_tokens_per_call": judge.usage.prompt_tokens / max(judge.usage.requests, 1),
+        "seconds": seconds,
+    }
 
 
 def print_judge_calls(n_papers: int) -> bool:
-    print(f"\nRACAR judge-call benchmark: {n_papers} papers x 10 QA pairs, one judge (tiny random model, "
-          f"transformers serve), max_attempts=1", flush=True)
+    print(
+        f"\nRACAR judge-call benchmark: {n_papers} papers x 10 QA pairs, one judge (tiny random model, "
+        f"transformers serve), max_attempts=1",
+        flush=True,
+    )
     j = bench_judge_calls(n_papers)
-    print(f"{j['statuses']}; {j['requests']} requests + {j['cached']} cached ({j['failures']} failed), "
-          f"~{j['prompt_tokens_per_call']:.0f} prompt tokens per call, {j['seconds']:.1f} s with server start")
+    print(
+        f"{j['statuses']}; {j['requests']} requests + {j['cached']} cached ({j['failures']} failed), "
+        f"~{j['prompt_tokens_per_call']:.0f} prompt tokens per call, {j['seconds']:.1f} s with server start"
+    )
     ok = j["calls_per_paper"] == 5 and j["recorded_calls_per_paper"] == 5
-    print(f"judge calls per paper: {j['calls_per_paper']:g} (usage counters), {j['recorded_calls_per_paper']:g} "
-          f"(racar.jsonl judge_calls)  (must be 5: {'met' if ok else 'NOT met'})")
+    print(
+        f"judge calls per paper: {j['calls_per_paper']:g} (usage counters), {j['recorded_calls_per_paper']:g} "
+        f"(racar.jsonl judge_calls)  (must be 5: {'met' if ok else 'NOT met'})"
+    )
     return ok
 
 
@@ -218,14 +302,21 @@ def main(argv=None) -> int:
 
     papers = [synthetic_paper(seed, args.words) for seed in range(args.papers)]
     words = statistics.mean(len(p["text"].split()) for p in papers)
-    print(f"coverage benchmark: {len(papers)} synthetic papers, ~{words:.0f} words, 10 QA pairs each; "
-          f"model {args.model}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}", flush=True)
+    print(
+        f"coverage benchmark: {len(papers)} synthetic papers, ~{words:.0f} words, 10 QA pairs each; "
+        f"model {args.model}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}",
+        flush=True,
+    )
     s = bench_coverage(papers, args.model)
-    print(f"model load {s['load_s']:.1f} s (not counted); {s['sentences']:.0f} sentences per paper; "
-          f"coverage {s['coverage']:.0%} (released), {s['coverage_eq1']:.0%} (Eq. 1)")
+    print(
+        f"model load {s['load_s']:.1f} s (not counted); {s['sentences']:.0f} sentences per paper; "
+        f"coverage {s['coverage']:.0%} (released), {s['coverage_eq1']:.0%} (Eq. 1)"
+    )
     print(f"{'strategy':<34}{'wall s/paper':>14}{'CPU s/paper':>14}")
-    for name, label in (("cached", "sentences encoded once per paper"),
-                        ("per_answer", "sentences re-encoded per answer")):
+    for name, label in (
+        ("cached", "sentences encoded once per paper"),
+        ("per_answer", "sentences re-encoded per answer"),
+    ):
         print(f"{label:<34}{s[name]['wall_s_per_paper']:>14.2f}{s[name]['cpu_s_per_paper']:>14.2f}")
     print(f"ratio (per answer / once): {s['ratio_wall']:.1f}x wall, {s['ratio_cpu']:.1f}x CPU")
     if args.part == "all":

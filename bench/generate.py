@@ -27,6 +27,7 @@ reports its own peak RSS (VmHWM) as it ends. Goal: 10k within 20 % of 1k. Concur
 on this CPU the continuous-batching server answers these prefill-heavy requests fastest at 1-2 in
 flight (~35 req/s) and slowest at 16 (~10 req/s), and in-flight count does not grow with N.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,18 +64,47 @@ CFG = GenerateConfig(prompt_style="paper", context_tokens=4096, chars_per_token=
 
 # --- deterministic synthetic papers -------------------------------------------------------------
 
-SUBJECTS = ["The perovskite absorber", "A nickel-rich cathode", "The zeolite membrane", "A graphene oxide sheet",
-            "The garnet electrolyte", "A titania photocatalyst", "The boron-doped diamond film",
-            "A copper indium selenide layer", "The ceria support", "A silicon anode"]
+SUBJECTS = [
+    "The perovskite absorber",
+    "A nickel-rich cathode",
+    "The zeolite membrane",
+    "A graphene oxide sheet",
+    "The garnet electrolyte",
+    "A titania photocatalyst",
+    "The boron-doped diamond film",
+    "A copper indium selenide layer",
+    "The ceria support",
+    "A silicon anode",
+]
 VERBS = ["was annealed at", "was cycled at", "was sintered at", "was irradiated at", "was quenched from"]
-FINDINGS = ["its band gap narrowed to {x:.2f} eV", "its ionic conductivity rose to {x:.2f} mS/cm",
-            "its capacity retention reached {y} % after {z} cycles", "its grain size grew to {z} nm",
-            "its photocurrent doubled to {x:.2f} mA/cm2", "its lattice strain fell below {x:.2f} %"]
-CAUSES = ["oxygen vacancies formed at grain boundaries", "dopant segregation pinned the boundaries",
-          "a secondary phase nucleated near the surface", "cation mixing was suppressed",
-          "the carrier lifetime increased", "surface hydroxyl groups were removed"]
-KEYWORDS = ["band gap", "ionic conductivity", "grain boundary", "oxygen vacancy", "capacity retention",
-            "lattice strain", "photocurrent", "dopant segregation", "cation mixing", "secondary phase"]
+FINDINGS = [
+    "its band gap narrowed to {x:.2f} eV",
+    "its ionic conductivity rose to {x:.2f} mS/cm",
+    "its capacity retention reached {y} % after {z} cycles",
+    "its grain size grew to {z} nm",
+    "its photocurrent doubled to {x:.2f} mA/cm2",
+    "its lattice strain fell below {x:.2f} %",
+]
+CAUSES = [
+    "oxygen vacancies formed at grain boundaries",
+    "dopant segregation pinned the boundaries",
+    "a secondary phase nucleated near the surface",
+    "cation mixing was suppressed",
+    "the carrier lifetime increased",
+    "surface hydroxyl groups were removed",
+]
+KEYWORDS = [
+    "band gap",
+    "ionic conductivity",
+    "grain boundary",
+    "oxygen vacancy",
+    "capacity retention",
+    "lattice strain",
+    "photocurrent",
+    "dopant segregation",
+    "cation mixing",
+    "secondary phase",
+]
 
 
 def synthetic_paper(i: int, words: int = 60) -> dict:
@@ -83,13 +113,20 @@ def synthetic_paper(i: int, words: int = 60) -> dict:
     subject = rng.choice(SUBJECTS)
     sentences, count = [], 0
     while count < words:
-        s = (f"{subject} {rng.choice(VERBS)} {rng.randint(300, 1200)} K, and "
-             + rng.choice(FINDINGS).format(x=rng.uniform(0.1, 5), y=rng.randint(60, 99), z=rng.randint(10, 900))
-             + f" because {rng.choice(CAUSES)}.")
+        s = (
+            f"{subject} {rng.choice(VERBS)} {rng.randint(300, 1200)} K, and "
+            + rng.choice(FINDINGS).format(x=rng.uniform(0.1, 5), y=rng.randint(60, 99), z=rng.randint(10, 900))
+            + f" because {rng.choice(CAUSES)}."
+        )
         sentences.append(s)
         count += len(s.split())
-    return {"id": f"bench-{i:05d}", "title": f"Synthetic study {i}", "text": " ".join(sentences),
-            "source_format": "txt", "keywords": rng.sample(KEYWORDS, 3)}
+    return {
+        "id": f"bench-{i:05d}",
+        "title": f"Synthetic study {i}",
+        "text": " ".join(sentences),
+        "source_format": "txt",
+        "keywords": rng.sample(KEYWORDS, 3),
+    }
 
 
 def write_work(root: Path, papers: list[dict]) -> Path:
@@ -104,11 +141,13 @@ def write_work(root: Path, papers: list[dict]) -> Path:
 
 def messages_for(paper: dict) -> list[dict]:
     # exactly what the runner sends for a paper that fits the context (builders/qagen.request_qa)
-    return build_messages(paper["text"], paper["keywords"], n=CFG.n_pairs, style=CFG.prompt_style,
-                          title=paper["title"])
+    return build_messages(
+        paper["text"], paper["keywords"], n=CFG.n_pairs, style=CFG.prompt_style, title=paper["title"]
+    )
 
 
 # --- the three strategies -------------------------------------------------------------------------
+
 
 def sequential(server: LocalServer, papers: list[dict], params: dict, concurrency: int) -> dict:
     client = openai.OpenAI(base_url=server.base_url, api_key="not-needed", timeout=600)
@@ -133,8 +172,10 @@ def runner(server: LocalServer, papers: list[dict], params: dict, concurrency: i
         recs = list(read_jsonl(work / "generated.jsonl"))
     bad = summary.failed + sum(any("truncated" in w for w in r.get("warnings") or []) for r in recs)
     if bad or len(recs) != len(papers) or client.usage.requests != len(papers):
-        raise RuntimeError(f"runner run is not comparable: {summary.line()}, {len(recs)} records, "
-                           f"{client.usage.requests} requests, {bad} failed/truncated")
+        raise RuntimeError(
+            f"runner run is not comparable: {summary.line()}, {len(recs)} records, "
+            f"{client.usage.requests} requests, {bad} failed/truncated"
+        )
     return {"seconds": seconds, "completion_tokens": client.usage.completion_tokens, "papers": len(papers)}
 
 
@@ -161,8 +202,11 @@ def bare_async(server: LocalServer, papers: list[dict], params: dict, concurrenc
 
 
 STRATEGIES = {"sequential": sequential, "runner": runner, "bare_async": bare_async}
-LABELS = {"sequential": "(a) sequential loop", "runner": "(b) our runner (run_generate)",
-          "bare_async": "(c) bare async load generator"}
+LABELS = {
+    "sequential": "(a) sequential loop",
+    "runner": "(b) our runner (run_generate)",
+    "bare_async": "(c) bare async load generator",
+}
 
 
 def tiny_model(root: Path) -> Path:
@@ -181,10 +225,13 @@ def bench_throughput(args) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
         model_dir = Path(args.model_dir) if args.model_dir else tiny_model(Path(tmp))
         words = statistics.mean(len(p["text"].split()) for p in papers)
-        print(f"generate benchmark: {len(papers)} synthetic papers (~{words:.0f} words), concurrency "
-              f"{args.concurrency}, max_tokens {args.max_tokens}, temperature {args.temperature}, "
-              f"{args.repeats} repeat(s); model {args.model_dir or 'tiny random (tests/tiny_model.py)'}; "
-              f"load avg {load()}", flush=True)
+        print(
+            f"generate benchmark: {len(papers)} synthetic papers (~{words:.0f} words), concurrency "
+            f"{args.concurrency}, max_tokens {args.max_tokens}, temperature {args.temperature}, "
+            f"{args.repeats} repeat(s); model {args.model_dir or 'tiny random (tests/tiny_model.py)'}; "
+            f"load avg {load()}",
+            flush=True,
+        )
         t = time.perf_counter()
         with LocalServer(model_dir, continuous_batching=True, log_path=Path(tmp) / "server.log") as server:
             print(f"server healthy in {time.perf_counter() - t:.1f} s (transformers serve --continuous-batching)")
@@ -199,27 +246,38 @@ def bench_throughput(args) -> int:
             names = list(STRATEGIES)
             print(f"{'repeat':<8}{'strategy':<34}{'seconds':>9}{'papers/s':>10}{'compl tok/s':>13}")
             for rep in range(args.repeats):
-                order = names[rep % 3:] + names[:rep % 3]  # rotate who goes first
+                order = names[rep % 3 :] + names[: rep % 3]  # rotate who goes first
                 for name in order:
                     r = STRATEGIES[name](server, papers, params, args.concurrency)
                     runs[name].append(r)
-                    print(f"{rep + 1:<8}{LABELS[name]:<34}{r['seconds']:>9.2f}{r['papers'] / r['seconds']:>10.2f}"
-                          f"{r['completion_tokens'] / r['seconds']:>13.1f}", flush=True)
+                    print(
+                        f"{rep + 1:<8}{LABELS[name]:<34}{r['seconds']:>9.2f}{r['papers'] / r['seconds']:>10.2f}"
+                        f"{r['completion_tokens'] / r['seconds']:>13.1f}",
+                        flush=True,
+                    )
 
-    total = {name: {k: sum(r[k] for r in rs) for k in ("seconds", "completion_tokens", "papers")}
-             for name, rs in runs.items()}
+    total = {
+        name: {k: sum(r[k] for r in rs) for k in ("seconds", "completion_tokens", "papers")}
+        for name, rs in runs.items()
+    }
     rate = {n: (t["papers"] / t["seconds"], t["completion_tokens"] / t["seconds"]) for n, t in total.items()}
     print(f"\nall repeats pooled (load avg now {load()}):")
     print(f"{'strategy':<34}{'papers/s':>10}{'compl tok/s':>13}{'tokens/paper':>14}")
     for name in names:
-        print(f"{LABELS[name]:<34}{rate[name][0]:>10.2f}{rate[name][1]:>13.1f}"
-              f"{total[name]['completion_tokens'] / total[name]['papers']:>14.1f}")
+        print(
+            f"{LABELS[name]:<34}{rate[name][0]:>10.2f}{rate[name][1]:>13.1f}"
+            f"{total[name]['completion_tokens'] / total[name]['papers']:>14.1f}"
+        )
     ba = rate["runner"][0] / rate["sequential"][0]
     bc = rate["runner"][0] / rate["bare_async"][0]
-    print(f"(b)/(a) runner vs sequential: {ba:.2f}x papers/s, "
-          f"{rate['runner'][1] / rate['sequential'][1]:.2f}x tokens/s  (goal >= 3x: {'met' if ba >= 3 else 'NOT met'})")
-    print(f"(b)/(c) runner vs bare async: {bc:.1%} papers/s, {rate['runner'][1] / rate['bare_async'][1]:.1%} "
-          f"tokens/s  (goal >= 90 %: {'met' if bc >= 0.9 else 'NOT met'})")
+    print(
+        f"(b)/(a) runner vs sequential: {ba:.2f}x papers/s, "
+        f"{rate['runner'][1] / rate['sequential'][1]:.2f}x tokens/s  (goal >= 3x: {'met' if ba >= 3 else 'NOT met'})"
+    )
+    print(
+        f"(b)/(c) runner vs bare async: {bc:.1%} papers/s, {rate['runner'][1] / rate['bare_async'][1]:.1%} "
+        f"tokens/s  (goal >= 90 %: {'met' if bc >= 0.9 else 'NOT met'})"
+    )
     return 0
 
 
@@ -253,8 +311,11 @@ def child_peak(work: Path, server: LocalServer, concurrency: int) -> dict:
     """
     out, err = work / "child.out", work / "child.err"  # files, not pipes: nothing can block on a full pipe
     with out.open("w") as fo, err.open("w") as fe:
-        proc = subprocess.run([sys.executable, "-c", CHILD, str(work), server.base_url, server.model,
-                               str(concurrency)], stdout=fo, stderr=fe)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, str(work), server.base_url, server.model, str(concurrency)],
+            stdout=fo,
+            stderr=fe,
+        )
     if proc.returncode != 0:
         raise RuntimeError(f"memory child failed ({proc.returncode}): {err.read_text()[-2000:]}")
     return json.loads(out.read_text().strip().splitlines()[-1])
@@ -265,16 +326,29 @@ def bench_memory(args) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-generate-mem-") as tmp:
         tmp = Path(tmp)
         model_dir = tiny_model(tmp)
-        print(f"memory benchmark: run_generate in a child process, {'/'.join(map(str, sizes))} papers "
-              f"(~{args.memory_words} words), max_tokens 1, concurrency {args.memory_concurrency}, "
-              f"tiny random model; load avg {load()}", flush=True)
+        print(
+            f"memory benchmark: run_generate in a child process, {'/'.join(map(str, sizes))} papers "
+            f"(~{args.memory_words} words), max_tokens 1, concurrency {args.memory_concurrency}, "
+            f"tiny random model; load avg {load()}",
+            flush=True,
+        )
         results = {}
         with LocalServer(model_dir, continuous_batching=True, log_path=tmp / "server.log") as server:
-            asyncio.run(_bare(server, [messages_for(synthetic_paper(10**6 + i, args.memory_words))
-                                       for i in range(args.memory_concurrency)],
-                              {"max_tokens": 1}, args.memory_concurrency))
-            print(f"{'papers':>8}{'seconds':>9}{'papers/s':>10}{'RSS after imports MB':>22}{'peak RSS MB':>13}"
-                  f"{'growth MB':>11}")
+            asyncio.run(
+                _bare(
+                    server,
+                    [
+                        messages_for(synthetic_paper(10**6 + i, args.memory_words))
+                        for i in range(args.memory_concurrency)
+                    ],
+                    {"max_tokens": 1},
+                    args.memory_concurrency,
+                )
+            )
+            print(
+                f"{'papers':>8}{'seconds':>9}{'papers/s':>10}{'RSS after imports MB':>22}{'peak RSS MB':>13}"
+                f"{'growth MB':>11}"
+            )
             for n in sizes:
                 work = write_work(tmp / f"work-{n}", [synthetic_paper(i, args.memory_words) for i in range(n)])
                 r = child_peak(work, server, args.memory_concurrency)
@@ -282,12 +356,17 @@ def bench_memory(args) -> int:
                 if done != n or r["requests"] != n:
                     raise RuntimeError(f"{n} papers: child finished {r['counts']} with {r['requests']} requests")
                 results[n] = r
-                print(f"{n:>8}{r['seconds']:>9.1f}{n / r['seconds']:>10.1f}{r['after_imports_kb'] / 1024:>22.1f}"
-                      f"{r['peak_kb'] / 1024:>13.1f}{(r['peak_kb'] - r['after_imports_kb']) / 1024:>11.1f}", flush=True)
+                print(
+                    f"{n:>8}{r['seconds']:>9.1f}{n / r['seconds']:>10.1f}{r['after_imports_kb'] / 1024:>22.1f}"
+                    f"{r['peak_kb'] / 1024:>13.1f}{(r['peak_kb'] - r['after_imports_kb']) / 1024:>11.1f}",
+                    flush=True,
+                )
     lo, hi = results[sizes[0]]["peak_kb"], results[sizes[-1]]["peak_kb"]
     ratio = hi / lo
-    print(f"peak RSS {sizes[-1]} / {sizes[0]} papers: {ratio:.3f}  "
-          f"(goal <= 1.20: {'met' if ratio <= 1.2 else 'NOT met'})")
+    print(
+        f"peak RSS {sizes[-1]} / {sizes[0]} papers: {ratio:.3f}  "
+        f"(goal <= 1.20: {'met' if ratio <= 1.2 else 'NOT met'})"
+    )
     return 0
 
 

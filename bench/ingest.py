@@ -11,6 +11,7 @@
 Inputs are written here: copies of the test samples (tests/pdf_samples.py, tests/test_latex.py, the JATS
 fixture), each copy's text changed by a sentence so that none is a duplicate.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,15 +48,20 @@ def inputs(root: Path, copies: int) -> dict[str, Path]:
     for c in range(copies):
         note = f"This is copy {c}."
         (folders["txt"] / f"p{c}.txt").write_text(
-            (samples / "thermoelectric_skutterudite.txt").read_text().replace("\n\n", f"\n\n{note}\n\n", 1))
+            (samples / "thermoelectric_skutterudite.txt").read_text().replace("\n\n", f"\n\n{note}\n\n", 1)
+        )
         (folders["md"] / f"p{c}.md").write_text(
-            (samples / "sodium_ion_cathode.md").read_text().replace("\n\n", f"\n\n{note}\n\n", 1))
+            (samples / "sodium_ion_cathode.md").read_text().replace("\n\n", f"\n\n{note}\n\n", 1)
+        )
         (folders["xml"] / f"p{c}.xml").write_text(  # a DOI and a sentence of its own: not a duplicate
-            re.sub(r'(pub-id-type="doi">[^<]+)', rf"\g<1>.{c}", jats, count=1).replace("<p>", f"<p>{note} ", 1))
+            re.sub(r'(pub-id-type="doi">[^<]+)', rf"\g<1>.{c}", jats, count=1).replace("<p>", f"<p>{note} ", 1)
+        )
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-            for name, text in (("main.tex", MAIN.replace("We fitted", f"{note} We fitted")),
-                               ("sections/method.tex", METHOD)):
+            for name, text in (
+                ("main.tex", MAIN.replace("We fitted", f"{note} We fitted")),
+                ("sections/method.tex", METHOD),
+            ):
                 data = text.encode()
                 info = tarfile.TarInfo(name)
                 info.size = len(data)
@@ -100,10 +106,14 @@ def main() -> None:
         root = Path(tmp)
         folders = inputs(root / "in", args.copies)
         old, new, pages = pdf_pages_per_second(folders["pdf"])
-        rates = {fmt: [papers_per_second(folder, root / f"w-{fmt}-{w}", w) for w in (1, 2)]
-                 for fmt, folder in folders.items()}
-    print(f"\nPDF, {pages} pages ({args.copies} files): pypdf text per page {old:.1f} pages/s, layout-aware reader "
-          f"{new:.1f} pages/s ({new / old:.2f}x)")
+        rates = {
+            fmt: [papers_per_second(folder, root / f"w-{fmt}-{w}", w) for w in (1, 2)]
+            for fmt, folder in folders.items()
+        }
+    print(
+        f"\nPDF, {pages} pages ({args.copies} files): pypdf text per page {old:.1f} pages/s, layout-aware reader "
+        f"{new:.1f} pages/s ({new / old:.2f}x)"
+    )
     print(f"\n{args.copies} papers per format, datatrove Local executor, {os.cpu_count()} cores")
     print(f"{'format':>8} | {'1 worker p/s':>12} | {'2 workers p/s':>13} | ratio")
     for fmt, (one, two) in rates.items():

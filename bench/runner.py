@@ -13,6 +13,7 @@ output's lines once (what any resume must read), measured in the same run, and t
 beyond it per record. Disk: about 2.2 KB per record (2.2 GB at
 one million).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,22 +38,33 @@ def inputs(n: int):
     def gen(work: Path):
         for i in range(n):
             yield {"id": f"paper-{i:07d}", "keywords": ["band gap", "bromide"]}
+
     return gen
 
 
 def qa(rec: dict) -> dict:
-    pairs = [{"question": f"Q{k} about {rec['id']}: how did the band gap change?", "answer": ANSWER * 2,
-              "origin": "generator"} for k in range(10)]
+    pairs = [
+        {
+            "question": f"Q{k} about {rec['id']}: how did the band gap change?",
+            "answer": ANSWER * 2,
+            "origin": "generator",
+        }
+        for k in range(10)
+    ]
     return {"id": rec["id"], "status": "ok", "qa": pairs}
 
 
 def one_run(work: Path, n: int, shard: str | None) -> dict:
     started = time.perf_counter()
-    summary = run_stage(Stage(name="bench", inputs=inputs(n), process=qa, params={"v": 1}), work, shard=shard,
-                        progress=False)
+    summary = run_stage(
+        Stage(name="bench", inputs=inputs(n), process=qa, params={"v": 1}), work, shard=shard, progress=False
+    )
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "counts": dict(summary.counts),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "seconds": seconds,
+        "counts": dict(summary.counts),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def floor(work: Path) -> float:
@@ -85,12 +97,18 @@ def main() -> None:
             for label, shard in (("first run", None), ("resume", None), ("sharded resume", "0/4")):
                 r = child(Path(tmp), n, shard)
                 done = n if shard is None else sum(r["counts"].values())
-                print(f"{n:>9} {label:<15} {r['seconds']:>8.1f} {r['seconds'] / max(done, 1) * 1e6:>10.1f} "
-                      f"{r['peak_rss_mb']:>12.0f}  {r['counts']}", flush=True)
+                print(
+                    f"{n:>9} {label:<15} {r['seconds']:>8.1f} {r['seconds'] / max(done, 1) * 1e6:>10.1f} "
+                    f"{r['peak_rss_mb']:>12.0f}  {r['counts']}",
+                    flush=True,
+                )
                 if label == "resume":  # side by side: the runner's own share of a resume
                     parse = floor(Path(tmp))
-                    print(f"{n:>9} {'  parse only':<15} {parse:>8.1f} {parse / n * 1e6:>10.1f} {'':>12}  runner "
-                          f"overhead {(r['seconds'] - parse) / n * 1e6:.1f} µs/record", flush=True)
+                    print(
+                        f"{n:>9} {'  parse only':<15} {parse:>8.1f} {parse / n * 1e6:>10.1f} {'':>12}  runner "
+                        f"overhead {(r['seconds'] - parse) / n * 1e6:.1f} µs/record",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

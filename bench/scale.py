@@ -12,6 +12,7 @@ Printed: papers/s per stage for each task count and their ratio; per stage and p
 per worker (from the runner's manifests of every rank), model calls and tokens (0 here; with ``--llm-work``,
 seed and generate read from that work dir's manifests, e.g. README's embedded run).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,9 +49,20 @@ def corpus(root: Path, copies: int) -> Path:
             pid = f"{p['id']}-{c}"
             out_papers.append({**p, "id": pid, "text": text, "existing_qa": []})
             sentences = [s for s in re.split(r"(?<=[.!?])\s+", text) if len(s.split()) > 8][:6]
-            seed.append({"id": pid, "status": "ok", "qa": [
-                {"question": f"What does the study report in its passage {k + 1}?", "answer": s, "origin": "teacher"}
-                for k, s in enumerate(sentences)]})
+            seed.append(
+                {
+                    "id": pid,
+                    "status": "ok",
+                    "qa": [
+                        {
+                            "question": f"What does the study report in its passage {k + 1}?",
+                            "answer": s,
+                            "origin": "teacher",
+                        }
+                        for k, s in enumerate(sentences)
+                    ],
+                }
+            )
     for name, rows in (("papers.jsonl", out_papers), ("seed.jsonl", seed)):
         (work / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
     inputs = root / "inputs"  # the text and Markdown samples as files, as many copies, for ingest
@@ -107,9 +119,11 @@ def llm_costs(work: Path) -> list[str]:
         m = json.loads(path.read_text())
         papers = max(1, sum(m["counts"].values()) - m["counts"].get("skipped", 0))
         u = m.get("usage") or {}
-        lines.append(f"{name:>16} | {'(model)':>10} | {m.get('cpu_seconds', float('nan')):>9.2f}* | "
-                     f"{m.get('peak_rss_mb', float('nan')):>8.0f} | {u.get('requests', 0) / papers:>11.1f} | "
-                     f"{(u.get('prompt_tokens', 0) + u.get('completion_tokens', 0)) / papers:>10.0f}")
+        lines.append(
+            f"{name:>16} | {'(model)':>10} | {m.get('cpu_seconds', float('nan')):>9.2f}* | "
+            f"{m.get('peak_rss_mb', float('nan')):>8.0f} | {u.get('requests', 0) / papers:>11.1f} | "
+            f"{(u.get('prompt_tokens', 0) + u.get('completion_tokens', 0)) / papers:>10.0f}"
+        )
     return lines
 
 
@@ -126,21 +140,29 @@ def main() -> None:
             work = root / f"tasks-{tasks}"
             shutil.copytree(base, work)
             results[tasks] = run(work, tasks)
-            print(f"tasks {tasks}: " + ", ".join(f"{k} {v['seconds']:.1f} s" for k, v in results[tasks].items()),
-                  flush=True)
+            print(
+                f"tasks {tasks}: " + ", ".join(f"{k} {v['seconds']:.1f} s" for k, v in results[tasks].items()),
+                flush=True,
+            )
     n = results[1]["keywords"]["costs"]["papers"]
-    print(f"\n{n} papers ({args.copies} copies of the 5 samples; ingest: the {results[1]['ingest']['costs']['papers']} "
-          f"text and Markdown files among them), datatrove Local executor, {os.cpu_count()} cores")
+    print(
+        f"\n{n} papers ({args.copies} copies of the 5 samples; ingest: the {results[1]['ingest']['costs']['papers']} "
+        f"text and Markdown files among them), datatrove Local executor, {os.cpu_count()} cores"
+    )
     print(f"{'stage':>16} | {'1 task p/s':>10} | {'2 tasks p/s':>11} | ratio")
     for label, _ in STAGES:
         r1, r2 = (results[1][label]["costs"]["papers"] / results[t][label]["seconds"] for t in (1, 2))
         print(f"{label:>16} | {r1:>10.2f} | {r2:>11.2f} | {r2 / r1:.2f}x")
-    print(f"\nper paper (1 task)\n{'stage':>16} | {'papers':>10} | {'CPU s':>10} | {'RSS MB':>8} | "
-          f"{'model calls':>11} | {'tokens':>10}")
+    print(
+        f"\nper paper (1 task)\n{'stage':>16} | {'papers':>10} | {'CPU s':>10} | {'RSS MB':>8} | "
+        f"{'model calls':>11} | {'tokens':>10}"
+    )
     for label, _ in STAGES:
         c = results[1][label]["costs"]
-        print(f"{label:>16} | {c['papers']:>10} | {c['cpu'] / max(1, c['papers']):>10.3f} | {c['rss']:>8.0f} | "
-              f"{c['calls'] / max(1, c['papers']):>11.1f} | {c['tokens'] / max(1, c['papers']):>10.0f}")
+        print(
+            f"{label:>16} | {c['papers']:>10} | {c['cpu'] / max(1, c['papers']):>10.3f} | {c['rss']:>8.0f} | "
+            f"{c['calls'] / max(1, c['papers']):>11.1f} | {c['tokens'] / max(1, c['papers']):>10.0f}"
+        )
     if args.llm_work:
         print("\n".join(llm_costs(args.llm_work)))
         print("  * the client process only: the model's own CPU is the server's (see its tokens/s instead)")

@@ -13,6 +13,7 @@ end of the first step and the end of the last (the first step's warm-up is left 
 The papers are deterministic synthetic texts of varied length (seeded), so padding matters
 as it does on real corpora, where paper lengths vary by an order of magnitude.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,11 @@ from pathlib import Path
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 ROOT = Path(__file__).resolve().parents[1]
 
-WORDS = ("lattice strain annealing film cathode electrolyte band gap conductivity grain boundary dopant "
-         "vacancy oxide spinel perovskite zeolite catalyst surface adsorption diffusion phase transition "
-         "crystal anisotropy phonon carrier mobility").split()
+WORDS = (
+    "lattice strain annealing film cathode electrolyte band gap conductivity grain boundary dopant "
+    "vacancy oxide spinel perovskite zeolite catalyst surface adsorption diffusion phase transition "
+    "crystal anisotropy phonon carrier mobility"
+).split()
 
 
 def synthetic_work(root: Path, n: int, seed: int = 0) -> Path:
@@ -38,17 +41,25 @@ def synthetic_work(root: Path, n: int, seed: int = 0) -> Path:
     rng = random.Random(seed)
     work = root / "work"
     work.mkdir(parents=True, exist_ok=True)
-    with JsonlWriter(work / "papers.jsonl") as papers, JsonlWriter(work / "keywords.jsonl") as kws, \
-            JsonlWriter(work / "seed.jsonl") as seed_out:
+    with (
+        JsonlWriter(work / "papers.jsonl") as papers,
+        JsonlWriter(work / "keywords.jsonl") as kws,
+        JsonlWriter(work / "seed.jsonl") as seed_out,
+    ):
         for i in range(n):
             pid = f"bench-{i:04d}"
             n_words = int(20 * 1.6 ** rng.uniform(0, 6.5))  # log-uniform: ~20 to ~420 words
             text = " ".join(rng.choice(WORDS) for _ in range(n_words)).capitalize() + "."
             papers.write({"id": pid, "title": f"Synthetic paper {i}", "text": text, "source_format": "txt"})
             kws.write({"id": pid, "keywords": rng.sample(WORDS, 3), "status": "ok"})
-            qa = [{"question": f"Why does the {rng.choice(WORDS)} change in sample {i}, case {k}?",
-                   "answer": " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30))) + ".",
-                   "origin": "teacher"} for k in range(rng.randint(2, 6))]
+            qa = [
+                {
+                    "question": f"Why does the {rng.choice(WORDS)} change in sample {i}, case {k}?",
+                    "answer": " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30))) + ".",
+                    "origin": "teacher",
+                }
+                for k in range(rng.randint(2, 6))
+            ]
             seed_out.write({"id": pid, "qa": qa, "status": "ok", "model": "bench", "prompt_style": "paper"})
     return work
 
@@ -78,11 +89,26 @@ def run(model: str, dataset: Path, out: Path, packing: bool, args) -> dict:
                     torch.cuda.synchronize()
                 marks.append((time.perf_counter(), float(logs["num_tokens"])))
 
-    cfg = TrainConfig.from_dict(dict(
-        model_name_or_path=model, dataset=str(dataset), output_dir=str(out), method=args.method, packing=packing,
-        max_steps=args.steps, per_device_train_batch_size=args.batch_size, gradient_accumulation_steps=1,
-        max_length=args.max_length, learning_rate=1e-4, warmup_steps=0, logging_steps=1, save_strategy="no",
-        eval_split=None, seed=args.seed, activation_checkpointing=args.gradient_checkpointing))
+    cfg = TrainConfig.from_dict(
+        dict(
+            model_name_or_path=model,
+            dataset=str(dataset),
+            output_dir=str(out),
+            method=args.method,
+            packing=packing,
+            max_steps=args.steps,
+            per_device_train_batch_size=args.batch_size,
+            gradient_accumulation_steps=1,
+            max_length=args.max_length,
+            learning_rate=1e-4,
+            warmup_steps=0,
+            logging_steps=1,
+            save_strategy="no",
+            eval_split=None,
+            seed=args.seed,
+            activation_checkpointing=args.gradient_checkpointing,
+        )
+    )
     built = build_trainer(cfg)
     built.trainer.add_callback(Clock())
     rows = len(built.trainer.train_dataset)
@@ -90,9 +116,17 @@ def run(model: str, dataset: Path, out: Path, packing: bool, args) -> dict:
     built.trainer.train()
     wall = time.perf_counter() - start
     (t0, n0), (t1, n1) = marks[0], marks[-1]
-    return {"packing": packing, "rows": rows, "examples": built.train_data.used, "wall_s": wall,
-            "tokens": n1, "tokens_per_s": (n1 - n0) / max(t1 - t0, 1e-9), "steps": len(marks),
-            "attn": built.attn, "bf16": built.bf16}
+    return {
+        "packing": packing,
+        "rows": rows,
+        "examples": built.train_data.used,
+        "wall_s": wall,
+        "tokens": n1,
+        "tokens_per_s": (n1 - n0) / max(t1 - t0, 1e-9),
+        "steps": len(marks),
+        "attn": built.attn,
+        "bf16": built.bf16,
+    }
 
 
 def main(argv=None) -> int:
@@ -122,19 +156,27 @@ def main(argv=None) -> int:
         results = [run(model, dataset, tmp / f"out-{mode}", mode, args) for mode in (False, True)]
 
     plain, packed = results
-    print(f"\nDevice: {device}; model: {args.model or 'tiny random Llama (2 layers, hidden 64)'}; "
-          f"method {args.method}; attention {plain['attn']}; bf16 {plain['bf16']}")
-    print(f"Data: {plain['examples']} examples; {args.steps} optimizer steps of batch {args.batch_size}; "
-          f"max_length {args.max_length}\n")
+    print(
+        f"\nDevice: {device}; model: {args.model or 'tiny random Llama (2 layers, hidden 64)'}; "
+        f"method {args.method}; attention {plain['attn']}; bf16 {plain['bf16']}"
+    )
+    print(
+        f"Data: {plain['examples']} examples; {args.steps} optimizer steps of batch {args.batch_size}; "
+        f"max_length {args.max_length}\n"
+    )
     print(f"{'':<12}{'rows':>8}{'steps':>8}{'real tokens':>14}{'wall s':>10}{'tokens/s':>12}")
     for r in results:
         name = "packing" if r["packing"] else "no packing"
-        print(f"{name:<12}{r['rows']:>8}{r['steps']:>8}{int(r['tokens']):>14}{r['wall_s']:>10.1f}"
-              f"{r['tokens_per_s']:>12.0f}")
+        print(
+            f"{name:<12}{r['rows']:>8}{r['steps']:>8}{int(r['tokens']):>14}{r['wall_s']:>10.1f}"
+            f"{r['tokens_per_s']:>12.0f}"
+        )
     print(f"\npacking / no packing tokens/s: {packed['tokens_per_s'] / plain['tokens_per_s']:.2f}x")
     if plain["attn"] != "flash_attention_2":
-        print(f"(attention {plain['attn']}: packed rows are kept apart by a block-diagonal mask over the whole "
-              "row, quadratic in max_length; flash-attn's variable-length kernels avoid that)")
+        print(
+            f"(attention {plain['attn']}: packed rows are kept apart by a block-diagonal mask over the whole "
+            "row, quadratic in max_length; flash-attn's variable-length kernels avoid that)"
+        )
     return 0
 
 

@@ -10,6 +10,7 @@ Post-processing follows the authors: exact-duplicate questions are dropped, ques
 figures/tables/"this paper" are flagged, and ``complete_sets_of=N`` marks papers with fewer than N
 pairs ``incomplete``.
 """
+
 from __future__ import annotations
 
 import dataclasses

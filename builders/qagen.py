@@ -6,13 +6,14 @@ warnings either way. A reply cut at ``max_tokens`` loses the pair it was cut in,
 embedded profile (``prompt_style: small``) instead writes each pair a line at a time (``paced_pairs``):
 its record keeps the transcript of the lines it kept, and a warning counts the attempts it discarded.
 """
+
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import math
 import time
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from sciqag_dataset import records
 from sciqag_dataset.config import QAGenConfig
@@ -43,8 +44,9 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     def ask(piece: str):
         if raw:
             return client.complete(build_raw_prompt(piece, paper["keywords"], n=per_piece, title=paper.get("title")))
-        return client.chat(build_messages(piece, paper["keywords"], n=per_piece, style=cfg.prompt_style,
-                                          title=paper.get("title")))
+        return client.chat(
+            build_messages(piece, paper["keywords"], n=per_piece, style=cfg.prompt_style, title=paper.get("title"))
+        )
 
     off_passage: list[str] = []  # questions dropped as not about their passage (the embedded profile)
     if cfg.prompt_style == "small":
@@ -68,18 +70,40 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
             reasons.append(parsed.reason)
     status = "ok" if len(pairs) >= cfg.n_pairs else "short" if pairs else "unparsed"
     return {
-        "id": paper["id"], "qa": pairs, "keywords": paper["keywords"], "model_keywords": model_keywords,
-        "raw_output": "\n\n".join(r.text for r in replies), "status": status,
-        "error": "; ".join(reasons) or None, "warnings": warnings, "model": client.name,
-        "prompt_style": cfg.prompt_style, "off_passage": off_passage,
+        "id": paper["id"],
+        "qa": pairs,
+        "keywords": paper["keywords"],
+        "model_keywords": model_keywords,
+        "raw_output": "\n\n".join(r.text for r in replies),
+        "status": status,
+        "error": "; ".join(reasons) or None,
+        "warnings": warnings,
+        "model": client.name,
+        "prompt_style": cfg.prompt_style,
+        "off_passage": off_passage,
         "prompt_tokens": sum(r.prompt_tokens for r in replies),
         "completion_tokens": sum(r.completion_tokens for r in replies),
     }
 
 
-async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str], n_pairs: int, *,
-                      question_tokens: int = small_model.QUESTION_TOKENS
-                      ) -> tuple[list[LLMResponse], list[str], list[str]]:
+async def _line(
+    client: LLMClient, reply: LLMResponse, text: str, stop: list[str], cap: int, temperature: float
+) -> LLMResponse:
+    """One capped line of a paced reply; its tokens are counted in ``reply``."""
+    r = await client.complete(text, stop=stop, max_tokens=cap, temperature=temperature, partial=True)
+    reply.prompt_tokens += r.prompt_tokens
+    reply.completion_tokens += r.completion_tokens
+    return r
+
+
+async def paced_pairs(
+    client: LLMClient,
+    pieces: list[str],
+    keywords: list[str],
+    n_pairs: int,
+    *,
+    question_tokens: int = small_model.QUESTION_TOKENS,
+) -> tuple[list[LLMResponse], list[str], list[str]]:
     """``n_pairs`` pairs over ``pieces``, written one line at a time (the embedded profile: see
     ``qa/small_model.py``). Returns one reply per piece asked, its text that piece's ``Q1:``/``A1:``
     transcript and its token counts those of its requests; warnings (attempts discarded, pairs not about
@@ -98,17 +122,19 @@ async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str],
             i = got + 1
             # a retry samples warmer, so that it is a new sample and not the rejected (cached) one again
             temperature = min(base + small_model.WARMER * streak, 1.5)
-
-            async def line(text: str, stop: list[str], cap: int) -> LLMResponse:
-                r = await client.complete(text, stop=stop, max_tokens=cap, temperature=temperature, partial=True)
-                reply.prompt_tokens += r.prompt_tokens
-                reply.completion_tokens += r.completion_tokens
-                return r
-
-            q = await line(f"{prompt}{reply.text}Q{i}:", ["\n", f"A{i}:"], question_tokens)
+            q = await _line(
+                client, reply, f"{prompt}{reply.text}Q{i}:", ["\n", f"A{i}:"], question_tokens, temperature
+            )
             question, answer = " ".join(q.text.split()), ""
             if q.finish_reason != "length" and small_model.usable_question(question, seen):
-                a = await line(f"{prompt}{reply.text}Q{i}: {question}\nA{i}:", ["\n"], small_model.ANSWER_TOKENS)
+                a = await _line(
+                    client,
+                    reply,
+                    f"{prompt}{reply.text}Q{i}: {question}\nA{i}:",
+                    ["\n"],
+                    small_model.ANSWER_TOKENS,
+                    temperature,
+                )
                 answer = " ".join(a.text.split())
                 if a.finish_reason == "length":
                     answer = small_model.whole_sentences(answer)
@@ -125,15 +151,27 @@ async def paced_pairs(client: LLMClient, pieces: list[str], keywords: list[str],
         discarded, total = discarded + fails, total + got
         reply.text = reply.text.strip()
         replies.append(reply)
-    warnings = [f"embedded profile: {discarded} attempt(s) discarded (a question cut, empty or asked before, "
-                "an answer empty, or a pair not about its passage)"] if discarded else []
+    warnings = (
+        [
+            f"embedded profile: {discarded} attempt(s) discarded (a question cut, empty or asked before, "
+            "an answer empty, or a pair not about its passage)"
+        ]
+        if discarded
+        else []
+    )
     if off:
         warnings.append(f"embedded profile: {len(off)} pair(s) dropped as not about their passage: " + "; ".join(off))
     return replies, warnings, off
 
 
-def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,
-             one: Callable[[dict], Awaitable[dict]], about: dict | None = None) -> Stage:
+def qa_stage(
+    name: str,
+    output: str,
+    client: LLMClient,
+    cfg: QAGenConfig,
+    one: Callable[[dict], Awaitable[dict]],
+    about: dict | None = None,
+) -> Stage:
     """A stage that asks ``client`` for every paper's pairs with ``one(paper)``, ``concurrency`` requests in
     flight per endpoint; the manifest records who answered and at what cost, and ``about`` (what the card
     says of the model)."""
@@ -143,12 +181,21 @@ def qa_stage(name: str, output: str, client: LLMClient, cfg: QAGenConfig,
 
     def progress() -> dict:
         elapsed = max(time.monotonic() - started, 1e-9)
-        return {"tok/s": f"{client.usage.completion_tokens / elapsed:.0f}", "cached": client.usage.cached,
-                "retries": client.usage.retries}
+        return {
+            "tok/s": f"{client.usage.completion_tokens / elapsed:.0f}",
+            "cached": client.usage.cached,
+            "retries": client.usage.retries,
+        }
 
-    return Stage(name=name, output=output, inputs=records.with_keywords, process=one,
-                 params={"model": client.name, "request": client.params, "settings": settings},
-                 concurrency=client.concurrency * len(client.urls) if client.urls else 1,  # embedded: one at a time
-                 count=records.count_papers,
-                 progress=progress, describe=lambda: {**client.describe(), "settings": settings, **(about or {})},
-                 close=client.aclose)
+    return Stage(
+        name=name,
+        output=output,
+        inputs=records.with_keywords,
+        process=one,
+        params={"model": client.name, "request": client.params, "settings": settings},
+        concurrency=client.concurrency * len(client.urls) if client.urls else 1,  # embedded: one at a time
+        count=records.count_papers,
+        progress=progress,
+        describe=lambda: {**client.describe(), "settings": settings, **(about or {})},
+        close=client.aclose,
+    )

@@ -5,6 +5,7 @@ pairs, the raw reply and a status; ``WORK/seed_manifest.json`` says who answered
 Unparseable or short replies are kept with the reason; a paper whose request failed is recorded as
 failed and retried on the next run.
 """
+
 from __future__ import annotations
 
 from sciqag_dataset.config import SeedConfig
@@ -17,13 +18,20 @@ from .qagen import qa_stage, request_qa
 async def seed_one(paper: dict, client: LLMClient, cfg: SeedConfig) -> dict:
     if cfg.use_existing_qa and paper.get("existing_qa"):  # e.g. the SciQAG authors' released pairs
         qa = paper["existing_qa"]
-        return {"id": paper["id"], "qa": qa, "status": "ok" if len(qa) >= cfg.n_pairs else "short",
-                "model": "released", "prompt_style": None, "warnings": ["QA pairs taken from the source file"]}
+        return {
+            "id": paper["id"],
+            "qa": qa,
+            "status": "ok" if len(qa) >= cfg.n_pairs else "short",
+            "model": "released",
+            "prompt_style": None,
+            "warnings": ["QA pairs taken from the source file"],
+        }
     return await request_qa(paper, client, cfg, origin="teacher")
 
 
 def stage(client: LLMClient, cfg: SeedConfig) -> Stage:
     """The teacher's QA pairs for every paper -> ``WORK/seed.jsonl``."""
+
     async def one(paper: dict) -> dict:
         return await seed_one(paper, client, cfg)
 

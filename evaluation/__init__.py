@@ -1,1 +1,6 @@
+"""The evaluation stages. Importing the package registers the built-in metrics (``sciqag_dataset.metrics``), in
+the order of their columns in the `evaluated` config."""
 
+# isort: off
+from . import racar, diversity, coverage, numeric  # noqa: F401
+# isort: on

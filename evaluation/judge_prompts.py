@@ -16,9 +16,10 @@ A method's prompt is part of its specification, so the sources are stated per pr
   question that refers to a specific experimental setup, figure or table (Agnosticism); a logical error
   such as a contradiction (Reasonableness).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.stage import digest
@@ -27,7 +28,11 @@ from .judging import judgements_format
 
 # What each dimension's judge is shown (Appendix B).
 PAPER_AND_QUESTIONS, PAPER_AND_PAIRS, QUESTIONS, PAPER_AND_STATEMENTS = (
-    "paper_and_questions", "paper_and_pairs", "questions", "paper_and_statements")
+    "paper_and_questions",
+    "paper_and_pairs",
+    "questions",
+    "paper_and_statements",
+)
 RACAR_INPUTS = {
     "relevance": PAPER_AND_QUESTIONS,
     "agnosticism": QUESTIONS,
@@ -37,16 +42,24 @@ RACAR_INPUTS = {
 }
 SEES_PAPER = (PAPER_AND_QUESTIONS, PAPER_AND_PAIRS, PAPER_AND_STATEMENTS)
 
-_ITEM_NAMES = {PAPER_AND_QUESTIONS: "questions", PAPER_AND_PAIRS: "question-answer pairs", QUESTIONS: "questions",
-               PAPER_AND_STATEMENTS: "statements"}
+_ITEM_NAMES = {
+    PAPER_AND_QUESTIONS: "questions",
+    PAPER_AND_PAIRS: "question-answer pairs",
+    QUESTIONS: "questions",
+    PAPER_AND_STATEMENTS: "statements",
+}
 
 _INTROS = {
     PAPER_AND_QUESTIONS: "You will be given a scientific paper and a list of questions written about it.",
     PAPER_AND_PAIRS: "You will be given a scientific paper and a list of question-answer pairs written about it.",
-    QUESTIONS: ("You will be given a list of questions written about a scientific paper. The paper is not "
-                "shown to you, just as it will not be shown to anyone who answers these questions."),
-    PAPER_AND_STATEMENTS: ("You will be given a scientific paper and a list of statements written about it. "
-                           "Judge each statement on its own."),
+    QUESTIONS: (
+        "You will be given a list of questions written about a scientific paper. The paper is not "
+        "shown to you, just as it will not be shown to anyone who answers these questions."
+    ),
+    PAPER_AND_STATEMENTS: (
+        "You will be given a scientific paper and a list of statements written about it. "
+        "Judge each statement on its own."
+    ),
 }
 
 # Our wording of the dimensions and of the rules Appendix B states (see the module docstring).
@@ -98,8 +111,10 @@ RACAR_OUTPUT = (
     "keys 'score' (1, 2 or 3) and 'reasons' (a brief justification of the score). Output only the list."
 )
 
-RETRY_NOTE = ("Note: a previous reply to this request could not be used ({problem}). Reply with exactly {n} "
-              "dictionaries, each with an integer 'score' of 1, 2 or 3 and a string 'reasons'.")
+RETRY_NOTE = (
+    "Note: a previous reply to this request could not be used ({problem}). Reply with exactly {n} "
+    "dictionaries, each with an integer 'score' of 1, 2 or 3 and a string 'reasons'."
+)
 
 
 def format_items(pairs: Sequence[dict], shows: str) -> str:
@@ -115,8 +130,9 @@ def format_items(pairs: Sequence[dict], shows: str) -> str:
     return "\n\n".join(lines)
 
 
-def build_racar_messages(dimension: str, pairs: Sequence[dict], paper_text: str = "", title: str = "",
-                         retry_problem: str | None = None) -> list[dict]:
+def build_racar_messages(
+    dimension: str, pairs: Sequence[dict], paper_text: str = "", title: str = "", retry_problem: str | None = None
+) -> list[dict]:
     """The single chat message that asks one judge to score all ``pairs`` of a paper on ``dimension``.
 
     ``retry_problem`` (why the previous reply was unusable) adds a note, which also makes the retried

@@ -5,15 +5,17 @@ Reasons: ..." lines), but scores are never invented, guessed or clamped: an unre
 Several judges are combined per pair and dimension by ``mean``, ``min`` or ``majority`` (ties go to the
 lower score: a committee of verifiers errs on the strict side).
 """
+
 from __future__ import annotations
 
 import ast
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Sequence
+from typing import Any
 
 from sciqag_dataset.errors import UserError
 
@@ -22,6 +24,7 @@ SCORES = (1, 2, 3)
 
 
 # --- parsing -------------------------------------------------------------------------------------
+
 
 @dataclass
 class Parsed:
@@ -42,8 +45,17 @@ _SCORE_STR = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*3)?\s*$")
 _SCORE_LINE = re.compile(r"\bscore\b\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?\s*['\"]?(-?\d+(?:\.\d+)?)['\"]?", re.I)
 _REASONS_LABEL = re.compile(r"\breasons?\b\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?", re.I)
 _NEXT_LABEL = re.compile(r"\n\s*(?:Q|A|pair|item|question|answer)?\s*#?\d+\s*[:.)]?\s*$", re.I)
-_WRAPPER_KEYS = ("judgements", "judgments", "scores", "results", "evaluations", "evaluation", "items",
-                 "output", "ratings")
+_WRAPPER_KEYS = (
+    "judgements",
+    "judgments",
+    "scores",
+    "results",
+    "evaluations",
+    "evaluation",
+    "items",
+    "output",
+    "ratings",
+)
 _SCORE_KEYS = ("score", "Score", "SCORE", "rating")
 _REASON_KEYS = ("reasons", "reason", "Reasons", "Reason", "explanation", "rationale", "justification")
 
@@ -116,10 +128,10 @@ def _from_json(text: str) -> list[list]:
     for open_, close in (("[", "]"), ("{", "}")):
         i, j = text.find(open_), text.rfind(close)
         if 0 <= i < j:
-            candidates.append(text[i:j + 1])
+            candidates.append(text[i : j + 1])
     i, j = text.find("{"), text.rfind("}")
     if 0 <= i < j:
-        candidates.append("[" + text[i:j + 1] + "]")  # dictionaries written one after another
+        candidates.append("[" + text[i : j + 1] + "]")  # dictionaries written one after another
     found = []
     for cand in candidates:
         items = _as_list(_load(cand))
@@ -134,9 +146,9 @@ def _from_lines(text: str) -> list:
     items = []
     for k, m in enumerate(matches):
         end = matches[k + 1].start() if k + 1 < len(matches) else len(text)
-        segment = text[m.end():end]
+        segment = text[m.end() : end]
         label = _REASONS_LABEL.search(segment)
-        reasons = _NEXT_LABEL.sub("", segment[label.end():] if label else segment)
+        reasons = _NEXT_LABEL.sub("", segment[label.end() :] if label else segment)
         items.append({"score": m.group(1), "reasons": reasons.strip(" \t\n,;-*'\"}{")})
     return items
 
@@ -171,6 +183,7 @@ def parse_judgements(text: str, n: int) -> Parsed:
 
 
 # --- combining judges -------------------------------------------------------------------------------
+
 
 def combine_scores(scores: Sequence[int | None], mode: str = "mean") -> int | float | None:
     """One committee score from the judges' scores of a pair (missing ones left out; None if all are)."""
@@ -208,9 +221,11 @@ def agreement_counts(per_judge: Sequence[Sequence[int | None]]) -> dict[str, flo
 
 def agreement_figures(counts: dict[str, float]) -> dict[str, Any]:
     n, cmp_ = counts["n_pairs"], counts["n_comparisons"]
-    return {"all_agree": round(counts["n_agree"] / n, 4) if n else None,
-            "mean_abs_diff": round(counts["sum_abs_diff"] / cmp_, 4) if cmp_ else None,
-            "n_pairs": int(n)}
+    return {
+        "all_agree": round(counts["n_agree"] / n, 4) if n else None,
+        "mean_abs_diff": round(counts["sum_abs_diff"] / cmp_, 4) if cmp_ else None,
+        "n_pairs": int(n),
+    }
 
 
 def judge_agreement(per_judge: Sequence[Sequence[int | None]]) -> dict[str, Any]:

@@ -7,12 +7,13 @@ wrong (a different request, so it is not answered from the cache, and a rerun re
 after ``max_attempts`` the missing scores stay None with the raw reply in their reason. Scores are never
 invented, guessed or clamped (see ``judgements.parse_judgements``).
 """
+
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import openai
 
@@ -67,11 +68,19 @@ def judgements_format(name: str) -> dict:
         "required": ["score", "reasons"],
         "additionalProperties": False,
     }
-    return {"type": "json_schema", "json_schema": {
-        "name": name, "strict": True,
-        "schema": {"type": "object", "properties": {"judgements": {"type": "array", "items": item}},
-                   "required": ["judgements"], "additionalProperties": False},
-    }}
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": name,
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {"judgements": {"type": "array", "items": item}},
+                "required": ["judgements"],
+                "additionalProperties": False,
+            },
+        },
+    }
 
 
 def _rejects_structured(exc: LLMError) -> bool:
@@ -87,15 +96,15 @@ async def _ask(judge: Judge, messages: list[dict], response_format: dict) -> tup
         except LLMError as exc:
             if not _rejects_structured(exc):
                 raise
-            log.warning("judge %s rejected structured output (%s); asking in plain text from now on",
-                        judge.name, exc)
+            log.warning("judge %s rejected structured output (%s); asking in plain text from now on", judge.name, exc)
             judge.structured = False
             return (await judge.client.chat(messages)).text, True
     return (await judge.client.chat(messages)).text, False
 
 
-async def judge_items(judge: Judge, n: int, build: Callable[[str | None], list[dict]], response_format: dict,
-                      max_attempts: int = 3) -> DimensionResult:
+async def judge_items(
+    judge: Judge, n: int, build: Callable[[str | None], list[dict]], response_format: dict, max_attempts: int = 3
+) -> DimensionResult:
     """``n`` items scored by one judge in one call (plus retries while the reply is unusable).
 
     ``build(problem)`` returns the messages; ``problem`` (why the previous reply was unusable, else None)
@@ -121,7 +130,9 @@ async def judge_items(judge: Judge, n: int, build: Callable[[str | None], list[d
         result.reasons = [it["reasons"] for it in best.items]
     if any(s is None for s in result.scores):
         result.problem, result.raw = (best.problem, best_text) if best is not None else (problem, last_text)
-        note = (f"[missing: no usable judgement after {result.calls} attempt(s): {result.problem}; "
-                f"raw reply: {result.raw[:RAW_IN_REASON]!r}]")
+        note = (
+            f"[missing: no usable judgement after {result.calls} attempt(s): {result.problem}; "
+            f"raw reply: {result.raw[:RAW_IN_REASON]!r}]"
+        )
         result.reasons = [note if s is None else r for s, r in zip(result.scores, result.reasons)]
     return result

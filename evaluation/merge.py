@@ -6,30 +6,34 @@ paper as ``records.qa_papers`` gives it now); a record without one (written by h
 version) must fit the current pairs by count, ``qa_hash`` and QA source. Otherwise it is left out with a
 warning, never misaligned, and the next ``run_evaluate`` recomputes it (its fingerprint no longer matches).
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from sciqag_dataset import records
+from datasets import Features
+
+from sciqag_dataset import metrics, records
 from sciqag_dataset.atomic import replacing, write_json
-from sciqag_dataset.config import METRICS, EvaluateConfig
+from sciqag_dataset.config import EvaluateConfig
 from sciqag_dataset.jsonl import JsonlIndex, JsonlWriter
 from sciqag_dataset.qa.rules import refers_to_source
 from sciqag_dataset.runner import FAILED
-from sciqag_dataset.schema import EVALUATED_PAIR, PAIR_METRICS, PAPER_METRICS, RACAR_DIMENSIONS, conform
+from sciqag_dataset.schema import RACAR_DIMENSIONS, conform, evaluated_features
 from sciqag_dataset.stage import digest
+from sciqag_dataset.wiring import EVALUATED, PAPERS
 
 from .report import SUMMARY, summarize, write_plots
 
 log = logging.getLogger(__name__)
 
-EVALUATED = "evaluated.jsonl"
 DIMENSIONS = RACAR_DIMENSIONS
 
 
@@ -60,8 +64,9 @@ class _Collected:
 
     papers: int = 0
     pairs: int = 0
-    counts: dict = field(default_factory=lambda: {m: Counter() for m in METRICS})
-    stale: dict = field(default_factory=lambda: {m: [] for m in METRICS})
+    features: Features = field(default_factory=evaluated_features)  # the rows' columns, as written
+    counts: dict = field(default_factory=lambda: {m: Counter() for m in metrics.NAMES})
+    stale: dict = field(default_factory=lambda: {m: [] for m in metrics.NAMES})
     racar_scores: dict = field(default_factory=lambda: {d: [] for d in DIMENSIONS})
     coverage: list = field(default_factory=list)
     chunk_rates: list = field(default_factory=list)
@@ -69,27 +74,31 @@ class _Collected:
     coverage_sample: dict | None = None  # {"paper": ..., "info": ...}
 
 
-def _float_fields() -> set[str]:
-    return {n for n, f in EVALUATED_PAIR.items() if getattr(f, "dtype", None) in ("float32", "float64")}
+def _float_fields(features: Features) -> set[str]:
+    return {n for n, f in features.items() if getattr(f, "dtype", None) in ("float32", "float64")}
 
 
-def _rows(paper: dict, doi: str | None, recs: dict[str, dict], definition: str | None,
-          float_fields: set[str]) -> Iterator[dict]:
+def _rows(
+    paper: dict, doi: str | None, recs: dict[str, dict], features: Features, float_fields: set[str]
+) -> Iterator[dict]:
+    mine = {m.name: (set(m.pair_columns), set(m.paper_columns)) for m in metrics.registered()}
     paper_metrics: dict[str, Any] = {}
-    for rec in recs.values():
-        paper_metrics.update({k: v for k, v in (rec.get("paper_metrics") or {}).items() if k in PAPER_METRICS})
-    info = (recs.get("coverage") or {}).get("info") or {}
-    if definition and f"coverage_{definition}" in info:  # switching definitions needs no recomputation
-        paper_metrics["coverage"] = info[f"coverage_{definition}"]
+    for name, rec in recs.items():  # a metric fills only its own columns
+        paper_metrics.update({k: v for k, v in (rec.get("paper_metrics") or {}).items() if k in mine[name][1]})
     for k, pair in enumerate(paper["qa"]):
-        row: dict[str, Any] = {"paper_id": paper["id"], "title": paper.get("title"), "doi": doi,
-                               "keywords": paper.get("keywords") or [], **pair}
-        for rec in recs.values():
-            row.update({n: v for n, v in rec["pair_metrics"][k].items() if n in PAIR_METRICS})
+        row: dict[str, Any] = {
+            "paper_id": paper["id"],
+            "title": paper.get("title"),
+            "doi": doi,
+            "keywords": paper.get("keywords") or [],
+            **pair,
+        }
+        for name, rec in recs.items():
+            row.update({n: v for n, v in rec["pair_metrics"][k].items() if n in mine[name][0]})
         row.update(paper_metrics)
-        if row.get("refers_to_source") is None:  # a regex, so known without the judge
+        if "refers_to_source" in features and row.get("refers_to_source") is None:  # a regex: no judge needed
             row["refers_to_source"] = refers_to_source(pair.get("question") or "")
-        row = conform(row, EVALUATED_PAIR)
+        row = conform(row, features)
         for n in float_fields:  # 3 and 3.0 in one column: keep JSON readers on one type
             if row[n] is not None:
                 row[n] = float(row[n])
@@ -99,11 +108,13 @@ def _rows(paper: dict, doi: str | None, recs: dict[str, dict], definition: str |
 def _merge(work: Path, src: str, cfg: EvaluateConfig, aligned: Path, out) -> _Collected:
     """Write evaluated rows to ``out``; copy the metric records that fit into ``aligned``/<metric>.jsonl."""
     # a metric never run has an empty index: its papers all count as absent
-    indexes = {m: JsonlIndex(work / f"{m}.jsonl") for m in METRICS}
-    papers = JsonlIndex(work / "papers.jsonl")
-    float_fields = _float_fields()
+    registered = metrics.registered()
+    indexes = {m.name: JsonlIndex(work / f"{m.name}.jsonl") for m in registered}
+    views = {m.name: m.view for m in registered if m.view}
+    papers = JsonlIndex(work / PAPERS)
     c = _Collected()
-    copies = {m: JsonlWriter(aligned / f"{m}.jsonl") for m in METRICS}
+    float_fields = _float_fields(c.features)
+    copies = {m: JsonlWriter(aligned / f"{m}.jsonl") for m in indexes}
     try:
         for paper in records.qa_papers(work, src):
             c.papers += 1
@@ -124,10 +135,10 @@ def _merge(work: Path, src: str, cfg: EvaluateConfig, aligned: Path, out) -> _Co
                         c.stale[m].append(f"{paper['id']} ({reason})")
                     continue
                 c.counts[m]["merged"] += 1
-                recs[m] = rec
                 copies[m].write(rec)
+                recs[m] = views[m](rec, cfg) if m in views else rec
             meta = (papers.get(paper["id"]) or {}).get("metadata") or {}
-            rows = list(_rows(paper, meta.get("doi"), recs, cfg.coverage_definition, float_fields))
+            rows = list(_rows(paper, meta.get("doi"), recs, c.features, float_fields))
             for row in rows:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
             _collect(c, paper, recs, rows, cfg)
@@ -137,8 +148,14 @@ def _merge(work: Path, src: str, cfg: EvaluateConfig, aligned: Path, out) -> _Co
     for m, items in c.stale.items():
         if items:
             n = c.counts[m]["stale"]
-            log.warning("%s: %d record(s) do not fit their paper's current QA pairs and are left out (rerun "
-                        "`sciqag evaluate` to recompute them): %s%s", m, n, "; ".join(items), " ..." if n > 3 else "")
+            log.warning(
+                "%s: %d record(s) do not fit their paper's current QA pairs and are left out (rerun "
+                "`sciqag evaluate` to recompute them): %s%s",
+                m,
+                n,
+                "; ".join(items),
+                " ..." if n > 3 else "",
+            )
     return c
 
 
@@ -154,16 +171,27 @@ def _collect(c: _Collected, paper: dict, recs: dict, rows: list[dict], cfg: Eval
         if c.coverage_sample is None:
             c.coverage_sample = {"paper": paper, "info": recs["coverage"].get("info") or {}}
     matrix = (recs.get("diversity") or {}).get("similarity_matrix") or []
-    if len(c.similarity_samples) < cfg.sample_papers and len(matrix) >= 2 and any(
-            matrix[i][j] is not None for i in range(len(matrix)) for j in range(i)):
+    if (
+        len(c.similarity_samples) < cfg.sample_papers
+        and len(matrix) >= 2
+        and any(matrix[i][j] is not None for i in range(len(matrix)) for j in range(i))
+    ):
         div = recs["diversity"]  # the plot names its paper and how the similarity was measured
-        c.similarity_samples.append({"paper_id": paper["id"], "title": paper.get("title"), "method": div.get("method"),
-                                     "model": div.get("model"), "matrix": matrix,
-                                     "questions": [p["question"] for p in paper["qa"]]})
+        c.similarity_samples.append(
+            {
+                "paper_id": paper["id"],
+                "title": paper.get("title"),
+                "method": div.get("method"),
+                "model": div.get("model"),
+                "matrix": matrix,
+                "questions": [p["question"] for p in paper["qa"]],
+            }
+        )
 
 
-def merge_evaluation(work: str | Path, source: str | None = None, cfg: EvaluateConfig | None = None, *,
-                     plots: bool | None = None) -> Path:
+def merge_evaluation(
+    work: str | Path, source: str | None = None, cfg: EvaluateConfig | None = None, *, plots: bool | None = None
+) -> Path:
     """Write ``WORK/evaluated.jsonl`` (one row per QA pair), ``evaluation_summary.json`` and the plots.
 
     Reads whatever metric files exist, whichever run wrote them; only records that fit the current QA

@@ -21,13 +21,18 @@ What counts as a number (``extract_numbers``):
   cross-reference word (Fig. 3, Figure 3, Table 2, Eq. 1, Section 4, Ref. 12, Scheme 1); unit powers
   (the 2 of m^2, the -1 of W m^-1 K^-1; 10^19 itself is a number).
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
-from typing import Iterable
+
+from datasets import List, Value
 
 from sciqag_dataset import records
+from sciqag_dataset.jsonl import iter_latest
+from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, pct, register
 from sciqag_dataset.stage import Stage
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
@@ -37,7 +42,8 @@ _CITATION = re.compile(r"\[\s*\d+(?:\s*[,–-]\s*\d+)*\s*\]")
 _CROSS_REF = re.compile(
     r"\b(?:Fig(?:ure)?s?|Tables?|Tab|Eqs?|Equations?|Sections?|Sec|Refs?|References?|Schemes?|Chapters?"
     r"|Appendix)\.?\s*\(?S?\d+[a-z]?(?:\s*(?:[,–-]|and)\s*S?\d+[a-z]?)*\)?",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 _MANTISSA = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
 _EXP = r"[-−+]?\d+"
@@ -47,7 +53,8 @@ _NUMBER = re.compile(
     rf"|(?P<mant>{_MANTISSA})"
     rf"(?:\s*[×xX*·]\s*10(?:\s*\^\s*\(?(?P<exp1>{_EXP})\)?|(?P<exp2>[-−]\d+))"  # × 10^-3, ×10−3
     rf"|[eE](?P<exp3>{_EXP})(?![A-Za-z]))?)"
-    rf"(?P<ordinal>st|nd|rd|th)?(?![\d])")
+    rf"(?P<ordinal>st|nd|rd|th)?(?![\d])"
+)
 
 _UNIT_POWER = re.compile(r"\^\s*\(?[-−+]?$")  # the 2 of m^2, the -1 of K^-1
 
@@ -69,7 +76,7 @@ def _to_decimal(m: re.Match) -> Decimal:
             value = value.scaleb(int(exp.replace("−", "-")))
     sign = m.group("sign")
     # "300 - 400 K" is a range, not 300 and -400
-    if sign and sign != "+" and not re.search(r"\d\s*$", m.string[max(0, m.start() - 8):m.start()]):
+    if sign and sign != "+" and not re.search(r"\d\s*$", m.string[max(0, m.start() - 8) : m.start()]):
         value = -value
     return value
 
@@ -91,7 +98,7 @@ def extract_values(text: str) -> list[Decimal]:
     """Every number in ``text`` as a Decimal, in order (duplicates kept)."""
     out = []
     for m in _NUMBER.finditer(_prepare(text or "")):
-        if m.group("ordinal") or _UNIT_POWER.search(m.string[max(0, m.start() - 4):m.start()]):
+        if m.group("ordinal") or _UNIT_POWER.search(m.string[max(0, m.start() - 4) : m.start()]):
             continue
         try:
             out.append(_to_decimal(m))
@@ -172,9 +179,13 @@ class _Numeric:
 
 def stage(source: str | None = None, *, allow_rounding: bool = False) -> Stage:
     """Eq. 2 for every paper's answers -> ``WORK/numeric.jsonl`` (regex work: one process is plenty)."""
-    return Stage(name="numeric", inputs=lambda work: records.qa_papers(work, source),
-                 process=_Numeric(allow_rounding), params={"allow_rounding": allow_rounding},
-                 count=lambda work: records.count_qa(work, source))
+    return Stage(
+        name="numeric",
+        inputs=lambda work: records.qa_papers(work, source),
+        process=_Numeric(allow_rounding),
+        params={"allow_rounding": allow_rounding},
+        count=lambda work: records.count_qa(work, source),
+    )
 
 
 def numeric_summary(records: Iterable[dict]) -> dict:
@@ -193,6 +204,49 @@ def numeric_summary(records: Iterable[dict]) -> dict:
                 numbers += n
                 unsupported += len(pair.get("unsupported_numbers") or [])
     return {
-        "answers": answers, "answers_with_numbers": with_numbers / answers if answers else None,
-        "numbers": numbers, "supported_ratio": (numbers - unsupported) / numbers if numbers else None,
+        "answers": answers,
+        "answers_with_numbers": with_numbers / answers if answers else None,
+        "numbers": numbers,
+        "supported_ratio": (numbers - unsupported) / numbers if numbers else None,
     }
+
+
+def _ratio_rule(row: dict, threshold: float) -> str | None:
+    """An answer without numbers has nothing unsupported and passes; numbers but no ratio (not run) is missing."""
+    ratio = row.get("numeric_ratio")
+    if ratio is None:
+        return MISSING if extract_numbers(row.get("answer") or "") else None
+    return FAIL if ratio < threshold else None
+
+
+def _card(s: dict) -> str:
+    return (
+        f"**Numeric validation** (Eq. 2): {pct(s['answers_with_numbers'])} of answers contain numbers; "
+        f"{pct(s['supported_ratio'], 1)} of those numbers occur in the source paper (the paper: 54 % and 96.7 %)."
+    )
+
+
+METRIC = register(
+    Metric(
+        name="numeric",
+        cost=10,
+        help="Eq. 2: the share of each answer's numbers found in its paper (no LLM)",
+        build=lambda ctx: stage(ctx.source, allow_rounding=ctx.cfg.allow_rounding),
+        pair_columns={
+            "numbers": List(Value("string")),
+            "unsupported_numbers": List(Value("string")),
+            # share of the answer's numbers found in the paper; null if none
+            "numeric_ratio": Value("float32"),
+        },
+        summarize=lambda path, cfg: numeric_summary(iter_latest(path)),
+        card=_card,
+        rules=(
+            Rule(
+                "min_numeric_ratio",
+                _ratio_rule,
+                lambda t: f"at least {t:.0%} of an answer's numbers found in its paper",
+            ),
+        ),
+        how_to_run="sciqag evaluate WORK --metrics numeric",
+    )
+)

@@ -10,11 +10,12 @@ draws the same figure and returns it unsaved. Titles say what is shown and of wh
 words, never cut), colour bars say what their colours measure, and the PNG carries its title and caption
 as text chunks (``Title``, ``Description``), so a copy away from the card still explains itself.
 """
+
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -87,13 +88,16 @@ def racar_figure(scores: Mapping[str, Sequence[int | None]], *, scope: str = "")
     ax.set_ylabel("QA pairs")
     _integer_ticks(ax.yaxis)
     n = max((len(v) for v in scores.values()), default=0)
-    ax.set_title(wrap(f"RACAR scores (1-3, judge) per dimension: {plural(n, 'QA pair')}" + (f" of {scope}" if scope else "")))
+    ax.set_title(
+        wrap(f"RACAR scores (1-3, judge) per dimension: {plural(n, 'QA pair')}" + (f" of {scope}" if scope else ""))
+    )
     ax.legend(title="score", fontsize=8)
     return fig
 
 
-def racar_distribution(scores: Mapping[str, Sequence[int | None]], path, *, scope: str = "",
-                       caption: str = "") -> Path:
+def racar_distribution(
+    scores: Mapping[str, Sequence[int | None]], path, *, scope: str = "", caption: str = ""
+) -> Path:
     return _save(racar_figure(scores, scope=scope), path, caption)
 
 
@@ -102,7 +106,7 @@ def _short(text: str, width: int = 48) -> str:
     text = " ".join(str(text).split())
     if len(text) <= width:
         return text
-    head = text[:width - 1]
+    head = text[: width - 1]
     return (head.rsplit(" ", 1)[0] if " " in head else head) + "…"
 
 
@@ -119,16 +123,24 @@ def question_similarity_figure(matrix, questions: Sequence[str], *, paper: str, 
         for i in range(n):
             for j in range(n):
                 if not np.isnan(m[i, j]):
-                    ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6,
-                            color="white" if m[i, j] < 0.6 else "black")
+                    ax.text(
+                        j,
+                        i,
+                        f"{m[i, j]:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=6,
+                        color="white" if m[i, j] < 0.6 else "black",
+                    )
     cbar = fig.colorbar(im, ax=ax, fraction=0.04)
     cbar.set_label(f"question similarity ({measure})", fontsize=8)
     ax.set_title(wrap(f"Question similarity of the {n} questions of paper {paper}"), fontsize=10)
     return fig
 
 
-def question_similarity_heatmap(matrix, questions: Sequence[str], path, *, paper: str,
-                                measure: str = EMBEDDING_SIMILARITY, caption: str = "") -> Path:
+def question_similarity_heatmap(
+    matrix, questions: Sequence[str], path, *, paper: str, measure: str = EMBEDDING_SIMILARITY, caption: str = ""
+) -> Path:
     return _save(question_similarity_figure(matrix, questions, paper=paper, measure=measure), path, caption)
 
 
@@ -146,13 +158,19 @@ def answer_sentence_figure(matrix, *, paper: str, measure: str = EMBEDDING_SIMIL
     ax.set_yticks(range(n_answers), [str(i + 1) for i in range(n_answers)], fontsize=7)
     cbar = fig.colorbar(im, ax=ax, fraction=0.03)
     cbar.set_label(f"answer-sentence similarity\n({measure})", fontsize=8)
-    ax.set_title(wrap(f"Answer-sentence similarity: {n_answers} answers x {n_sentences} sentences of paper "
-                      f"{paper}", 2 * TITLE_WIDTH), fontsize=10)
+    ax.set_title(
+        wrap(
+            f"Answer-sentence similarity: {n_answers} answers x {n_sentences} sentences of paper {paper}",
+            2 * TITLE_WIDTH,
+        ),
+        fontsize=10,
+    )
     return fig
 
 
-def answer_sentence_heatmap(matrix, path, *, paper: str, measure: str = EMBEDDING_SIMILARITY,
-                            caption: str = "") -> Path:
+def answer_sentence_heatmap(
+    matrix, path, *, paper: str, measure: str = EMBEDDING_SIMILARITY, caption: str = ""
+) -> Path:
     return _save(answer_sentence_figure(matrix, paper=paper, measure=measure), path, caption)
 
 
@@ -173,6 +191,7 @@ def coverage_figure(values: Iterable[float], *, label: str = "coverage", unit: s
     return fig
 
 
-def coverage_histogram(values: Iterable[float], path, *, label: str = "coverage", unit: str = "value",
-                       caption: str = "") -> Path:
+def coverage_histogram(
+    values: Iterable[float], path, *, label: str = "coverage", unit: str = "value", caption: str = ""
+) -> Path:
     return _save(coverage_figure(values, label=label, unit=unit), path, caption)

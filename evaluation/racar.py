@@ -14,28 +14,39 @@ where ``pair_metrics`` aligns with the QA file's ``qa`` list. ``status`` is ``ok
 present), ``partial`` or ``unjudged`` (no usable score); a paper whose requests failed outright is
 ``failed`` and retried on the next run.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
-from typing import Any, Sequence
+from typing import Any
+
+from datasets import Value
 
 from sciqag_dataset import records
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, at_least, num, register
 from sciqag_dataset.qa.prompts import fit_to_context
 from sciqag_dataset.qa.rules import refers_to_source
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.stage import Stage
 
-from .judge_prompts import (RACAR_INPUTS, SEES_PAPER, build_racar_messages, racar_prompt_chars, racar_prompts_digest,
-                            racar_response_format)
+from .judge_prompts import (
+    RACAR_INPUTS,
+    SEES_PAPER,
+    build_racar_messages,
+    racar_prompt_chars,
+    racar_prompts_digest,
+    racar_response_format,
+)
 from .judgements import COMBINE_MODES, agreement_counts, agreement_figures, combine_scores, judge_agreement
 from .judging import DimensionResult, Judge, judge_items, make_judges
 
@@ -46,32 +57,46 @@ RAW_KEPT = 4000  # characters of an unusable reply kept once per paper, judge an
 
 # --- judging --------------------------------------------------------------------------------------
 
-async def judge_dimension(judge: Judge, dimension: str, pairs: Sequence[dict], paper_text: str = "",
-                          title: str = "", max_attempts: int = 3) -> DimensionResult:
+
+async def judge_dimension(
+    judge: Judge, dimension: str, pairs: Sequence[dict], paper_text: str = "", title: str = "", max_attempts: int = 3
+) -> DimensionResult:
     """All pairs of one paper scored on one dimension by one judge: one call, plus retries if unusable."""
     return await judge_items(
-        judge, len(pairs), lambda problem: build_racar_messages(dimension, pairs, paper_text, title,
-                                                                retry_problem=problem),
-        racar_response_format(dimension), max_attempts)
+        judge,
+        len(pairs),
+        lambda problem: build_racar_messages(dimension, pairs, paper_text, title, retry_problem=problem),
+        racar_response_format(dimension),
+        max_attempts,
+    )
 
 
-def paper_char_budget(pairs: Sequence[dict], judges: Sequence[Judge], context_tokens: int,
-                      chars_per_token: float) -> int:
+def paper_char_budget(
+    pairs: Sequence[dict], judges: Sequence[Judge], context_tokens: int, chars_per_token: float
+) -> int:
     """Characters of paper text that fit beside the prompt, the pairs and the reply."""
     max_tokens = max(int(j.client.params.get("max_tokens") or 2048) for j in judges)
     prompt = max(racar_prompt_chars(d, pairs) for d in RACAR_DIMENSIONS if RACAR_INPUTS[d] in SEES_PAPER)
     return max(1000, int((context_tokens - max_tokens) * chars_per_token) - prompt)
 
 
-async def racar_paper(paper: dict, judges: Sequence[Judge], *, combine: str = "mean", max_attempts: int = 3,
-                      context_tokens: int = 8192, chars_per_token: float = 3.5) -> dict:
+async def racar_paper(
+    paper: dict,
+    judges: Sequence[Judge],
+    *,
+    combine: str = "mean",
+    max_attempts: int = 3,
+    context_tokens: int = 8192,
+    chars_per_token: float = 3.5,
+) -> dict:
     """One paper {id, title, text, qa} -> its racar.jsonl record (5 calls per judge when replies parse)."""
     pairs = paper["qa"]
     budget = paper_char_budget(pairs, judges, context_tokens, chars_per_token)
     (text,), warnings = fit_to_context(paper.get("text") or "", budget, "truncate")
     jobs = [(j, d) for j in judges for d in RACAR_DIMENSIONS]
-    results = await asyncio.gather(*(
-        judge_dimension(j, d, pairs, text, paper.get("title") or "", max_attempts) for j, d in jobs))
+    results = await asyncio.gather(
+        *(judge_dimension(j, d, pairs, text, paper.get("title") or "", max_attempts) for j, d in jobs)
+    )
     by = {(j.name, d): r for (j, d), r in zip(jobs, results)}
 
     pair_metrics = []
@@ -92,24 +117,43 @@ async def racar_paper(paper: dict, judges: Sequence[Judge], *, combine: str = "m
 
     n_scores = sum(m[d] is not None for m in pair_metrics for d in RACAR_DIMENSIONS)
     status = "ok" if n_scores == len(pairs) * len(RACAR_DIMENSIONS) else "partial" if n_scores else "unjudged"
-    agreement = {d: judge_agreement([by[j.name, d].scores for j in judges]) for d in RACAR_DIMENSIONS} \
-        if len(judges) > 1 else None
-    problems = {f"{j.name}/{d}": {"problem": r.problem, "raw_reply": r.raw[:RAW_KEPT]}
-                for (j, d), r in zip(jobs, results) if r.problem}
+    agreement = (
+        {d: judge_agreement([by[j.name, d].scores for j in judges]) for d in RACAR_DIMENSIONS}
+        if len(judges) > 1
+        else None
+    )
+    problems = {
+        f"{j.name}/{d}": {"problem": r.problem, "raw_reply": r.raw[:RAW_KEPT]}
+        for (j, d), r in zip(jobs, results)
+        if r.problem
+    }
     if any(r.structured_fallback for r in results):
         warnings.append("a judge rejected structured output; it was asked in plain text")
     return {
-        "id": paper["id"], "status": status, "pair_metrics": pair_metrics,
+        "id": paper["id"],
+        "status": status,
+        "pair_metrics": pair_metrics,
         "paper_metrics": {"judge_agreement": agreement},
         "judge_calls": sum(r.calls for r in results),
-        "judges": [j.name for j in judges], "combine": combine, "qa_hash": records.qa_hash(pairs),
+        "judges": [j.name for j in judges],
+        "combine": combine,
+        "qa_hash": records.qa_hash(pairs),
         "judge_scores": {j.name: {d: by[j.name, d].scores for d in RACAR_DIMENSIONS} for j in judges},
-        "problems": problems, "warnings": warnings,
+        "problems": problems,
+        "warnings": warnings,
     }
 
 
-def stage(judges: list[LLMClient], *, source: str | None = None, combine: str = "mean", max_attempts: int = 3,
-          context_tokens: int = 8192, structured: bool = True, chars_per_token: float = 3.5) -> Stage:
+def stage(
+    judges: list[LLMClient],
+    *,
+    source: str | None = None,
+    combine: str = "mean",
+    max_attempts: int = 3,
+    context_tokens: int = 8192,
+    structured: bool = True,
+    chars_per_token: float = 3.5,
+) -> Stage:
     """Every paper's QA pairs judged on the five dimensions -> ``WORK/racar.jsonl``."""
     if combine not in COMBINE_MODES:
         raise UserError(f"unknown combine mode {combine!r}; choose one of {COMBINE_MODES}")
@@ -120,26 +164,44 @@ def stage(judges: list[LLMClient], *, source: str | None = None, combine: str = 
     capacity = min(j.client.concurrency * len(j.client.urls) for j in members)
 
     async def one(paper: dict) -> dict:
-        return await racar_paper(paper, members, combine=combine, max_attempts=max_attempts,
-                                 context_tokens=context_tokens, chars_per_token=chars_per_token)
+        return await racar_paper(
+            paper,
+            members,
+            combine=combine,
+            max_attempts=max_attempts,
+            context_tokens=context_tokens,
+            chars_per_token=chars_per_token,
+        )
 
     async def close() -> None:
         for j in members:
             await j.client.aclose()
 
     return Stage(
-        name="racar", inputs=lambda work: records.qa_papers(work, source), process=one,
-        params={"judges": [[j.name, j.client.params] for j in members], "combine": combine,
-                "prompts": racar_prompts_digest(),
-                "max_attempts": max_attempts, "context_tokens": context_tokens, "chars_per_token": chars_per_token},
+        name="racar",
+        inputs=lambda work: records.qa_papers(work, source),
+        process=one,
+        params={
+            "judges": [[j.name, j.client.params] for j in members],
+            "combine": combine,
+            "prompts": racar_prompts_digest(),
+            "max_attempts": max_attempts,
+            "context_tokens": context_tokens,
+            "chars_per_token": chars_per_token,
+        },
         concurrency=max(1, math.ceil(capacity / len(RACAR_DIMENSIONS))) + 1,
         count=lambda work: records.count_qa(work, source),
-        progress=lambda: {"calls": sum(j.client.usage.requests for j in members),
-                          "cached": sum(j.client.usage.cached for j in members)},
-        describe=lambda: {"judges": [j.client.describe() for j in members]}, close=close)
+        progress=lambda: {
+            "calls": sum(j.client.usage.requests for j in members),
+            "cached": sum(j.client.usage.cached for j in members),
+        },
+        describe=lambda: {"judges": [j.client.describe() for j in members]},
+        close=close,
+    )
 
 
 # --- summary ----------------------------------------------------------------------------------------
+
 
 def _bucket(value: int | float) -> str:
     return f"{value:g}"
@@ -185,13 +247,70 @@ def racar_summary(work: str | Path) -> dict[str, Any]:
     dimensions = {}
     for d, pool in dims.items():
         dist = Counter(_bucket(v) for v in pool.values)
-        dimensions[d] = {"mean": round(mean(pool.values), 4) if pool.values else None,
-                         "distribution": dict(sorted(dist.items())), "missing": pool.missing}
+        dimensions[d] = {
+            "mean": round(mean(pool.values), 4) if pool.values else None,
+            "distribution": dict(sorted(dist.items())),
+            "missing": pool.missing,
+        }
     return {
-        "papers": sum(statuses.values()), "statuses": dict(statuses), "pairs": n_pairs,
+        "papers": sum(statuses.values()),
+        "statuses": dict(statuses),
+        "pairs": n_pairs,
         "dimensions": dimensions,
         "racar_mean": round(mean(pair_means), 4) if pair_means else None,
         "agreement": {d: agreement_figures(c) for d, c in pooled.items()} if len(judges) > 1 else None,
         "judge_calls_per_paper": round(mean(calls), 3) if calls else None,
-        "judges": sorted(judges), "combine": sorted(c for c in combine if c),
+        "judges": sorted(judges),
+        "combine": sorted(c for c in combine if c),
     }
+
+
+def _mean_rule(row: dict, threshold: float) -> str | None:
+    """The mean needs all five dimensions scored: a mean over the scored ones would let an unscored one pass."""
+    if any(row.get(d) is None for d in RACAR_DIMENSIONS) or row.get("racar_mean") is None:
+        return MISSING
+    return FAIL if row["racar_mean"] < threshold else None
+
+
+def _card(s: dict) -> str:
+    rows = "\n".join(f"| {d} | {num(v['mean'])} | {v['missing']} |" for d, v in s["dimensions"].items())
+    return (
+        "**RACAR** (1–3, LLM judge; the paper reports a mean of about 2.5):\n\n"
+        f"| dimension | mean | missing |\n|---|---:|---:|\n{rows}"
+    )
+
+
+METRIC = register(
+    Metric(
+        name="racar",
+        cost=90,
+        help="five 1-3 scores per pair from an LLM judge committee (SciQAG Appendix B)",
+        build=lambda ctx: stage(
+            list(ctx.judges),
+            source=ctx.source,
+            combine=ctx.cfg.combine,
+            max_attempts=ctx.cfg.max_attempts,
+            context_tokens=ctx.cfg.context_tokens,
+            structured=ctx.cfg.structured,
+            chars_per_token=ctx.cfg.chars_per_token,
+        ),
+        pair_columns={
+            # 1-3 (a committee mean may be 2.5); null = no usable score
+            **{d: Value("float32") for d in RACAR_DIMENSIONS},
+            "racar_mean": Value("float32"),
+            "racar_reasons": {d: Value("string") for d in RACAR_DIMENSIONS},
+            "refers_to_source": Value("bool"),  # agnosticism regex: "Figure 3", "Table 2", "this paper" ...
+        },
+        needs_llm=lambda cfg: True,
+        default="with_judge",
+        summarize=lambda path, cfg: racar_summary(path.parent),
+        card=_card,
+        not_run="RACAR was not run (no judge endpoint configured).",
+        rules=(
+            Rule("min_racar", _mean_rule, lambda t: f"RACAR mean ≥ {t:g} (all five dimensions scored)"),
+            *(Rule(f"min_{d}", at_least(d), lambda t, d=d: f"{d} ≥ {t:g}") for d in RACAR_DIMENSIONS),
+        ),
+        how_to_run="sciqag evaluate WORK --judge-endpoint URL --judge-model NAME (or --metrics racar, the embedded "
+        "model as judge)",
+    )
+)

@@ -1,13 +1,15 @@
 """Files a reader never sees half-written: each is written beside its target and renamed over it
 (``os.replace`` is atomic within a filesystem). A write that fails (a full disk, text that is not valid
 Unicode, a kill) leaves the old file and no temporary one."""
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 
 
 @contextmanager

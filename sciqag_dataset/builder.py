@@ -5,12 +5,14 @@ instantiating it directly (``download_and_prepare()`` / ``as_dataset()``);
 `publish` turns its output into the parquet folder that ``load_dataset`` and
 the Hub read.
 """
+
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import datasets
 
@@ -20,7 +22,8 @@ from .jsonl import JsonlIndex, read_jsonl
 from .qa.format import to_instruction
 from .qa.prompts import PROMPT_STYLES
 from .records import stage_records, usable
-from .schema import EVALUATED_PAIR, conform, features_for
+from .schema import conform, evaluated_features, features_for
+from .wiring import CONFIG_FILES, EVALUATED, EVALUATION_SUMMARY, FILTERED, PAPERS
 
 CITATION = """\
 @article{wan2024sciqag,
@@ -29,16 +32,26 @@ CITATION = """\
   journal = {arXiv preprint arXiv:2405.09939},
   year    = {2024}
 }
-"""
+"""  # noqa: E501 - the paper's BibTeX entry as published
 
 SPLITS = ("train", "validation", "test")
-STAGE_FILES = {"papers": "papers.jsonl", "seed": "seed.jsonl", "generated": "generated.jsonl",
-               "evaluated": "evaluated.jsonl"}
+STAGE_FILES = CONFIG_FILES
 
 
 def evaluated_file(work: Path) -> str:
     """The `evaluated` config publishes the filtered pairs when `sciqag filter` has run, else all pairs."""
-    return "filtered.jsonl" if (work / "filtered.jsonl").exists() else "evaluated.jsonl"
+    return FILTERED if (work / FILTERED).exists() else EVALUATED
+
+
+def evaluated_columns(work: Path | None) -> datasets.Features:
+    """The `evaluated` rows' columns as the run's merge wrote them (its summary records them, a plugin metric's
+    included), else those of the metrics registered in this process."""
+    summary = Path(work) / EVALUATION_SUMMARY if work else None
+    if summary is not None and summary.exists():
+        features = json.loads(summary.read_text(encoding="utf-8")).get("features")
+        if features:
+            return datasets.Features.from_dict(features)
+    return evaluated_features()
 
 
 def split_of(paper_id: str, train: float = 0.8, validation: float = 0.1) -> str:
@@ -47,7 +60,7 @@ def split_of(paper_id: str, train: float = 0.8, validation: float = 0.1) -> str:
     A paper keeps its split when the corpus grows, so a benchmark's test papers
     never leak into a later training set.
     """
-    u = int(hashlib.sha256(paper_id.encode()).hexdigest()[:12], 16) / 16 ** 12
+    u = int(hashlib.sha256(paper_id.encode()).hexdigest()[:12], 16) / 16**12
     return "train" if u < train else "validation" if u < train + validation else "test"
 
 
@@ -71,16 +84,27 @@ class SciQAG(datasets.GeneratorBasedBuilder):
         SciQAGConfig(name="papers", description="Ingested papers with their TopicRank keywords."),
         SciQAGConfig(name="seed", description="Teacher QA pairs in the instruction schema, ready for TRL."),
         SciQAGConfig(name="generated", description="QA pairs written by the fine-tuned generator."),
-        SciQAGConfig(name="evaluated", description="One row per QA pair with RACAR scores, question "
-                                                   "diversity, answer coverage with evidence and numeric checks."),
+        SciQAGConfig(
+            name="evaluated",
+            description="One row per QA pair with RACAR scores, question "
+            "diversity, answer coverage with evidence and numeric checks.",
+        ),
     ]
     DEFAULT_CONFIG_NAME = "seed"
 
     def _info(self) -> datasets.DatasetInfo:
-        features = EVALUATED_PAIR if self.config.name == "evaluated" else features_for(self.config.name)
-        return datasets.DatasetInfo(description=self.config.description, features=features,
-                                    citation=CITATION, license="cc-by-4.0",
-                                    homepage="https://arxiv.org/abs/2405.09939")
+        features = (
+            evaluated_columns(self.config.data_dir)
+            if self.config.name == "evaluated"
+            else features_for(self.config.name)
+        )
+        return datasets.DatasetInfo(
+            description=self.config.description,
+            features=features,
+            citation=CITATION,
+            license="cc-by-4.0",
+            homepage="https://arxiv.org/abs/2405.09939",
+        )
 
     def _split_generators(self, dl_manager):
         if not self.config.data_dir:
@@ -95,7 +119,7 @@ class SciQAG(datasets.GeneratorBasedBuilder):
         name = self.config.name
         keep = (lambda rec: True) if self.config.allow_partial else (lambda rec: not partial(rec))
         if name == "papers":
-            yield from filter(keep, stage_records(work, "papers.jsonl"))
+            yield from filter(keep, stage_records(work, PAPERS))
             return
         for rec in stage_records(work, f"{name}.jsonl"):
             if not usable(rec) or not keep(rec):

@@ -1,8 +1,9 @@
 """What a command shows the user: one line for a user error, a traceback for a bug, redacted logs.
 
-Shared by `sciqag` and ``python -m sciqag_dataset.trainers`` so both behave the same.
+Shared by `sciqag` and `sciqag train` (``sciqag_dataset/cli/train.py``) so both behave the same.
 Everything printed here goes through ``redact`` (no key or URL password reaches a terminal or a log).
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,8 +27,9 @@ def setup_logging(verbose: int) -> None:
     install_log_redaction()
 
 
-def run_command(func, args, name: str, interrupted: str = "finished papers are saved; rerun the same "
-                                                            "command to resume") -> int:
+def run_command(
+    func, args, name: str, interrupted: str = "finished papers are saved; rerun the same command to resume"
+) -> int:
     """``func(args)``: a UserError -> its message on one line, exit 2; any other exception is a bug ->
     its traceback, exit 1; Ctrl-C (or SIGTERM turned into it) -> exit 130."""
     try:

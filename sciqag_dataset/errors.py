@@ -3,6 +3,7 @@
 Everything else that escapes a command is a bug in this project (or in a library) and is shown with
 its traceback (exit 1), so that it can be reported rather than mistaken for a bad option.
 """
+
 from __future__ import annotations
 
 

@@ -11,6 +11,7 @@ names the data files; then the previous publish's files that are no longer used 
 moment the folder holds a complete publish, and the marker lists every file we may have put there.
 A staging folder left by a killed run is removed by the next run.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from . import __version__
 from .atomic import write_json
@@ -34,10 +35,28 @@ _STAGING_MARKER = ".sciqag-staging"
 
 #: What a work directory written by earlier versions (without a marker) may hold: such a folder is adopted.
 WORK_LAYOUT = {
-    "papers.jsonl", "ingest_report.json", "keywords.jsonl", "seed.jsonl", "seed_manifest.json", "generated.jsonl",
-    "generated_manifest.json", "racar.jsonl", "diversity.jsonl", "coverage.jsonl", "numeric.jsonl",
-    "evaluated.jsonl", "evaluation_summary.json", "filtered.jsonl", "filter_summary.json", "cache.sqlite",
-    "cache.sqlite-wal", "cache.sqlite-shm", "config.yaml", "dataset", "plots", "local_server.log",
+    "papers.jsonl",
+    "ingest_report.json",
+    "keywords.jsonl",
+    "seed.jsonl",
+    "seed_manifest.json",
+    "generated.jsonl",
+    "generated_manifest.json",
+    "racar.jsonl",
+    "diversity.jsonl",
+    "coverage.jsonl",
+    "numeric.jsonl",
+    "evaluated.jsonl",
+    "evaluation_summary.json",
+    "filtered.jsonl",
+    "filter_summary.json",
+    "cache.sqlite",
+    "cache.sqlite-wal",
+    "cache.sqlite-shm",
+    "config.yaml",
+    "dataset",
+    "plots",
+    "local_server.log",
 }
 #: The same for a model folder written by `sciqag train` before markers existed.
 MODEL_SIGNS = {"sciqag_generator.json", "train_config.yaml"}
@@ -92,12 +111,17 @@ def claim(folder: str | os.PathLike, kind: str, *, option: str, adopt: Iterable[
         except OSError as exc:
             raise UserError(f"{option}: cannot read {folder} ({exc.strerror or exc})") from None
         adopt = set(adopt)
-        ours = not entries or (kind == "model" and adopt & set(entries)) or (
-            kind != "model" and adopt and set(entries) <= adopt)
+        ours = (
+            not entries
+            or (kind == "model" and adopt & set(entries))
+            or (kind != "model" and adopt and set(entries) <= adopt)
+        )
         if not ours:
             shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
-            raise UserError(f"{option}: {folder} is not empty and was not created by sciqag ({shown}); "
-                            "choose a new or empty folder")
+            raise UserError(
+                f"{option}: {folder} is not empty and was not created by sciqag ({shown}); "
+                "choose a new or empty folder"
+            )
         check_writable(folder, option)
         _write_marker(folder, {"kind": kind, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     check_writable(folder, option)
@@ -105,6 +129,7 @@ def claim(folder: str | os.PathLike, kind: str, *, option: str, adopt: Iterable[
 
 
 # ---------------------------------------------------------------- publishing
+
 
 def _inside(child: Path, parent: Path) -> bool:
     return child == parent or parent in child.parents
@@ -118,11 +143,15 @@ def check_publish_target(out: Path, work: Path, option: str = "publish.output_di
     """
     out, work = out.resolve(), work.resolve()
     if _inside(work, out):
-        raise UserError(f"{option}: {out} {'is' if out == work else 'contains'} the work directory {work}; "
-                        "publish to a folder of its own")
+        raise UserError(
+            f"{option}: {out} {'is' if out == work else 'contains'} the work directory {work}; "
+            "publish to a folder of its own"
+        )
     if _inside(out, work) and out != work / "dataset":
-        raise UserError(f"{option}: {out} is inside the work directory {work}; publish to WORK/dataset "
-                        "(the default) or a folder outside it")
+        raise UserError(
+            f"{option}: {out} is inside the work directory {work}; publish to WORK/dataset "
+            "(the default) or a folder outside it"
+        )
     if out.exists() and not out.is_dir():
         raise UserError(f"{option}: {out} is a file, not a folder")
     if out.is_dir():
@@ -132,8 +161,9 @@ def check_publish_target(out: Path, work: Path, option: str = "publish.output_di
         if marker is None and _own_entries(out):
             entries = _own_entries(out)
             shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
-            raise UserError(f"{option}: {out} is not empty and holds no earlier publish ({shown}); "
-                            "choose a new or empty folder")
+            raise UserError(
+                f"{option}: {out} is not empty and holds no earlier publish ({shown}); choose a new or empty folder"
+            )
         check_writable(out, option)
     else:
         parent = next((p for p in out.parents if p.exists()), None)
@@ -188,8 +218,11 @@ def new_staging(out: Path) -> Path:
 
 
 def _files(folder: Path) -> list[str]:
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                  if p.is_file() and p.name not in (MARKER, _STAGING_MARKER))
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and p.name not in (MARKER, _STAGING_MARKER)
+    )
 
 
 def install_publish(staging: Path, out: Path, last: str = "README.md") -> list[str]:
@@ -230,6 +263,7 @@ def install_publish(staging: Path, out: Path, last: str = "README.md") -> list[s
 
 
 # ---------------------------------------------------------------- cached artifacts
+
 
 def build_once(out: Path, build) -> Path:
     """``out`` built by ``build(tmp_folder)`` exactly once, even when several processes ask at once.

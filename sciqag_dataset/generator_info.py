@@ -3,6 +3,7 @@
 `sciqag train` writes it; the generation stage reads it to prompt the model exactly as it was trained
 (the prompt style, and so which endpoint, ``/v1/chat/completions`` or ``/v1/completions``).
 """
+
 from __future__ import annotations
 
 import json
@@ -60,10 +61,10 @@ def read_generator_info(model_dir: str | Path, *, hub: bool = True) -> dict[str,
         raise UserError(f"{model_dir}/{GENERATOR_INFO_FILE} must hold a JSON object")
     style = info.get("prompt_style") or "paper"
     if style not in PROMPT_STYLES:
-        raise UserError(f"{model_dir}/{GENERATOR_INFO_FILE}: prompt_style must be one of {PROMPT_STYLES}, "
-                         f"not {style!r}")
+        raise UserError(
+            f"{model_dir}/{GENERATOR_INFO_FILE}: prompt_style must be one of {PROMPT_STYLES}, not {style!r}"
+        )
     n = info.get("n_pairs", 10)
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise UserError(f"{model_dir}/{GENERATOR_INFO_FILE}: n_pairs must be a positive integer, not {n!r}")
-    return {**info, "prompt_style": style, "n_pairs": n,
-            "endpoint": info.get("endpoint") or ENDPOINT_FOR_STYLE[style]}
+    return {**info, "prompt_style": style, "n_pairs": n, "endpoint": info.get("endpoint") or ENDPOINT_FOR_STYLE[style]}

@@ -4,6 +4,7 @@ A stage appends one finished record per line and flushes at once, so a kill lose
 flight; a line torn by a kill is skipped on reading and cut off before the next append. Readers hold
 line offsets, never records, so memory does not grow with a corpus.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,8 +12,8 @@ import json
 import logging
 import os
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -85,8 +86,13 @@ class JsonlIndex:
 
 def key_hash(*parts: str | None) -> int:
     """A nonzero 8-byte hash of an id (and more): what memory-flat bookkeeping keeps instead of the strings."""
-    return int.from_bytes(hashlib.blake2b("\0".join(map(str, parts)).encode("utf-8", "surrogatepass"),
-                                          digest_size=8).digest(), "little") or 1
+    return (
+        int.from_bytes(
+            hashlib.blake2b("\0".join(map(str, parts)).encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+            "little",
+        )
+        or 1
+    )
 
 
 def compact(path: str | Path) -> int:
@@ -148,8 +154,9 @@ class JsonlWriter:
             data = line.encode("utf-8")
         except UnicodeEncodeError:  # lone surrogates: repaired here rather than crashing the run
             record, n = repair(record)
-            log.warning("%s: record %s had %d unencodable character(s); written as U+FFFD", self.path.name,
-                        record.get("id"), n)
+            log.warning(
+                "%s: record %s had %d unencodable character(s); written as U+FFFD", self.path.name, record.get("id"), n
+            )
             data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         self._f.write(data)
         self._f.flush()
@@ -159,7 +166,7 @@ class JsonlWriter:
     def close(self) -> None:
         self._f.close()
 
-    def __enter__(self) -> "JsonlWriter":
+    def __enter__(self) -> JsonlWriter:
         return self
 
     def __exit__(self, *exc) -> None:

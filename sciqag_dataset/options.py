@@ -4,6 +4,7 @@
 of a config (recursively) against its type annotation and those constraints, and raises a UserError that
 names the option. Used by the pipeline config and the training config alike.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -91,9 +92,46 @@ def check_fields(obj, where: str = "") -> None:
             if v is None or isinstance(v, bool):
                 continue
             if "choices" in meta and v not in meta["choices"]:
-                raise UserError(f"{name}: unknown {meta.get('what', 'value')} {v!r}; expected one of "
-                                f"{', '.join(map(str, meta['choices']))}")
+                raise UserError(
+                    f"{name}: unknown {meta.get('what', 'value')} {v!r}; expected one of "
+                    f"{', '.join(map(str, meta['choices']))}"
+                )
             if "min" in meta and isinstance(v, (int, float)) and v < meta["min"]:
                 raise UserError(f"{name} must be at least {meta['min']}, got {v!r}")
             if "max" in meta and isinstance(v, (int, float)) and v > meta["max"]:
                 raise UserError(f"{name} must be at most {meta['max']}, got {v!r}")
+
+
+def _section_type(hint):
+    """The dataclass a field holds (``X``, ``X | None``), or the item dataclass of ``list[X]``, else None."""
+    for arg in (hint, *typing.get_args(hint)):
+        if dataclasses.is_dataclass(arg):
+            return arg
+    return None
+
+
+def build_section(cls, data: dict, where: str):
+    """``cls`` from a YAML mapping: unknown keys refused, nested sections built from the type hints."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: must be a mapping, got {data!r}")
+    if "api_key" in data:  # guard against pasting a key into a file that may be shared
+        raise UserError(f"{where}: put the key in an environment variable and name it in `api_key_env`")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(data) - set(fields)
+    if unknown:
+        raise UserError(f"{where}: unknown option(s) {sorted(unknown)}; known: {sorted(fields)}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for name, value in data.items():
+        sub = _section_type(hints[name])
+        if sub is not None and value is None and typing.get_origin(hints[name]) is not list:
+            continue  # an empty section in YAML: the defaults
+        if sub is not None and typing.get_origin(hints[name]) is list and isinstance(value, list):
+            value = [
+                build_section(sub, v, f"{where}:{name}[{i}]") if isinstance(v, dict) else v
+                for i, v in enumerate(value)
+            ]
+        elif sub is not None:
+            value = build_section(sub, value, f"{where}:{name}")
+        kwargs[name] = value
+    return cls(**kwargs)

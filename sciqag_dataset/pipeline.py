@@ -5,15 +5,16 @@ other or of the config file; here a ``Config`` becomes stages (``*_stage``) and 
 ``seed``, ... ``run_all``). ``Endpoints`` turns endpoint sections into LLM clients and starts the embedded
 model, lazily, the first time a stage has a request to send.
 """
+
 from __future__ import annotations
 
 import functools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 from . import remote
 from .builders import generate as generate_stage_module
@@ -21,22 +22,19 @@ from .builders import keywords as keywords_stage_module
 from .builders import seed as seed_stage_module
 from .builders.ingest import listing as ingest_listing
 from .builders.ingest import run_ingest
-from .config import Config, EndpointConfig, GenerateConfig, JudgeEndpointConfig
+from .config import Config, EndpointConfig
 from .errors import UserError
-from .evaluation import benchmark as benchmark_module
-from .evaluation import racar
-from .evaluation.evaluate import plan_evaluate
 from .evaluation import filter as filter_module
+from .evaluation.evaluate import plan_evaluate
 from .evaluation.filter import filter_pairs
 from .evaluation.merge import merge_evaluation
-from .llm import LLMClient, ResponseCache, check_reachable, client_from_config
-from .llm import embedded
-from .llm.endpoint import ModelEndpointConfig
-from .llm.server import LocalServer
+from .llm import LLMClient, check_reachable, client_from_config, embedded
 from .llm.supervisor import AttachedServer, EmbeddedServer, Serving
+from .metrics import load_plugins
 from .publish import push_to_hub, write_folder
 from .runner import Summary, merge_shards, run_stage
 from .stage import Stage
+from .wiring import endpoint_of
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +91,13 @@ class Endpoints:
         if endpoint.url:
             check_reachable(endpoint.url)
             return client_from_config(endpoint, cache)
-        client = client_from_config(endpoint, cache, model=self.choice.identity, label=embedded.DEFAULT_MODEL_ID,
-                                    local=self.local)
-        client.json_schema = self.choice.backend != "llama.cpp"
+        client = client_from_config(
+            endpoint, cache, model=self.choice.identity, label=embedded.DEFAULT_MODEL_ID, local=self.local
+        )
+        client.json_schema = self.choice.json_schema
         return client
 
-    def __enter__(self) -> "Endpoints":
+    def __enter__(self) -> Endpoints:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -108,13 +107,22 @@ class Endpoints:
 
 # ---------------------------------------------------------------- one command per stage
 
+
 def ingest(cfg: Config, shard: tuple[int, int] | None = None, parsed_by: int | None = None) -> Summary:
     """The papers into WORK/papers.jsonl; scaled out, ``shard`` parses one rank's slice and ``parsed_by``
     stores what the ranks parsed."""
     grobid = cfg.ingest.grobid_url if cfg.ingest.pdf_backend == "grobid" else None
-    return run_ingest(cfg.inputs or sample_papers(), Path(cfg.work_dir), on_duplicate=cfg.ingest.on_duplicate,
-                      follow_symlinks=cfg.ingest.follow_symlinks, shard=shard, parsed_by=parsed_by, grobid_url=grobid,
-                      file_timeout=cfg.ingest.file_timeout, max_file_mb=cfg.ingest.max_file_mb)
+    return run_ingest(
+        cfg.inputs or sample_papers(),
+        Path(cfg.work_dir),
+        on_duplicate=cfg.ingest.on_duplicate,
+        follow_symlinks=cfg.ingest.follow_symlinks,
+        shard=shard,
+        parsed_by=parsed_by,
+        grobid_url=grobid,
+        file_timeout=cfg.ingest.file_timeout,
+        max_file_mb=cfg.ingest.max_file_mb,
+    )
 
 
 def ingest_inputs(cfg: Config) -> list[list]:
@@ -169,6 +177,14 @@ def judges(cfg: Config) -> list[EndpointConfig]:
     return [cfg.judge, *cfg.evaluate.judges]
 
 
+def endpoints_of(cfg: Config, stage: str) -> list[tuple[str, EndpointConfig]]:
+    """(option name of its key variable, endpoint section) of each endpoint ``stage`` may ask (``wiring``)."""
+    section = endpoint_of(stage)
+    if section == "judge":
+        return [("judge" if i == 0 else f"evaluate.judges[{i - 1}]", j) for i, j in enumerate(judges(cfg))]
+    return [(section, getattr(cfg, section))] if section else []
+
+
 def evaluate(cfg: Config, endpoints: Endpoints) -> dict[str, Summary]:
     return evaluate_with(cfg, endpoints, plain_runner(cfg))
 
@@ -182,6 +198,7 @@ def evaluate_with(cfg: Config, endpoints: Endpoints, runner: StageRunner) -> dic
 
 
 def judge_clients(cfg: Config, endpoints: Endpoints) -> list[LLMClient] | None:
+    load_plugins(cfg.plugins)  # a datatrove rank builds its stage from the config alone
     ev = cfg.evaluate
     ev.resolve_metrics(bool(cfg.judge.url))
     ev.validate()
@@ -219,9 +236,17 @@ StageRunner = Callable[[list[str], Endpoints, "dict[str, Stage] | None"], dict[s
 
 def plain_runner(cfg: Config) -> StageRunner:
     def run(names: list[str], endpoints: Endpoints, built: dict[str, Stage] | None = None) -> dict[str, Summary]:
-        return {n: ingest(cfg) if n == "ingest" else
-                run_stage((built or {}).get(n) or build_stage(n, cfg, endpoints), cfg.work_dir,
-                          shard=cfg.generate.shard if n == "generate" else None) for n in names}
+        return {
+            n: ingest(cfg)
+            if n == "ingest"
+            else run_stage(
+                (built or {}).get(n) or build_stage(n, cfg, endpoints),
+                cfg.work_dir,
+                shard=cfg.generate.shard if n == "generate" else None,
+            )
+            for n in names
+        }
+
     return run
 
 
@@ -236,7 +261,9 @@ def filter_evaluated(cfg: Config) -> dict:
 def publish(cfg: Config) -> tuple[Path, list[str]]:
     """The local publish folder, and where it was copied (Hub commit URLs, the remote folder's URL)."""
     out = write_folder(cfg.work_dir, cfg.output_dir, cfg)
-    copies = [push_to_hub(out, cfg.publish.push_to_hub, private=cfg.publish.private)] if cfg.publish.push_to_hub else []
+    copies = (
+        [push_to_hub(out, cfg.publish.push_to_hub, private=cfg.publish.private)] if cfg.publish.push_to_hub else []
+    )
     if cfg.publish_url:
         remote.upload_folder(out, cfg.publish_url)
         copies.append(cfg.publish_url)
@@ -253,12 +280,12 @@ class RunReport:
 
 def uses_embedded(cfg: Config) -> bool:
     """Whether a stage of this run may ask the embedded model (an endpoint section it uses has no url)."""
-    used = [("seed", cfg.teacher), ("generate", cfg.generator)] + [("evaluate", j) for j in judges(cfg)]
-    return any(stage in cfg.stages and not endpoint.url for stage, endpoint in used)
+    return any(not endpoint.url for stage in cfg.stages for _, endpoint in endpoints_of(cfg, stage))
 
 
-def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport | None = None,
-            runner: StageRunner | None = None) -> int:
+def run_all(
+    cfg: Config, report: Callable[[str, object], int], done: RunReport | None = None, runner: StageRunner | None = None
+) -> int:
     """The configured stages in order; ``report(stage, result)`` prints each result and returns its exit
     status; ``done`` collects each stage's wall time; ``runner`` runs the per-paper stages (default: here, one
     after another). Returns the worst status."""
@@ -278,7 +305,7 @@ def run_all(cfg: Config, report: Callable[[str, object], int], done: RunReport |
         if uses_embedded(cfg):
             endpoints.choice  # noqa: B018 - a bad `embedded:` option is refused before any stage runs
         for name in ("ingest", "keywords", "seed", "generate"):
-            step(name, lambda: runner([name], endpoints, None)[name])
+            step(name, lambda: runner([name], endpoints, None)[name])  # noqa: B023 - `step` calls it at once
         step("evaluate", lambda: evaluate_with(cfg, endpoints, runner))
         done.embedded = endpoints.describe()
     step("publish", lambda: publish(cfg))
@@ -301,68 +328,9 @@ def committee(judge, extra: list, urls: list[str] | None, models: list[str] | No
             raise UserError(f"several --{flag}model values need as many --{flag}endpoint values")
         return [replace(judge, model=models[0]) if models else judge, *extra]
     if models and len(models) not in (1, len(urls)):
-        raise UserError(f"{len(models)} --{flag}model values for {len(urls)} --{flag}endpoint values: "
-                        "give one model for all, or one per endpoint")
+        raise UserError(
+            f"{len(models)} --{flag}model values for {len(urls)} --{flag}endpoint values: "
+            "give one model for all, or one per endpoint"
+        )
     names = models * len(urls) if models and len(models) == 1 else models or [judge.model] * len(urls)
     return [replace(judge, url=u, model=m) for u, m in zip(urls, names)]
-
-
-# ---------------------------------------------------------------- `sciqag benchmark`
-
-def benchmark_models(template, urls: list[str] | None, models: list[str] | None) -> list:
-    """The models named by ``--endpoint``/``--model`` (paired in order, or one model for every endpoint,
-    which are then its replicas); none: the embedded model."""
-    if models and not urls:
-        raise UserError(f"--model {models[0]} needs an --endpoint that serves it (without one, the benchmark asks "
-                        f"the embedded {embedded.DEFAULT_MODEL_ID})")
-    members = committee(template, [], urls, models, flag="")
-    if any(not m.model for m in members):
-        raise UserError("name the model an --endpoint serves with --model (one for all endpoints, or one each)")
-    grouped: dict[str | None, list] = {}
-    for m in members:  # one model on several endpoints: one entry, its replicas
-        grouped.setdefault(m.model, []).append(m)
-    return [replace(ms[0], url=[m.url for m in ms] if len(ms) > 1 else ms[0].url) for ms in grouped.values()]
-
-
-def benchmark(cfg: Config, endpoints: Endpoints) -> "benchmark_module.BenchmarkRun":
-    b = cfg.benchmark
-    models = [endpoints.client(m) for m in b.models or [ModelEndpointConfig()]]
-    judging = b.judge if b.judge is not None else bool(cfg.judge.url)
-    return benchmark_module.run_benchmark(
-        b.data, b.output_dir, models, judges=[endpoints.client(j) for j in judges(cfg)] if judging else None,
-        config=b.config, split=b.split, limit=b.limit, authors_test_set=b.authors_test_set,
-        system_prompt=b.system_prompt, bertscore_model=b.bertscore_model if b.bertscore else None,
-        judge_batch=b.judge_batch, combine=b.combine, max_attempts=b.max_attempts, structured=b.structured,
-        bootstrap_samples=b.bootstrap_samples)
-
-
-# ---------------------------------------------------------------- the augmentation rounds of `sciqag train`
-
-def augment_generate(work: Path, model_dir: Path, train_cfg) -> Summary:
-    """Serve the intermediate generator on loopback and run the generation stage over ``work``."""
-    gen_cfg = GenerateConfig(prompt_style=None, n_pairs=train_cfg.args.n_pairs, context_tokens=train_cfg.sft.max_length)
-    with LocalServer(model_dir, log_path=work.parent / "generator_server.log") as server:
-        client = LLMClient(server.base_url, server.model, cache=ResponseCache(work / "cache.sqlite"),
-                           params={"temperature": 0.6, "top_p": 0.9, "max_tokens": train_cfg.args.augment_max_tokens})
-        return run_stage(generate_stage_module.stage(client, gen_cfg), work)
-
-
-def augment_judge(work: Path, train_cfg) -> Summary:
-    """RACAR on the generated pairs: the configured judge, else the embedded model, started only if a paper
-    needs judging (a rerun the cache answers starts nothing)."""
-    a = train_cfg.args
-    cache = work / "cache.sqlite"
-    judge = JudgeEndpointConfig(url=a.augment_judge_url, model=a.augment_judge_model,
-                                api_key_env=a.augment_judge_api_key_env)
-    if judge.url:
-        judge.api_key("augment_judge_api_key_env")  # an unset variable is named before any work
-        return run_stage(racar.stage([client_from_config(judge, cache)], source="generated"), work)
-    log.warning("augmentation: no judge endpoint configured, judging with the embedded %s", embedded.DEFAULT_MODEL_ID)
-    choice = embedded.choose_here()
-    server = EmbeddedServer(choice, log_path=work.parent / "judge_server.log")
-    try:
-        client = client_from_config(judge, cache, model=choice.identity, label=embedded.DEFAULT_MODEL_ID, local=server)
-        client.json_schema = choice.backend != "llama.cpp"
-        return run_stage(racar.stage([client], source="generated"), work)
-    finally:
-        server.stop()

@@ -12,6 +12,7 @@ covers the rest for the length of the run: a fork of the command's main thread (
 PDEATHSIG, and a reaper process kills what is left of the command's process tree once it died (Ray's agents,
 which otherwise wait a minute for the dead GCS before they exit). Linux only (it reads /proc).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,6 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-
 
 _prctl = None  # looked up once, in the parent: a child between fork and exec should not load libraries
 
@@ -85,7 +85,7 @@ def started(pid: int) -> int | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     return None if fields[0] in "ZX" else int(fields[19])
 
 
@@ -128,7 +128,7 @@ def _before_fork() -> None:
 def _after_fork_in_child() -> None:
     # the kernel part only: this also runs between fork and exec (subprocess with a preexec_fn)
     if _tie_forks and threading.get_ident() == _main:  # PDEATHSIG follows the forking thread: only the main
-        _pdeathsig()                                     # one lives as long as the process
+        _pdeathsig()  # one lives as long as the process
         if os.getppid() != _forker:
             os._exit(1)
 
@@ -151,8 +151,12 @@ def tied(interval: float = 1.0):
         _registered = True
     # its own session: a kill of this process's group leaves it there to clean up; started from the folder
     # that holds this package, wherever this process was started
-    reaper = subprocess.Popen([sys.executable, "-m", __name__, *map(str, owner), str(interval)],
-                              stdin=subprocess.DEVNULL, start_new_session=True, cwd=Path(__file__).parents[1])
+    reaper = subprocess.Popen(
+        [sys.executable, "-m", __name__, *map(str, owner), str(interval)],
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=Path(__file__).parents[1],
+    )
     was, _tie_forks = _tie_forks, True
     try:
         yield
@@ -171,7 +175,7 @@ def _table() -> dict[int, tuple[int, int]]:
                 stat = Path(entry.path, "stat").read_text()
             except OSError:
                 continue
-            fields = stat[stat.rindex(")") + 2:].split()
+            fields = stat[stat.rindex(")") + 2 :].split()
             if fields[0] not in "ZX":
                 out[int(entry.name)] = (int(fields[1]), int(fields[19]))
     return out

@@ -4,6 +4,7 @@ The folder is exactly what gets uploaded to the Hub, so ``load_dataset(folder,
 "seed")`` tests the published artifact. The card's YAML front matter declares
 the ``configs:`` that ``load_dataset`` reads.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -29,6 +30,7 @@ from .folders import MARKER, check_publish_target, install_publish, new_staging
 from .jsonl import iter_latest
 from .records import USABLE
 from .runner import manifest_path
+from .wiring import EVALUATION_SUMMARY, FILTER_SUMMARY, PAPERS
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +72,14 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
     try:
         with tempfile.TemporaryDirectory() as cache:
             for name in names:
-                builder = SciQAG(config_name=name, data_dir=str(work), cache_dir=cache,
-                                 train=pc.train, validation=pc.validation, allow_partial=pc.allow_partial)
+                builder = SciQAG(
+                    config_name=name,
+                    data_dir=str(work),
+                    cache_dir=cache,
+                    train=pc.train,
+                    validation=pc.validation,
+                    allow_partial=pc.allow_partial,
+                )
                 builder.download_and_prepare()
                 data_files = []
                 for split in SPLITS:
@@ -89,8 +97,13 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                     data_files.append({"split": split, "path": rel})
                     # counted on the memory-mapped Arrow table: no row becomes a Python object
                     table = ds.data.table
-                    pairs = arrow.sum(arrow.list_value_length(table["qa"])).as_py() or 0 if "qa" in ds.column_names \
-                        else len(ds) if name == "evaluated" else 0
+                    pairs = (
+                        arrow.sum(arrow.list_value_length(table["qa"])).as_py() or 0
+                        if "qa" in ds.column_names
+                        else len(ds)
+                        if name == "evaluated"
+                        else 0
+                    )
                     papers = arrow.count_distinct(table["paper_id"]).as_py() if name == "evaluated" else len(ds)
                     counts.append({"config": name, "split": split, "papers": papers, "pairs": pairs})
                 if not data_files:
@@ -101,11 +114,14 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                 features[name] = {k: _dtype(v) for k, v in builder.info.features.items()}
                 excluded += _excluded(work, name)
         if not pc.allow_partial and (n := sum(map(partial, iter_latest(work / STAGE_FILES["papers"])))):
-            excluded.append({"config": "all", "status": "partial (read in part; publish --allow-partial)",
-                             "papers": n})
+            excluded.append(
+                {"config": "all", "status": "partial (read in part; publish --allow-partial)", "papers": n}
+            )
         if not configs_yaml:
-            raise UserError(f"no config has usable records in {work}; nothing to publish (see the status "
-                            "column of the stage files)")
+            raise UserError(
+                f"no config has usable records in {work}; nothing to publish (see the status "
+                "column of the stage files)"
+            )
         quality = _quality(work, staging)
         card = render_card(work, cfg, counts, configs_yaml, features, excluded, quality)
         card.save(staging / "README.md")
@@ -124,7 +140,7 @@ def _markdown_text(text: str) -> str:
 
 def _quality(work: Path, staging: Path) -> dict | None:
     """The evaluation summary for the card's Quality section; its plots are copied next to the card."""
-    path = work / "evaluation_summary.json"
+    path = work / EVALUATION_SUMMARY
     if not path.exists():
         return None
     summary = json.loads(path.read_text())
@@ -136,7 +152,7 @@ def _quality(work: Path, staging: Path) -> dict | None:
         shutil.copy2(png, staging / "plots" / png.name)
         caption = _markdown_text(captions.get(f"plots/{png.name}", ""))
         plots.append({"path": f"plots/{png.name}", "caption": caption, "alt": caption.partition(":")[0]})
-    filt = work / "filter_summary.json"
+    filt = work / FILTER_SUMMARY
     return {"summary": summary, "plots": plots, "filter": json.loads(filt.read_text()) if filt.exists() else None}
 
 
@@ -157,11 +173,16 @@ def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
     """Who wrote each QA config's pairs and how, as its stage's manifest recorded it (the embedded profile and
     a trained generator change the settings: the config file alone would misreport them)."""
     models = []
-    summary = work / "evaluation_summary.json"
-    evaluated = json.loads(summary.read_text(encoding="utf-8")).get("source") if "evaluated" in names and \
-        summary.exists() else None  # the config whose pairs the `evaluated` config holds
-    for role, name, endpoint, section in (("Teacher", "seed", cfg.teacher, cfg.seed),
-                                          ("Generator", "generated", cfg.generator, cfg.generate)):
+    summary = work / EVALUATION_SUMMARY
+    evaluated = (
+        json.loads(summary.read_text(encoding="utf-8")).get("source")
+        if "evaluated" in names and summary.exists()
+        else None
+    )  # the config whose pairs the `evaluated` config holds
+    for role, name, endpoint, section in (
+        ("Teacher", "seed", cfg.teacher, cfg.seed),
+        ("Generator", "generated", cfg.generator, cfg.generate),
+    ):
         if name not in names and name != evaluated:
             continue
         manifest = _manifest(work, STAGE_FILES[name])
@@ -169,14 +190,21 @@ def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
             models.append({"role": role, "config": name, "recorded": False})
             continue
         settings, request = manifest.get("settings") or {}, manifest.get("params") or {}
-        models.append({
-            "role": role, "config": name, "recorded": True, "model": manifest.get("model") or endpoint.model or "n/a",
-            "prompt_style": settings.get("prompt_style") or section.prompt_style or "paper",
-            "n_pairs": settings.get("n_pairs", section.n_pairs),
-            "temperature": request.get("temperature", endpoint.temperature),
-            "top_p": request.get("top_p", endpoint.top_p), "fine_tuned": manifest.get("fine_tuned"),
-            "fine_tuned_known": "fine_tuned" in manifest,  # manifests of older versions do not say
-            "usage": manifest.get("usage") or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}})
+        models.append(
+            {
+                "role": role,
+                "config": name,
+                "recorded": True,
+                "model": manifest.get("model") or endpoint.model or "n/a",
+                "prompt_style": settings.get("prompt_style") or section.prompt_style or "paper",
+                "n_pairs": settings.get("n_pairs", section.n_pairs),
+                "temperature": request.get("temperature", endpoint.temperature),
+                "top_p": request.get("top_p", endpoint.top_p),
+                "fine_tuned": manifest.get("fine_tuned"),
+                "fine_tuned_known": "fine_tuned" in manifest,  # manifests of older versions do not say
+                "usage": manifest.get("usage") or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0},
+            }
+        )
     return models
 
 
@@ -190,9 +218,11 @@ def _split_notes(counts: list[dict]) -> list[str]:
             missing.setdefault((empty, sum(present.values())), []).append(f"`{config}`")
     notes = []
     for (empty, n), configs in missing.items():
-        note = (f"{', '.join(configs)} {'has' if len(configs) == 1 else 'have'} no {' and no '.join(empty)} split: "
-                f"none of {'its' if len(configs) == 1 else 'their'} {plural(n, 'paper')} hashed into "
-                f"{'it' if len(empty) == 1 else 'them'}, as expected of a small corpus.")
+        note = (
+            f"{', '.join(configs)} {'has' if len(configs) == 1 else 'have'} no {' and no '.join(empty)} split: "
+            f"none of {'its' if len(configs) == 1 else 'their'} {plural(n, 'paper')} hashed into "
+            f"{'it' if len(empty) == 1 else 'them'}, as expected of a small corpus."
+        )
         if "test" in empty:
             note += " The closed-book benchmark needs a test split: publish more papers before benchmarking."
         notes.append(note)
@@ -201,39 +231,73 @@ def _split_notes(counts: list[dict]) -> list[str]:
 
 def render_card(work: Path, cfg: Config, counts, configs_yaml, features, excluded, quality=None) -> DatasetCard:
     pc = cfg.publish
-    formats = Counter(p.get("source_format") or "unknown" for p in iter_latest(work / "papers.jsonl"))  # streamed
+    formats = Counter(p.get("source_format") or "unknown" for p in iter_latest(work / PAPERS))  # streamed
     n_pairs = sum(r["pairs"] for r in counts)
-    size = "n<1K" if n_pairs < 1000 else "1K<n<10K" if n_pairs < 10_000 else "10K<n<100K" \
-        if n_pairs < 100_000 else "100K<n<1M"
+    size = (
+        "n<1K"
+        if n_pairs < 1000
+        else "1K<n<10K"
+        if n_pairs < 10_000
+        else "10K<n<100K"
+        if n_pairs < 100_000
+        else "100K<n<1M"
+    )
     data = DatasetCardData(
-        language=["en"], license=pc.license, pretty_name=pc.pretty_name,
+        language=["en"],
+        license=pc.license,
+        pretty_name=pc.pretty_name,
         task_categories=["question-answering", "text-generation"],
-        tags=["science", "synthetic", "sciqag", "closed-book-qa"], size_categories=[size],
+        tags=["science", "synthetic", "sciqag", "closed-book-qa"],
+        size_categories=[size],
         configs=configs_yaml,
     )
     published = [c["config_name"] for c in configs_yaml]
     template = resources.files("sciqag_dataset.cards").joinpath("dataset_card.md")
     with resources.as_file(template) as path:
         return DatasetCard.from_template(
-            data, template_path=str(path), pretty_name=pc.pretty_name,
-            repo_id=pc.push_to_hub or str(cfg.output_dir), counts=counts, excluded=excluded,
-            features=features, train=pc.train, validation=pc.validation, split_notes=_split_notes(counts),
-            n_papers=sum(formats.values()), formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
-            n_keywords=cfg.keywords.n, models=_models(work, cfg, published),
-            version=__version__, date=datetime.date.today().isoformat(), citation=CITATION,
-            quality=quality, filter_rules=_filter_rules(quality),
+            data,
+            template_path=str(path),
+            pretty_name=pc.pretty_name,
+            repo_id=pc.push_to_hub or str(cfg.output_dir),
+            counts=counts,
+            excluded=excluded,
+            features=features,
+            train=pc.train,
+            validation=pc.validation,
+            split_notes=_split_notes(counts),
+            n_papers=sum(formats.values()),
+            formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
+            n_keywords=cfg.keywords.n,
+            models=_models(work, cfg, published),
+            version=__version__,
+            date=datetime.date.today().isoformat(),
+            citation=CITATION,
+            quality=quality,
+            filter_rules=_filter_rules(quality),
         )
 
 
-def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False, api=None, repo_type: str = "dataset",
-                ignore_patterns: list[str] | None = None, message: str | None = None) -> str:
+def push_to_hub(
+    folder: str | Path,
+    repo_id: str,
+    *,
+    private: bool = False,
+    api=None,
+    repo_type: str = "dataset",
+    ignore_patterns: list[str] | None = None,
+    message: str | None = None,
+) -> str:
     """Upload a folder as it is: the dataset folder, or a model folder (a thin layer over huggingface_hub;
     the Hub cannot be reached offline, so tests pass a fake ``api``)."""
     from huggingface_hub import HfApi
 
     api = api or HfApi()
     api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-    info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
-                             ignore_patterns=[*(ignore_patterns or []), MARKER],  # the local ownership marker
-                             commit_message=message or f"Publish with sciqag-hf {__version__}")
+    info = api.upload_folder(
+        folder_path=str(folder),
+        repo_id=repo_id,
+        repo_type=repo_type,
+        ignore_patterns=[*(ignore_patterns or []), MARKER],  # the local ownership marker
+        commit_message=message or f"Publish with sciqag-hf {__version__}",
+    )
     return str(getattr(info, "commit_url", info))

@@ -5,21 +5,21 @@ they agree on what a paper's keywords are, which QA records count, and what a re
 stream one side and hold only line offsets of the others (``JsonlIndex``), so memory does not grow with
 the text of a corpus.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from .errors import MissingInput, UserError
 from .jsonl import JsonlIndex, iter_latest
+from .wiring import KEYWORDS, PAPERS, QA_FILES  # noqa: F401  (re-exported: the join's files)
 
 log = logging.getLogger(__name__)
 
-PAPERS, KEYWORDS = "papers.jsonl", "keywords.jsonl"
-QA_FILES = {"seed": "seed.jsonl", "generated": "generated.jsonl"}
 #: Statuses of a QA record whose pairs are used (evaluated, published, trained on).
 USABLE = ("ok", "short")
 #: A paper whose source file changed so that it no longer yields this id.
@@ -44,8 +44,10 @@ def keywords_for(paper: dict, kw_rec: dict | None, qa_rec: dict | None = None) -
 
 def qa_pairs(rec: dict) -> list[dict]:
     """A record's pairs with text fields as strings (so hashes and alignments agree everywhere)."""
-    return [{"question": p.get("question") or "", "answer": p.get("answer") or "", "origin": p.get("origin")}
-            for p in rec.get("qa") or []]
+    return [
+        {"question": p.get("question") or "", "answer": p.get("answer") or "", "origin": p.get("origin")}
+        for p in rec.get("qa") or []
+    ]
 
 
 def qa_hash(pairs: Sequence[dict]) -> str:
@@ -77,8 +79,13 @@ def with_keywords(work: str | Path) -> Iterator[dict]:
     work = Path(work)
     kw = JsonlIndex(work / KEYWORDS)
     for paper in papers(work):
-        yield {"id": paper["id"], "title": paper.get("title") or "", "text": paper.get("text") or "",
-               "keywords": keywords_for(paper, kw.get(paper["id"])), "existing_qa": paper.get("existing_qa") or []}
+        yield {
+            "id": paper["id"],
+            "title": paper.get("title") or "",
+            "text": paper.get("text") or "",
+            "keywords": keywords_for(paper, kw.get(paper["id"])),
+            "existing_qa": paper.get("existing_qa") or [],
+        }
 
 
 def keyword_inputs(work: str | Path) -> Iterator[dict]:
@@ -111,12 +118,23 @@ def qa_papers(work: str | Path, source: str | None = None) -> Iterator[dict]:
         seen.add(paper["id"])
         rec = qa_index.get(paper["id"])
         if usable(rec):
-            yield {"id": paper["id"], "title": paper.get("title") or "", "text": paper.get("text") or "",
-                   "keywords": keywords_for(paper, kw.get(paper["id"]), rec), "qa": qa_pairs(rec), "source": source}
+            yield {
+                "id": paper["id"],
+                "title": paper.get("title") or "",
+                "text": paper.get("text") or "",
+                "keywords": keywords_for(paper, kw.get(paper["id"]), rec),
+                "qa": qa_pairs(rec),
+                "source": source,
+            }
     orphans = sorted(set(qa_index.offsets) - seen)
     if orphans:  # said out loud: these pairs cannot be evaluated without their paper's text
-        log.warning("%d %s records have no paper in papers.jsonl and are not evaluated: %s%s", len(orphans),
-                    source, ", ".join(orphans[:5]), " ..." if len(orphans) > 5 else "")
+        log.warning(
+            "%d %s records have no paper in papers.jsonl and are not evaluated: %s%s",
+            len(orphans),
+            source,
+            ", ".join(orphans[:5]),
+            " ..." if len(orphans) > 5 else "",
+        )
 
 
 def count_qa(work: str | Path, source: str | None = None) -> int:

@@ -5,6 +5,7 @@ cards, failure records, log lines (every level) and the CLI's error messages. Th
 the ``user:password@`` part of any URL, secret-looking query parameters (``?api_key=...``), and every
 key value this process has resolved (``remember_secret``), wherever it appears.
 """
+
 from __future__ import annotations
 
 import logging
@@ -15,8 +16,11 @@ from urllib.parse import urlsplit
 MASK = "***"
 
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/\s@?#]+)@")
-_SECRET_PARAM = re.compile(r"(?P<name>[?&;](?:api[_-]?key|access[_-]?token|token|key|secret|password|sig)=)"
-                           r"(?P<value>[^&#\s\"'<>]+)", re.I)
+_SECRET_PARAM = re.compile(
+    r"(?P<name>[?&;](?:api[_-]?key|access[_-]?token|token|key|secret|password|sig)=)"
+    r"(?P<value>[^&#\s\"'<>]+)",
+    re.I,
+)
 _secrets: set[str] = set()
 _lock = threading.Lock()
 

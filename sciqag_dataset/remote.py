@@ -10,6 +10,7 @@ Credentials come from the filesystem's own settings (AWS_* variables or ~/.aws f
 GOOGLE_APPLICATION_CREDENTIALS for gcsfs, ~/.netrc for http): a URL that carries them (``user:password@``, or a
 query string as in a signed URL) is refused, since a paper's source path is written into its records.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,9 +18,9 @@ import posixpath
 import re
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
 from . import __version__
@@ -48,9 +49,11 @@ def check_url(url: str, option: str) -> None:
     for link in url.split("::"):
         parts = urlsplit(link)
         if "@" in parts.netloc or parts.query:
-            raise UserError(f"{option}: a URL with a user:password part or a query string would be written into "
-                            "records and logs; give the filesystem its credentials through its environment "
-                            "(AWS_*, HF_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, ~/.netrc)")
+            raise UserError(
+                f"{option}: a URL with a user:password part or a query string would be written into "
+                "records and logs; give the filesystem its credentials through its environment "
+                "(AWS_*, HF_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, ~/.netrc)"
+            )
 
 
 _URL_TAIL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]*?)\?[^\s'\"<>]*")
@@ -89,9 +92,9 @@ def list_files(url: str) -> list[str]:
     fs, path = filesystem(url)
     web = url.split("::")[-1].startswith(("http://", "https://"))
     if set(path) & _GLOB:
-        root = path[:min(path.index(c) for c in _GLOB if c in path)].rsplit("/", 1)[0]
+        root = path[: min(path.index(c) for c in _GLOB if c in path)].rsplit("/", 1)[0]
         found = {p: i for p, i in fs.glob(path, detail=True).items() if i.get("type") != "directory"}
-    elif (path.endswith("/") if web else fs.isdir(path)):
+    elif path.endswith("/") if web else fs.isdir(path):
         root = path.rstrip("/")
         found = fs.find(path, detail=True)
     elif web or fs.isfile(path):
@@ -110,8 +113,26 @@ def list_files(url: str) -> list[str]:
 
 
 def _stamp(info: dict) -> str | None:
-    tag = next((info[k] for k in ("ETag", "etag", "md5Hash", "version_id", "blob_id", "mtime", "LastModified",
-                                  "last_modified", "Last-Modified", "updated", "created") if info.get(k)), None)
+    tag = next(
+        (
+            info[k]
+            for k in (
+                "ETag",
+                "etag",
+                "md5Hash",
+                "version_id",
+                "blob_id",
+                "mtime",
+                "LastModified",
+                "last_modified",
+                "Last-Modified",
+                "updated",
+                "created",
+            )
+            if info.get(k)
+        ),
+        None,
+    )
     if tag is None:
         return None  # no version tag or time: a same-size edit would pass unseen, so never trusted
     return f"{info.get('size')}:{tag}"
@@ -131,8 +152,10 @@ class DownloadStopped(Exception):
 
 
 def too_slow(seconds: float) -> str:
-    return (f"download gave up after {seconds:g} s (ingest.file_timeout): the host sends too slowly, or the file "
-            "is far larger than a paper")
+    return (
+        f"download gave up after {seconds:g} s (ingest.file_timeout): the host sends too slowly, or the file "
+        "is far larger than a paper"
+    )
 
 
 def too_large(max_mb: float) -> str:
@@ -148,6 +171,7 @@ def _limits(seconds: float | None, max_mb: float | None):
             raise DownloadStopped(too_large(max_mb))
         if deadline is not None and time.monotonic() > deadline:
             raise DownloadStopped(too_slow(seconds))
+
     return check
 
 
@@ -187,8 +211,10 @@ def check_target(url: str, option: str = "publish.output_dir") -> None:
     """Refuse a remote publish folder that holds files and no earlier publish of ours, before any work."""
     check_url(url, option)
     if url.startswith("hf://"):  # a Hub repo is not a folder of ours: it has its own history and card
-        raise UserError(f"{option}: publish to the Hub with publish.push_to_hub (--push-to-hub ORG/NAME), "
-                        "which uploads the folder in one commit")
+        raise UserError(
+            f"{option}: publish to the Hub with publish.push_to_hub (--push-to-hub ORG/NAME), "
+            "which uploads the folder in one commit"
+        )
     fs, root = filesystem(url)
     try:
         entries = fs.ls(root, detail=False) if fs.isdir(root) else []
@@ -202,8 +228,9 @@ def check_target(url: str, option: str = "publish.output_dir") -> None:
     if entries and (marker is None or marker.get("kind") != "publish"):
         names = [posixpath.basename(e.rstrip("/")) for e in entries]
         shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-        raise UserError(f"{option}: {url} is not empty and holds no earlier publish ({shown}); "
-                        "choose a new or empty folder")
+        raise UserError(
+            f"{option}: {url} is not empty and holds no earlier publish ({shown}); choose a new or empty folder"
+        )
 
 
 def upload_folder(folder: Path, url: str, last: str = "README.md") -> list[str]:
@@ -227,4 +254,3 @@ def upload_folder(folder: Path, url: str, last: str = "README.md") -> list[str]:
 def _write_marker(fs, root: str, files: list[str]) -> None:
     with fs.open(posixpath.join(root, MARKER), "w", encoding="utf-8") as f:
         json.dump({"kind": "publish", "files": files, "version": __version__}, f, indent=1)
-

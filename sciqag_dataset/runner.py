@@ -4,8 +4,8 @@ It gives each stage the same guarantees:
 
 - **resume by fingerprint**: an input record whose output line carries the same fingerprint (same input,
   same parameters) is skipped; a changed one is redone; a failed one is retried;
-- **shards**: ``shard=(i, n)`` takes hash slice i of n of the ids (i counts from 0) and writes ``<output>.shard-i-of-n``;
-  ``merge_shards`` folds them into the output, which then equals an unsharded run's;
+- **shards**: ``shard=(i, n)`` takes hash slice i of n of the ids (i counts from 0) and writes
+  ``<output>.shard-i-of-n``; ``merge_shards`` folds them into the output, which then equals an unsharded run's;
 - **one driver per kind**: in-process, worker processes (bounded window, workers die with the parent),
   or async with at most ``concurrency`` records in flight, pulled lazily so memory stays flat;
 - **isolation**: a record whose function raises becomes a ``failed`` line with the error, and the run goes on;
@@ -13,6 +13,7 @@ It gives each stage the same guarantees:
   nothing, so that a rerun asks again;
 - a tqdm bar with rates, and a manifest (``<output stem>_manifest.json``) with counts, time and parameters.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,10 +26,11 @@ import resource
 import time
 from array import array
 from collections import Counter, deque
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -44,8 +46,17 @@ log = logging.getLogger(__name__)
 
 FAILED = "failed"
 
-__all__ = ["FAILED", "Finished", "Summary", "in_shard", "merge_shards", "output_path", "parse_shard",
-           "run_stage", "shard_files"]
+__all__ = [
+    "FAILED",
+    "Finished",
+    "Summary",
+    "in_shard",
+    "merge_shards",
+    "output_path",
+    "parse_shard",
+    "run_stage",
+    "shard_files",
+]
 
 
 @dataclass
@@ -67,6 +78,7 @@ def status_of(rec: dict) -> str:
 
 
 # ---------------------------------------------------------------- shards
+
 
 def parse_shard(shard: str | tuple[int, int] | None) -> tuple[int, int] | None:
     """``"i/n"`` (or ``(i, n)``) -> ``(i, n)``; UserError when malformed."""
@@ -107,8 +119,10 @@ def merge_shards(work: str | Path, output: str, n: int | None = None) -> Summary
         raise MissingInput(f"no {output.rpartition('.')[0]}.shard-*-of-{n or '*'}.jsonl files in {work}")
     counts = sorted({p.name.rpartition("-of-")[2].split(".")[0] for p in shards})
     if len(counts) > 1:  # slices of two splittings overlap: which line is newer cannot be told
-        raise UserError(f"{work} holds shard files of {' and '.join(counts)} shards for {output}: remove the "
-                        f"set you do not want (or pass its count), then merge")
+        raise UserError(
+            f"{work} holds shard files of {' and '.join(counts)} shards for {output}: remove the "
+            f"set you do not want (or pass its count), then merge"
+        )
     summary = Summary(f"merge {output}")
     with JsonlWriter(work / output) as writer:
         for path in shards:
@@ -143,6 +157,7 @@ def _merge_manifests(work: Path, output: str, shards: list[Path]) -> None:
 
 
 # ---------------------------------------------------------------- resume
+
 
 class Finished:
     """What an output file holds finished, as sorted arrays of 8-byte hashes of (id, fingerprint) pairs and of
@@ -218,8 +233,10 @@ class _Safe:
 
 # ---------------------------------------------------------------- the runner
 
-def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | None = None,
-              progress: bool = True) -> Summary:
+
+def run_stage(
+    stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | None = None, progress: bool = True
+) -> Summary:
     """Run ``stage`` over its inputs in ``work``; see the module docstring for what every stage gets."""
     work = Path(work)
     shard = parse_shard(shard)
@@ -285,8 +302,9 @@ def run_stage(stage: Stage, work: str | Path, *, shard: str | tuple[int, int] | 
                 rewritten = True
     if rewritten or done.duplicates:  # a first run or a resume that only added records leaves nothing to drop
         compact(out)
-    _write_manifest(work, stage, out, summary, time.monotonic() - started, shard,
-                    cpu=time.process_time() - cpu_started)
+    _write_manifest(
+        work, stage, out, summary, time.monotonic() - started, shard, cpu=time.process_time() - cpu_started
+    )
     return summary
 
 
@@ -343,16 +361,28 @@ def manifest_path(work: Path, output: str) -> Path:
     return work / (output.removesuffix(".jsonl") + "_manifest.json")
 
 
-def _write_manifest(work: Path, stage: Stage, out: Path, summary: Summary, seconds: float,
-                    shard: tuple[int, int] | None, cpu: float = 0.0) -> None:
-    manifest: dict[str, Any] = {"stage": stage.name, "output": out.name, "counts": dict(summary.counts),
-                                "params": stage.params, **(stage.describe() if stage.describe else {}),
-                                "seconds": round(seconds, 1),
-                                # this process only (worker processes of a stage are not counted): the cost
-                                # per paper that sizes a scaled-out run (docs/SCALING.md, bench/scale.py)
-                                "cpu_seconds": round(cpu, 2),
-                                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+def _write_manifest(
+    work: Path,
+    stage: Stage,
+    out: Path,
+    summary: Summary,
+    seconds: float,
+    shard: tuple[int, int] | None,
+    cpu: float = 0.0,
+) -> None:
+    manifest: dict[str, Any] = {
+        "stage": stage.name,
+        "output": out.name,
+        "counts": dict(summary.counts),
+        "params": stage.params,
+        **(stage.describe() if stage.describe else {}),
+        "seconds": round(seconds, 1),
+        # this process only (worker processes of a stage are not counted): the cost
+        # per paper that sizes a scaled-out run (docs/SCALING.md, bench/scale.py)
+        "cpu_seconds": round(cpu, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     if shard is not None:
         manifest["shard"] = f"{shard[0]}/{shard[1]}"
     usage = manifest.get("usage") or {}

@@ -19,109 +19,32 @@ and the record files upstream of the stage (for ingest: every input's stamp), so
 skips finished ranks and submits nothing, and new papers or new settings start the ranks afresh (the
 fingerprints still skip every unchanged paper).
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import os
 import subprocess
-import sys
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from . import pipeline
 from .config import Config
 from .errors import ServerDown, Unavailable, UserError
 from .jsonl import iter_latest
-from .llm.supervisor import Serving
-from .processes import Owner, die_with, this_process, tied
+from .metrics import NAMES, get_metric
+from .processes import this_process, tied
 from .redact import redact_url
-from .runner import FAILED, Summary, merge_shards, output_path, run_stage, status_of
+from .runner import FAILED, Summary, output_path, status_of
+from .scale_steps import IngestStep, MergeStep, StageBuilder, StageStep
 from .stage import Stage, digest
+from .wiring import INGEST_REPORT, PAPERS, RECORD_FILES
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class StageBuilder:
-    """Builds one stage inside a rank: picklable (datatrove sends it to worker processes and cluster nodes)."""
-
-    name: str
-    config: dict
-    running: Serving | None = None  # the embedded server this machine's parent started
-
-    def __call__(self) -> Stage:
-        cfg = Config.from_dict(self.config)
-        return pipeline.build_stage(self.name, cfg, pipeline.Endpoints(cfg, running=self.running))
-
-
-# datatrove runs any callable ``step(data, rank, world_size)`` as a pipeline step: these two need no datatrove
-# import, so that a plain run never loads it.
-
-@dataclass
-class StageStep:
-    """Rank i of n runs the stage over hash slice i (from 0) of its input records."""
-
-    build: StageBuilder
-    work: str
-    threads: int = 1  # the rank's share of the cores: ranks running at once must not each take them all
-    owner: Owner | None = None  # the command, when the rank runs on its machine: the rank ends with it
-
-    def __call__(self, data=None, rank: int = 0, world_size: int = 1):
-        die_with(self.owner)
-        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(self.threads)
-        if "torch" in sys.modules:  # already imported: the variables come too late for it
-            sys.modules["torch"].set_num_threads(self.threads)
-        summary = run_stage(self.build(), self.work, shard=(rank, world_size), progress=False)
-        log.info("%s rank %d/%d: %s", self.build.name, rank, world_size, summary.line())
-        return data
-
-    def __repr__(self) -> str:
-        return f"SciQAG stage: {self.build.name}"
-
-
-@dataclass
-class MergeStep:
-    """One rank folds the stage's shard files into its output, as if it had run unsharded."""
-
-    output: str
-    work: str
-    shards: int
-    owner: Owner | None = None
-
-    def __call__(self, data=None, rank: int = 0, world_size: int = 1):
-        die_with(self.owner)
-        merge_shards(self.work, self.output, n=self.shards)
-        return data
-
-    def __repr__(self) -> str:
-        return f"SciQAG merge: {self.output}"
-
-
-@dataclass
-class IngestStep:
-    """Rank i of n parses its slice of the input files; with ``parsed_by``, the one merge rank stores them."""
-
-    config: dict
-    parsed_by: int | None = None
-    cwd: str | None = None  # where the run was started: relative input paths are read from there
-    owner: Owner | None = None
-
-    def __call__(self, data=None, rank: int = 0, world_size: int = 1):
-        die_with(self.owner)
-        if self.cwd and os.path.isdir(self.cwd):
-            os.chdir(self.cwd)
-        cfg = Config.from_dict(self.config)
-        summary = (pipeline.ingest(cfg, parsed_by=self.parsed_by) if self.parsed_by
-                   else pipeline.ingest(cfg, shard=(rank, world_size)))
-        log.info("ingest rank %d/%d: %s", rank, world_size, summary.line())
-        return data
-
-    def __repr__(self) -> str:
-        return "SciQAG ingest" + (" merge" if self.parsed_by else "")
 
 
 def _check(cfg: Config) -> None:
@@ -136,26 +59,37 @@ def _check(cfg: Config) -> None:
         raise UserError("--executor slurm needs a partition (executor.partition / --partition)")
     endpoints = llm_endpoints(cfg)
     if (x.kind == "slurm" or (x.kind == "ray" and x.address)) and any(not e.url for e in endpoints):
-        raise UserError(f"on a {x.kind} cluster every LLM stage needs an endpoint URL: the embedded model "
-                        "runs on this machine only (set teacher.url, generator.url, judge.url)")
+        raise UserError(
+            f"on a {x.kind} cluster every LLM stage needs an endpoint URL: the embedded model "
+            "runs on this machine only (set teacher.url, generator.url, judge.url)"
+        )
     urls = [u for e in endpoints for u in ([e.url] if isinstance(e.url, str) else e.url or [])]
     if any(redact_url(u) != u for u in urls):  # datatrove writes the steps, config included, to its logging dir
-        raise UserError("a URL with a user:password part or a query string would be written to datatrove's logging "
-                        "dir: name the key in api_key_env instead (every rank reads it from its environment)")
+        raise UserError(
+            "a URL with a user:password part or a query string would be written to datatrove's logging "
+            "dir: name the key in api_key_env instead (every rank reads it from its environment)"
+        )
 
 
 def llm_endpoints(cfg: Config) -> list:
     """The endpoint sections the configured stages will ask."""
-    used = [e for stage, e in (("seed", cfg.teacher), ("generate", cfg.generator)) if stage in cfg.stages]
-    if "evaluate" in cfg.stages:
-        ev = replace(cfg.evaluate)
-        ev.resolve_metrics(bool(cfg.judge.url))
-        used += pipeline.judges(cfg) if ev.needs_judge() else []
-    return used
+    ev = replace(cfg.evaluate)
+    ev.resolve_metrics(bool(cfg.judge.url))
+    return [
+        e
+        for stage in cfg.stages
+        if stage != "evaluate" or ev.needs_judge()
+        for _, e in pipeline.endpoints_of(cfg, stage)
+    ]
+
+
+def _asks_judge(cfg: Config, names: list[str]) -> bool:
+    """Whether any of the stages ``names`` is a metric that asks the judge under this config."""
+    return any(get_metric(n).needs_llm(cfg.evaluate) for n in names if n in NAMES)
 
 
 #: the record files in pipeline order: a stage's key hashes those before its own output
-_UPSTREAM = ("papers.jsonl", "keywords.jsonl", "seed.jsonl", "generated.jsonl")
+_UPSTREAM = RECORD_FILES
 
 
 def run_key(cfg: Config, output: str) -> str:
@@ -165,15 +99,19 @@ def run_key(cfg: Config, output: str) -> str:
     afresh (the fingerprints still skip every finished paper). Its own output and the stages after it are left
     out, since they change as the run goes on (a missing output reopens the stage: ``_reopen_missing``)."""
     work = Path(cfg.work_dir)
-    upstream = _UPSTREAM[:_UPSTREAM.index(output)] if output in _UPSTREAM else _UPSTREAM
-    stats = [[name, (work / name).stat().st_size, (work / name).stat().st_mtime_ns]
-             for name in upstream if (work / name).exists()]
+    upstream = _UPSTREAM[: _UPSTREAM.index(output)] if output in _UPSTREAM else _UPSTREAM
+    stats = [
+        [name, (work / name).stat().st_size, (work / name).stat().st_mtime_ns]
+        for name in upstream
+        if (work / name).exists()
+    ]
     return digest([_settings(cfg), cfg.executor.tasks, stats])[:10]
 
 
 def _settings(cfg: Config) -> dict:
-    return {k: v for k, v in cfg.to_dict().items()
-            if k not in ("executor", "benchmark", "publish", "train", "set_options")}
+    return {
+        k: v for k, v in cfg.to_dict().items() if k not in ("executor", "benchmark", "publish", "train", "set_options")
+    }
 
 
 class ScaledRunner:
@@ -191,8 +129,9 @@ class ScaledRunner:
         self.submitted = 0  # Slurm jobs submitted by this run
         self.count = 0
 
-    def __call__(self, names: list[str], endpoints: pipeline.Endpoints,
-                 built: dict[str, Stage] | None = None) -> dict[str, Summary]:  # built here: unused, ranks build
+    def __call__(
+        self, names: list[str], endpoints: pipeline.Endpoints, built: dict[str, Stage] | None = None
+    ) -> dict[str, Summary]:  # built here: unused, ranks build
         running = endpoints.serving() if self._needs_embedded(names) else None
         config = self.cfg.to_dict()
         config["keywords"]["workers"] = 1  # the ranks are the worker processes
@@ -208,12 +147,18 @@ class ScaledRunner:
             base = self.logging_root / f"{self.count:02d}-{name}-{run_key(self.cfg, output)}"
             _reopen_missing(base, Path(work) / output)
             try:
-                self._jobs(name, StageStep(stage, work, self._threads(), self.owner),
-                           MergeStep(output, work, self.x.tasks, self.owner), base)
+                self._jobs(
+                    name,
+                    StageStep(stage, work, self._threads(), self.owner),
+                    MergeStep(output, work, self.x.tasks, self.owner),
+                    base,
+                )
             except Unavailable as exc:  # ranks stop when the server they share dies: say so, not "did not finish"
                 if running is not None and (death := endpoints.dead()):
-                    raise ServerDown(f"{name}: the embedded server died under the ranks: {death}\nNo paper was "
-                                     "marked failed: rerun to go on.") from exc
+                    raise ServerDown(
+                        f"{name}: the embedded server died under the ranks: {death}\nNo paper was "
+                        "marked failed: rerun to go on."
+                    ) from exc
                 raise
             if self.x.kind != "slurm" or self.x.wait:
                 self._reopen_failed(base, output)
@@ -226,13 +171,17 @@ class ScaledRunner:
         the same stamp), and an unchanged input submits nothing."""
         key = digest([_settings(self.cfg), self.x.tasks, pipeline.ingest_inputs(self.cfg)])[:10]
         base = self.logging_root / f"{self.count:02d}-ingest-{key}"
-        _reopen_missing(base, Path(self.cfg.work_dir) / "papers.jsonl")
+        _reopen_missing(base, Path(self.cfg.work_dir) / PAPERS)
         cwd = os.getcwd()  # inputs are read as given (relative paths too): from the directory of this run
-        self._jobs("ingest", IngestStep(config, cwd=cwd, owner=self.owner),
-                   IngestStep(config, parsed_by=self.x.tasks, cwd=cwd, owner=self.owner), base)
+        self._jobs(
+            "ingest",
+            IngestStep(config, cwd=cwd, owner=self.owner),
+            IngestStep(config, parsed_by=self.x.tasks, cwd=cwd, owner=self.owner),
+            base,
+        )
         if self.x.kind == "slurm" and not self.x.wait:
             return self._summary("ingest", "")
-        report = json.loads((Path(self.cfg.work_dir) / "ingest_report.json").read_text(encoding="utf-8"))
+        report = json.loads((Path(self.cfg.work_dir) / INGEST_REPORT).read_text(encoding="utf-8"))
         summary = Summary("ingest")
         summary.counts.update({k: v for k, v in report["counts"].items() if v})
         return summary
@@ -249,8 +198,9 @@ class ScaledRunner:
         else:
             ranks.run()
             if missing := ranks.get_incomplete_ranks():  # Ray logs a failed rank and goes on
-                raise Unavailable(f"{name}: ranks {missing} did not finish; see {base / 'ranks' / 'logs'} "
-                                  "(a rerun runs only them)")
+                raise Unavailable(
+                    f"{name}: ranks {missing} did not finish; see {base / 'ranks' / 'logs'} (a rerun runs only them)"
+                )
             merge.run()
         self.previous = merge
 
@@ -261,7 +211,10 @@ class ScaledRunner:
         for rank in range(self.x.tasks):
             manifest = Path(self.cfg.work_dir) / f"{stem}.shard-{rank}-of-{self.x.tasks}_manifest.json"
             if manifest.exists() and json.loads(manifest.read_text(encoding="utf-8"))["counts"].get(FAILED):
-                for marker in (base / "ranks" / "completions" / f"{rank:05d}", base / "merge" / "completions" / "00000"):
+                for marker in (
+                    base / "ranks" / "completions" / f"{rank:05d}",
+                    base / "merge" / "completions" / "00000",
+                ):
                     marker.unlink(missing_ok=True)
 
     def _threads(self) -> int:
@@ -270,33 +223,46 @@ class ScaledRunner:
         return self.x.cpus_per_task
 
     def _needs_embedded(self, names: list[str]) -> bool:
-        used = llm_endpoints(self.cfg)
-        asked = [e for e in used if (e is self.cfg.teacher and "seed" in names)
-                 or (e is self.cfg.generator and "generate" in names)
-                 or (e not in (self.cfg.teacher, self.cfg.generator) and {"racar", "diversity"} & set(names))]
-        return any(not e.url for e in asked)
+        stages = [s for s in ("seed", "generate") if s in names] + ["evaluate"] * _asks_judge(self.cfg, names)
+        return any(not e.url for s in stages if s in self.cfg.stages for _, e in pipeline.endpoints_of(self.cfg, s))
 
     def _executor(self, steps: list, tasks: int, logging_dir: Path, job: str, depends=None):
         from datatrove.executor import LocalPipelineExecutor, RayPipelineExecutor, SlurmPipelineExecutor
 
         x = self.x
         if x.kind == "local":
-            return LocalPipelineExecutor(steps, tasks=tasks, workers=min(x.workers or tasks, tasks),
-                                         logging_dir=str(logging_dir))  # run in turn here: no `depends`
+            return LocalPipelineExecutor(
+                steps, tasks=tasks, workers=min(x.workers or tasks, tasks), logging_dir=str(logging_dir)
+            )  # run in turn here: no `depends`
         if x.kind == "ray":
             import ray
 
             if not ray.is_initialized():  # a cluster's address, or a Ray instance started on this machine
                 ray.init(address=x.address, include_dashboard=False, log_to_driver=False)
-            return RayPipelineExecutor(steps, tasks=tasks, workers=min(x.workers or tasks, tasks),
-                                       logging_dir=str(logging_dir), cpus_per_task=x.cpus_per_task,
-                                       mem_per_cpu_gb=x.mem_per_cpu_gb, gpus_per_task=x.gpus_per_task)
+            return RayPipelineExecutor(
+                steps,
+                tasks=tasks,
+                workers=min(x.workers or tasks, tasks),
+                logging_dir=str(logging_dir),
+                cpus_per_task=x.cpus_per_task,
+                mem_per_cpu_gb=x.mem_per_cpu_gb,
+                gpus_per_task=x.gpus_per_task,
+            )
         return SlurmPipelineExecutor(
-            steps, tasks=tasks, time=x.time, partition=x.partition, cpus_per_task=x.cpus_per_task,
-            mem_per_cpu_gb=int(max(1, round(x.mem_per_cpu_gb))), gpus_per_task=x.gpus_per_task,
-            job_name=f"sciqag-{job}", logging_dir=str(logging_dir), depends=depends or self.previous,
+            steps,
+            tasks=tasks,
+            time=x.time,
+            partition=x.partition,
+            cpus_per_task=x.cpus_per_task,
+            mem_per_cpu_gb=int(max(1, round(x.mem_per_cpu_gb))),
+            gpus_per_task=x.gpus_per_task,
+            job_name=f"sciqag-{job}",
+            logging_dir=str(logging_dir),
+            depends=depends or self.previous,
             slurm_logs_folder=str(Path(x.slurm_logs_dir or self.logging_root / "slurm") / job),
-            env_command=x.env_command, sbatch_args=dict(x.sbatch_args) or None)
+            env_command=x.env_command,
+            sbatch_args=dict(x.sbatch_args) or None,
+        )
 
     def _wait(self, name: str, ranks, merge) -> None:
         """Until the merge job marked itself complete. Ranks that left the queue unfinished are an error (their
@@ -310,11 +276,15 @@ class ScaledRunner:
                         subprocess.run(["scancel", merge_job], capture_output=True, timeout=60)
                     except (OSError, subprocess.TimeoutExpired):
                         log.warning("could not cancel slurm job %s (waiting on ranks that failed)", merge_job)
-                raise Unavailable(f"{name}: slurm job {ranks_job} ended with ranks {ranks.get_incomplete_ranks()} "
-                                  f"unfinished (logs in {logs}); a rerun submits only them")
+                raise Unavailable(
+                    f"{name}: slurm job {ranks_job} ended with ranks {ranks.get_incomplete_ranks()} "
+                    f"unfinished (logs in {logs}); a rerun submits only them"
+                )
             if not (ranks_job and _queued([ranks_job])) and not (merge_job and _queued([merge_job])):
-                raise Unavailable(f"{name}: the slurm jobs ({ranks_job}, {merge_job}) left the queue before the "
-                                  f"stage was merged (logs in {logs}); a rerun submits what is unfinished")
+                raise Unavailable(
+                    f"{name}: the slurm jobs ({ranks_job}, {merge_job}) left the queue before the "
+                    f"stage was merged (logs in {logs}); a rerun submits what is unfinished"
+                )
             log.info("waiting for the slurm jobs of %s (%s, %s)", name, ranks_job, merge_job)
             time.sleep(self.x.poll_seconds)
 
@@ -327,7 +297,6 @@ class ScaledRunner:
         for rec in iter_latest(output_path(Path(self.cfg.work_dir), output)):
             summary.counts[status_of(rec)] += 1
         return summary
-
 
 
 def _reopen_missing(base: Path, output: Path) -> None:
@@ -369,6 +338,7 @@ def run_scaled(cfg: Config, report: Callable[[str, object], int], done: pipeline
     if runner.submitted or not rest:
         return status  # evaluation needs their output: the next run, once they are done
     # nothing was left to submit: the earlier jobs are done, and evaluation runs now, waited for
-    waited = Config.from_dict({**cfg.to_dict(), "stages": rest, "executor": {**cfg.to_dict()["executor"], "wait": True}})
+    waited = Config.from_dict(
+        {**cfg.to_dict(), "stages": rest, "executor": {**cfg.to_dict()["executor"], "wait": True}}
+    )
     return max(status, pipeline.run_all(waited, report, done, runner=ScaledRunner(waited)))
-

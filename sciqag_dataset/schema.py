@@ -5,10 +5,13 @@ A record is one paper. Stages add columns to it: ingest fills the paper fields,
 fields, formatting adds the instruction columns. Every artifact in a work
 directory and every published config is a column subset of ``RECORD``.
 """
+
 from __future__ import annotations
 
 import datasets
 from datasets import Features, List, Value
+
+from . import metrics
 
 QA_PAIR = {
     "question": Value("string"),
@@ -81,45 +84,44 @@ INSTRUCTION_COLUMNS = {
 
 RACAR_DIMENSIONS = ("relevance", "agnosticism", "completeness", "accuracy", "reasonableness")
 
-#: Metrics of one QA pair (evaluation stages write a list of these per paper, aligned with ``qa``).
-PAIR_METRICS = {
-    **{dim: Value("float32") for dim in RACAR_DIMENSIONS},  # 1-3 (a committee mean may be 2.5); null = no usable score
-    "racar_mean": Value("float32"),
-    "racar_reasons": {dim: Value("string") for dim in RACAR_DIMENSIONS},
-    "refers_to_source": Value("bool"),  # agnosticism regex: "Figure 3", "Table 2", "this paper" ...
-    "max_question_similarity": Value("float32"),  # 0-1, against the paper's other questions
-    "chunk_rate": Value("float32"),  # share of the paper's 10 chunks hit by this answer's evidence
-    "context": List(Value("string")),  # this answer's top evidence sentences from the paper
-    "numbers": List(Value("string")),
-    "unsupported_numbers": List(Value("string")),
-    "numeric_ratio": Value("float32"),  # share of the answer's numbers found in the paper; null if none
+RECORD = Features({**PAPER_COLUMNS, **KEYWORD_COLUMNS, **GENERATION_COLUMNS, **INSTRUCTION_COLUMNS})
+
+#: The `evaluated` config has one row per QA pair (what filtering and benchmarks want): these columns, then
+#: each registered metric's (``metrics.Metric.pair_columns`` and ``paper_columns``).
+EVALUATED_BASE = {
+    "paper_id": Value("string"),
+    "title": Value("string"),
+    "doi": Value("string"),
+    "keywords": List(Value("string")),
+    "question": Value("string"),
+    "answer": Value("string"),
+    "origin": Value("string"),
 }
 
-#: Metrics of one paper.
-PAPER_METRICS = {
-    "diversity_mean": Value("float32"),  # mean pairwise question similarity, 0-1 (paper: 0.31)
-    "coverage": Value("float32"),  # share of the paper's chunks covered by its answers (paper: 68 %)
-}
 
-EVALUATION_COLUMNS = {"pair_metrics": List(PAIR_METRICS), "paper_metrics": PAPER_METRICS}
+def evaluated_features() -> Features:
+    """The `evaluated` rows' columns with the metrics registered now, in their order of registration."""
+    return Features({**EVALUATED_BASE, **metrics.pair_columns(), **metrics.paper_columns()})
 
-RECORD = Features({**PAPER_COLUMNS, **KEYWORD_COLUMNS, **GENERATION_COLUMNS, **INSTRUCTION_COLUMNS,
-                   **EVALUATION_COLUMNS})
-
-#: The `evaluated` config has one row per QA pair (what filtering and benchmarks want).
-EVALUATED_PAIR = Features({
-    "paper_id": Value("string"), "title": Value("string"), "doi": Value("string"),
-    "keywords": List(Value("string")), "question": Value("string"), "answer": Value("string"),
-    "origin": Value("string"), **PAIR_METRICS, **PAPER_METRICS,
-})
 
 #: Columns of each published config, in order. Later configs extend these.
 CONFIG_COLUMNS: dict[str, list[str]] = {
     "papers": list(PAPER_COLUMNS) + list(KEYWORD_COLUMNS),
-    "seed": ["id", "title", "metadata", "keywords", "qa", "status", "model", "prompt_style",
-             *INSTRUCTION_COLUMNS],
-    "generated": ["id", "title", "metadata", "keywords", "qa", "model_keywords", "status", "error",
-                  "warnings", "model", "prompt_style", "raw_output"],
+    "seed": ["id", "title", "metadata", "keywords", "qa", "status", "model", "prompt_style", *INSTRUCTION_COLUMNS],
+    "generated": [
+        "id",
+        "title",
+        "metadata",
+        "keywords",
+        "qa",
+        "model_keywords",
+        "status",
+        "error",
+        "warnings",
+        "model",
+        "prompt_style",
+        "raw_output",
+    ],
 }
 
 

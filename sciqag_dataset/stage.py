@@ -10,14 +10,16 @@ every stage shards, a bounded driver, a progress bar, failure isolation and a ma
 A stage maps one-to-one onto a datatrove ``PipelineStep``: ``run_stage(stage, work, shard=(rank,
 world_size))`` is that step's ``run(data, rank, world_size)`` (see docs/ARCHITECTURE.md).
 """
+
 from __future__ import annotations
 
 import hashlib
 import inspect
 import json
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any
 
 
 @dataclass
@@ -55,7 +57,7 @@ class Stage:
     @property
     def is_async(self) -> bool:
         fn = self.process
-        return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - an instance's method
 
 
 def digest(value: Any) -> str:

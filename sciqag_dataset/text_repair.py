@@ -5,6 +5,7 @@ Lone surrogates reach us from JSON escapes (``"\\ud800"``), from file names and 
 whole paper or crash a run. Here a surrogate *pair* is joined into its character and a lone surrogate
 becomes U+FFFD; callers record a warning with the count.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Every file the project rewrites goes through ``atomic``: a reader sees the old file or the new, never half."""
+
 from __future__ import annotations
 
 import json
@@ -21,4 +22,3 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary_one(tmp_path)
         f.write("new\n")
         assert path.read_text().startswith("{")  # the old content until the block ends
     assert path.read_text() == "new\n"
-

@@ -6,6 +6,7 @@ and the embedded SmolLM2 in the end-to-end one (the exported harness tasks: test
 ``ScriptedJudge``, a loopback endpoint answering with judge replies written here (no judge able to write exact
 replies runs on this machine).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,9 @@ from pathlib import Path
 
 import datasets
 import pytest
-from conftest import RecordingProxy, ScriptedChat, read_jsonl, write_jsonl
+from helpers import RecordingProxy, ScriptedChat, read_jsonl, write_jsonl
 
+from sciqag_dataset.atomic import write_whole
 from sciqag_dataset.cli import main
 from sciqag_dataset.config import Config
 from sciqag_dataset.errors import UserError
@@ -29,18 +31,21 @@ from sciqag_dataset.evaluation.benchmark.card import END, START, update_card
 from sciqag_dataset.evaluation.benchmark.leaderboard import bootstrap_ci
 from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer, exact_match, number_agreement, token_f1
 from sciqag_dataset.evaluation.benchmark.questions import load_questions
-from sciqag_dataset.atomic import write_whole
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.publish import write_folder
 
 # Our own sample pairs and papers (written for these tests).
 PAIRS = [
     ("What band gap does anatase titanium dioxide have?", "Anatase has a band gap of about 3.2 eV."),
-    ("Why does cobalt substitution stabilise layered sodium cathodes?",
-     "Cobalt suppresses cation mixing, so the layers stay ordered during cycling."),
+    (
+        "Why does cobalt substitution stabilise layered sodium cathodes?",
+        "Cobalt suppresses cation mixing, so the layers stay ordered during cycling.",
+    ),
     ("At what temperature were the skutterudite pellets sintered?", "They were sintered at 873 K for 2 hours."),
-    ("Which phase forms when the perovskite film is annealed in humid air?",
-     "A hydrated phase forms, which lowers the absorption."),
+    (
+        "Which phase forms when the perovskite film is annealed in humid air?",
+        "A hydrated phase forms, which lowers the absorption.",
+    ),
     ("How does grain size change with annealing time?", "Grains grow from 40 nm to 120 nm over 3 hours."),
     ("What limits the rate capability of the cathode?", "Slow sodium diffusion through the bulk limits it."),
 ]
@@ -60,17 +65,36 @@ def published_folder(tmp_path: Path, pairs=PAIRS, scores=None) -> Path:
     papers, seed, evaluated = [], [], []
     for i in range(0, len(pairs), 2):
         pid = f"paper-{i // 2}"
-        chunk = pairs[i:i + 2]
-        papers.append({"id": pid, "title": f"A {SECRET} study {i}", "text": f"We grew {SECRET} films. " * 20,
-                       "source_format": "txt", "metadata": {"doi": f"10.5555/{i}"}})
+        chunk = pairs[i : i + 2]
+        papers.append(
+            {
+                "id": pid,
+                "title": f"A {SECRET} study {i}",
+                "text": f"We grew {SECRET} films. " * 20,
+                "source_format": "txt",
+                "metadata": {"doi": f"10.5555/{i}"},
+            }
+        )
         qa = [{"question": q, "answer": a, "origin": "teacher"} for q, a in chunk]
         seed.append({"id": pid, "qa": qa, "status": "ok", "keywords": [SECRET, "films"]})
         for k, (q, a) in enumerate(chunk):
             s = (scores or {}).get(i + k, {})
-            evaluated.append({"paper_id": pid, "title": papers[-1]["title"], "keywords": [SECRET], "question": q,
-                              "answer": a, "origin": "teacher", "refers_to_source": s.get("refers", False),
-                              **{d: s.get(d, 3) for d in ("relevance", "agnosticism", "completeness", "accuracy",
-                                                          "reasonableness")}, "racar_mean": 3.0})
+            evaluated.append(
+                {
+                    "paper_id": pid,
+                    "title": papers[-1]["title"],
+                    "keywords": [SECRET],
+                    "question": q,
+                    "answer": a,
+                    "origin": "teacher",
+                    "refers_to_source": s.get("refers", False),
+                    **{
+                        d: s.get(d, 3)
+                        for d in ("relevance", "agnosticism", "completeness", "accuracy", "reasonableness")
+                    },
+                    "racar_mean": 3.0,
+                }
+            )
     write_jsonl(work / "papers.jsonl", papers)
     write_jsonl(work / "keywords.jsonl", [{"id": p["id"], "keywords": [SECRET], "status": "ok"} for p in papers])
     write_jsonl(work / "seed.jsonl", seed)
@@ -82,19 +106,28 @@ def published_folder(tmp_path: Path, pairs=PAIRS, scores=None) -> Path:
 
 
 def client(server, results: Path, model: str | None = None, **kw) -> LLMClient:
-    return LLMClient(server.base_url, model or server.model, params={"max_tokens": kw.pop("max_tokens", 8), "temperature": 0.0},
-                     cache=ResponseCache(results / "cache.sqlite"), max_retries=1, backoff=0.05, **kw)
+    return LLMClient(
+        server.base_url,
+        model or server.model,
+        params={"max_tokens": kw.pop("max_tokens", 8), "temperature": 0.0},
+        cache=ResponseCache(results / "cache.sqlite"),
+        max_retries=1,
+        backoff=0.05,
+        **kw,
+    )
 
 
 # --- reference metrics, checked against values computed by hand ------------------------------------------
+
 
 def test_reference_metrics_match_hand_computed_values():
     # normalised: "band gap is 32 ev" both (case, punctuation, the article dropped)
     assert exact_match("The band gap is 3.2 eV.", "band gap is 3.2 eV") == 1.0
     assert exact_match("3.2 eV", "3.3 eV") == 0.0
     # prediction 4 tokens, all in the 6-token reference ("the" dropped): P 1, R 4/6 -> F1 0.8
-    assert token_f1("Cobalt suppresses cation mixing", "Cobalt suppresses the cation mixing in layers") == \
-        pytest.approx(0.8)
+    assert token_f1(
+        "Cobalt suppresses cation mixing", "Cobalt suppresses the cation mixing in layers"
+    ) == pytest.approx(0.8)
     assert token_f1("", "") == 1.0 and token_f1("x", "") == 0.0
     # the reference's numbers {3.2, 300}: the prediction states 3.20 only -> 1/2; none in the reference -> None
     assert number_agreement("It is 3.20 eV.", "3.2 eV at 300 K") == 0.5
@@ -118,8 +151,12 @@ def test_bertscore_runs_offline_on_the_packaged_model():
     far = scorer("The pellets were sintered at 873 K.", "Cobalt suppresses cation mixing.")["bertscore"]
     assert same == pytest.approx(1.0, abs=1e-4) and far < close < same
     assert scorer("", "Cobalt suppresses cation mixing.")["bertscore"] == 0.0
-    assert scorer.describe()["bertscore"] == {"model": "sentence-transformers/all-MiniLM-L6-v2", "layer": 6,
-                                              "idf": False, "rescaled": False}
+    assert scorer.describe()["bertscore"] == {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "layer": 6,
+        "idf": False,
+        "rescaled": False,
+    }
 
 
 def test_bootstrap_interval():
@@ -132,6 +169,7 @@ def test_bootstrap_interval():
 
 # --- the question set ---------------------------------------------------------------------------------
 
+
 def test_questions_from_files_of_pairs(tmp_path):
     path = write_pairs_file(tmp_path / "pairs.json")
     questions, info = load_questions(str(path))
@@ -140,7 +178,9 @@ def test_questions_from_files_of_pairs(tmp_path):
     write_jsonl(tmp_path / "pairs.jsonl", [{"id": "a", "question": "Q?", "answer": "A."}, {"question": "no answer"}])
     questions, info = load_questions(str(tmp_path / "pairs.jsonl"))
     assert [q["id"] for q in questions] == ["a"] and info["rows_without_pair"] == [1]  # named, not silent
-    datasets.Dataset.from_list([{"question": q, "answer": a} for q, a in PAIRS]).to_parquet(str(tmp_path / "p.parquet"))
+    datasets.Dataset.from_list([{"question": q, "answer": a} for q, a in PAIRS]).to_parquet(
+        str(tmp_path / "p.parquet")
+    )
     assert len(load_questions(str(tmp_path / "p.parquet"), limit=2)[0]) == 2
     (tmp_path / "wrapped.json").write_text(json.dumps({"data": [{"question": "Q?", "answer": "A."}]}))
     assert len(load_questions(str(tmp_path / "wrapped.json"))[0]) == 1
@@ -169,12 +209,19 @@ def test_questions_from_a_published_folder_and_the_authors_test_set(tmp_path):
 
 # --- answering: closed book, resumable --------------------------------------------------------------------
 
+
 def test_nothing_from_the_paper_reaches_the_model(says_server, tmp_path):
     pub = published_folder(tmp_path)
     results = tmp_path / "res"
     with RecordingProxy(says_server.base_url) as proxy:
-        run = run_benchmark(str(pub), results, [client(proxy, results, says_server.model)], bertscore_model=None,
-                            system_prompt="Answer briefly.", progress=False)
+        run = run_benchmark(
+            str(pub),
+            results,
+            [client(proxy, results, says_server.model)],
+            bertscore_model=None,
+            system_prompt="Answer briefly.",
+            progress=False,
+        )
         bodies = [json.loads(r["body"]) for r in proxy.requests if r["path"].endswith("/chat/completions")]
     assert len(bodies) == len(PAIRS)
     for body, (q, _) in zip(sorted(bodies, key=lambda b: b["messages"][1]["content"]), sorted(PAIRS)):
@@ -182,21 +229,43 @@ def test_nothing_from_the_paper_reaches_the_model(says_server, tmp_path):
         assert SECRET not in json.dumps(body) and "films" not in json.dumps(body)
     entry = run.board["models"][0]
     assert entry["answered"] == len(PAIRS) and entry["failed"] == 0
-    rows = datasets.load_dataset("json", data_files=str(results / answer_module.model_dir(says_server.model)
-                                                        / "predictions.jsonl"), split="train")
-    assert len(rows) == len(PAIRS) and {"prediction", "f1", "rougeL", "bleu", "judge_correctness"} <= set(rows.column_names)
+    rows = datasets.load_dataset(
+        "json",
+        data_files=str(results / answer_module.model_dir(says_server.model) / "predictions.jsonl"),
+        split="train",
+    )
+    assert len(rows) == len(PAIRS) and {"prediction", "f1", "rougeL", "bleu", "judge_correctness"} <= set(
+        rows.column_names
+    )
 
 
 def test_a_killed_benchmark_resumes_without_asking_again(tiny_server, tmp_path):
     n = 40
     pairs = tmp_path / "pairs.jsonl"
-    write_jsonl(pairs, [{"question": f"Question {i}: what is the band gap of sample {i}?", "answer": f"{i}.5 eV"}
-                        for i in range(n)])
+    write_jsonl(
+        pairs,
+        [{"question": f"Question {i}: what is the band gap of sample {i}?", "answer": f"{i}.5 eV"} for i in range(n)],
+    )
     results = tmp_path / "res"
     answers = results / answer_module.model_dir(tiny_server.model) / "answers.jsonl"
-    cmd = [sys.executable, "-m", "sciqag_dataset.cli", "benchmark", str(pairs), "-o", str(results), "--endpoint",
-           tiny_server.base_url, "--model", tiny_server.model, "--max-tokens", "8", "--concurrency", "2",
-           "--no-bertscore"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sciqag_dataset.cli",
+        "benchmark",
+        str(pairs),
+        "-o",
+        str(results),
+        "--endpoint",
+        tiny_server.base_url,
+        "--model",
+        tiny_server.model,
+        "--max-tokens",
+        "8",
+        "--concurrency",
+        "2",
+        "--no-bertscore",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
     while time.time() < deadline and (not answers.exists() or len(read_jsonl(answers)) < 5):
@@ -218,8 +287,13 @@ def test_a_killed_benchmark_resumes_without_asking_again(tiny_server, tmp_path):
 
 def write_surrogate_pairs(path: Path) -> Path:
     """JSON Lines with lone surrogates as the escapes a JSON file can carry (json.dumps writes "\\ud800")."""
-    write_jsonl(path, [{"question": "What does \ud800 doping do?", "answer": "It adds carriers \udc00."},
-                       *({"question": q, "answer": a} for q, a in PAIRS[1:])])
+    write_jsonl(
+        path,
+        [
+            {"question": "What does \ud800 doping do?", "answer": "It adds carriers \udc00."},
+            *({"question": q, "answer": a} for q, a in PAIRS[1:]),
+        ],
+    )
     return path
 
 
@@ -246,11 +320,29 @@ def test_lone_surrogates_in_a_file_of_pairs_are_repaired_for_the_exported_task(t
 def test_lone_surrogates_in_a_file_of_pairs_are_repaired_for_the_benchmark(says_server, tmp_path, caplog):
     pairs = write_surrogate_pairs(tmp_path / "pairs.jsonl")
     results = tmp_path / "res"
-    assert main(["benchmark", str(pairs), "-o", str(results), "--endpoint", says_server.base_url, "--model",
-                 says_server.model, "--max-tokens", "8", "--no-bertscore"]) == 0
+    assert (
+        main(
+            [
+                "benchmark",
+                str(pairs),
+                "-o",
+                str(results),
+                "--endpoint",
+                says_server.base_url,
+                "--model",
+                says_server.model,
+                "--max-tokens",
+                "8",
+                "--no-bertscore",
+            ]
+        )
+        == 0
+    )
     questions = read_jsonl(results / "questions.jsonl")
-    assert (questions[0]["question"], questions[0]["reference"]) == ("What does \ufffd doping do?",
-                                                                     "It adds carriers \ufffd.")
+    assert (questions[0]["question"], questions[0]["reference"]) == (
+        "What does \ufffd doping do?",
+        "It adds carriers \ufffd.",
+    )
     assert "2 lone surrogate(s)" in caplog.text and not list(results.glob("*.tmp"))
     rows = read_jsonl(results / answer_module.model_dir(says_server.model) / "predictions.jsonl")
     assert len(rows) == len(PAIRS) and {r["status"] for r in rows} == {"answered"}
@@ -261,8 +353,21 @@ def test_bad_model_options_and_foreign_folders_are_refused_before_any_work(tmp_p
     results = tmp_path / "r"
     assert main(["benchmark", str(pairs), "-o", str(results), "--model", "gpt-4o"]) == 2
     assert "needs an --endpoint" in capsys.readouterr().err
-    assert main(["benchmark", str(pairs), "-o", str(results), "--endpoint", "http://127.0.0.1:9/v1",
-                 "--endpoint", "http://127.0.0.1:8/v1"]) == 2
+    assert (
+        main(
+            [
+                "benchmark",
+                str(pairs),
+                "-o",
+                str(results),
+                "--endpoint",
+                "http://127.0.0.1:9/v1",
+                "--endpoint",
+                "http://127.0.0.1:8/v1",
+            ]
+        )
+        == 2
+    )
     assert "name the model an --endpoint serves" in capsys.readouterr().err
     foreign = tmp_path / "foreign"
     foreign.mkdir()
@@ -306,16 +411,23 @@ def test_a_model_that_answers_nothing_and_two_models_of_one_name(says_server, tm
     assert (entry["answered"], entry["failed"], entry["metrics"]) == (0, len(PAIRS), {})
     assert run.summaries["dead"][0].failed == len(PAIRS) and not (results / "leaderboard.png").exists()
     # a reply cut at max_tokens is the model's answer, scored, not a failure left out of the means
-    run = run_benchmark(str(pairs), results, [client(says_server, results, max_tokens=2)], bertscore_model=None,
-                        progress=False)
+    run = run_benchmark(
+        str(pairs), results, [client(says_server, results, max_tokens=2)], bertscore_model=None, progress=False
+    )
     rows = read_jsonl(results / answer_module.model_dir(says_server.model) / "predictions.jsonl")
     assert {(r["status"], r["finish_reason"]) for r in rows} == {("answered", "length")}
     with pytest.raises(UserError, match="share a name"):
-        run_benchmark(str(pairs), results, [client(says_server, results), client(says_server, results)],
-                      bertscore_model=None, progress=False)
+        run_benchmark(
+            str(pairs),
+            results,
+            [client(says_server, results), client(says_server, results)],
+            bertscore_model=None,
+            progress=False,
+        )
 
 
 # --- the judge --------------------------------------------------------------------------------------------
+
 
 class ScriptedJudge(ScriptedChat):
     """FAKE OpenAI-style endpoint (loopback): judge replies written by the test, chosen by the dimension the
@@ -337,8 +449,16 @@ def test_a_judge_committee_scores_batches_and_a_gibberish_judge_invents_nothing(
     a, b = ScriptedJudge({"correctness": 3, "completeness": 2}), ScriptedJudge({"correctness": 1, "completeness": 2})
     try:
         judges = [LLMClient(a.base_url, "judge-a"), LLMClient(b.base_url, "judge-b")]
-        run = run_benchmark(str(pairs), results, [client(says_server, results)], judges=judges, judge_batch=4,
-                            combine="min", bertscore_model=None, progress=False)
+        run = run_benchmark(
+            str(pairs),
+            results,
+            [client(says_server, results)],
+            judges=judges,
+            judge_batch=4,
+            combine="min",
+            bertscore_model=None,
+            progress=False,
+        )
         # 6 questions in batches of 4: 2 batches x 2 dimensions per judge, each question seen by the judge
         assert len(a.requests) == len(b.requests) == 4
         prompts = [r["messages"][0]["content"] for r in a.requests]  # (the two batches are asked concurrently)
@@ -351,8 +471,14 @@ def test_a_judge_committee_scores_batches_and_a_gibberish_judge_invents_nothing(
     assert rows[0]["judge_reasons"]["correctness"] == "judge-a: correctness 0\njudge-b: correctness 0"
     assert run.board["models"][0]["metrics"]["judge_correctness"] == {"mean": 1.0, "ci95": [1.0, 1.0], "n": 6}
     # new answers (another system prompt, a longer budget) and no judge: the old judgements are not theirs
-    run = run_benchmark(str(pairs), results, [client(says_server, results, max_tokens=32)],
-                        system_prompt="Answer in one word.", bertscore_model=None, progress=False)
+    run = run_benchmark(
+        str(pairs),
+        results,
+        [client(says_server, results, max_tokens=32)],
+        system_prompt="Answer in one word.",
+        bertscore_model=None,
+        progress=False,
+    )
     rows = read_jsonl(results / answer_module.model_dir(says_server.model) / "predictions.jsonl")
     assert all(r["judge_correctness"] is None and r["f1"] is not None for r in rows)
     assert "judge_correctness" not in run.board["models"][0]["metrics"]
@@ -360,16 +486,26 @@ def test_a_judge_committee_scores_batches_and_a_gibberish_judge_invents_nothing(
     results2 = tmp_path / "res2"
     # (an empty reply is retried by the client, as from any server; what comes back is never read as scores)
     judge = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 16}, max_retries=3, backoff=0.05)
-    run = run_benchmark(str(pairs), results2, [client(says_server, results2)], judges=[judge], judge_batch=10,
-                        max_attempts=2, bertscore_model=None, progress=False)
+    run = run_benchmark(
+        str(pairs),
+        results2,
+        [client(says_server, results2)],
+        judges=[judge],
+        judge_batch=10,
+        max_attempts=2,
+        bertscore_model=None,
+        progress=False,
+    )
     batch = read_jsonl(results2 / answer_module.model_dir(says_server.model) / "judgements.jsonl")[0]
     assert batch["status"] == "unjudged" and batch["judge_calls"] == 4  # 2 dimensions x 2 attempts
-    assert all(it["judge_correctness"] is None and "[missing:" in it["judge_reasons"]["correctness"]
-               for it in batch["items"])
+    assert all(
+        it["judge_correctness"] is None and "[missing:" in it["judge_reasons"]["correctness"] for it in batch["items"]
+    )
     assert "judge_correctness" not in run.board["models"][0]["metrics"]
 
 
 # --- the card and the leaderboard across runs --------------------------------------------------------------
+
 
 def test_the_card_section_is_added_then_refreshed_and_nothing_else_changes(says_server, tmp_path):
     pub = published_folder(tmp_path)
@@ -393,8 +529,14 @@ def test_models_answered_on_another_question_set_are_left_out(says_server, tmp_p
     pairs = write_pairs_file(tmp_path / "pairs.json")
     results = tmp_path / "res"
     run_benchmark(str(pairs), results, [client(says_server, results)], bertscore_model=None, progress=False)
-    run = run_benchmark(str(pairs), results, [client(says_server, results, label="second")], limit=3,
-                        bertscore_model=None, progress=False)
+    run = run_benchmark(
+        str(pairs),
+        results,
+        [client(says_server, results, label="second")],
+        limit=3,
+        bertscore_model=None,
+        progress=False,
+    )
     assert [e["model"] for e in run.board["models"]] == ["second"] and run.board["left_out"] == [says_server.model]
     assert (results / "leaderboard.png").stat().st_size > 0
     assert "| second | 3 | 0 |" in (results / "leaderboard.md").read_text()
@@ -402,12 +544,33 @@ def test_models_answered_on_another_question_set_are_left_out(says_server, tmp_p
 
 # --- end to end with the embedded model ----------------------------------------------------------------------
 
+
 @pytest.mark.e2e
 def test_benchmark_the_embedded_model_out_of_the_box_and_update_the_card(tmp_path, capsys):
     pub = published_folder(tmp_path)
     results = tmp_path / "res"
-    assert main(["benchmark", str(pub), "-o", str(results), "--limit", "4", "--update-card", str(pub), "--judge",
-                 "--judge-batch", "4", "--max-attempts", "1", "--judge-max-tokens", "96"]) == 0
+    assert (
+        main(
+            [
+                "benchmark",
+                str(pub),
+                "-o",
+                str(results),
+                "--limit",
+                "4",
+                "--update-card",
+                str(pub),
+                "--judge",
+                "--judge-batch",
+                "4",
+                "--max-attempts",
+                "1",
+                "--judge-max-tokens",
+                "96",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "HuggingFaceTB/SmolLM2-135M-Instruct: answer: 4 ok; score: 4 ok; judge: 1 " in out
     # llama.cpp's server answers a json_schema response_format with a 500: its judge is asked in plain text,

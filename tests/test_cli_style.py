@@ -1,6 +1,7 @@
 """One CLI style (issue 29, item 9): the work dir first and positional in every stage, a config's work_dir
 honoured, the judge flags wherever a judge runs, a summary line per command, help that names what a flag
 takes, no flag where it does nothing, and "1 paper", not "1 papers". Old spellings still work, with a note."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import write_jsonl
+from helpers import write_jsonl
 
 from sciqag_dataset.cli import build_parser, main, parse, report
 from sciqag_dataset.cli.flags import resolve_config
@@ -28,8 +29,13 @@ PAPER = "A cathode study\n\n" + "The layered oxide kept 91 % of its capacity aft
 
 
 def sciqag(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", *map(str, args)], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "sciqag_dataset.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
@@ -42,11 +48,17 @@ def help_of(name: str) -> str:
 
 
 def flags_of(name: str, prefix: str = "--") -> set[str]:
-    return {s for a in commands()[name]._actions if a.help != argparse.SUPPRESS
-            for s in a.option_strings if s.startswith(prefix)}
+    return {
+        s
+        for a in commands()[name]._actions
+        if a.help != argparse.SUPPRESS
+        for s in a.option_strings
+        if s.startswith(prefix)
+    }
 
 
 # ---------------------------------------------------------------- ingest WORK PAPERS...
+
 
 def test_ingest_takes_the_work_dir_first_like_every_stage(tmp_path):
     (tmp_path / "paper.txt").write_text(PAPER)
@@ -67,7 +79,8 @@ def test_the_old_ingest_spelling_still_works_with_a_note(tmp_path):
     args = build_parser().parse_args(["ingest", "p.txt", "--work", "w"])
     assert args.old_work == "w" and args.deprecated == [
         "--work WORK is deprecated: write `sciqag ingest WORK PAPERS...`, the work directory first, as every "
-        "stage takes it"]
+        "stage takes it"
+    ]
 
 
 def test_ingest_without_papers_is_a_one_line_error(tmp_path):
@@ -77,6 +90,7 @@ def test_ingest_without_papers_is_a_one_line_error(tmp_path):
 
 
 # ---------------------------------------------------------------- WORK from --config
+
 
 def test_a_stage_takes_its_work_dir_from_the_config_as_run_does(tmp_path):
     cfg = tmp_path / "cfg.yaml"
@@ -102,18 +116,31 @@ def test_a_stage_without_work_or_config_is_a_one_line_error(tmp_path):
 
 # ---------------------------------------------------------------- run's judge flags
 
+
 def test_run_has_the_judge_flags_of_evaluate():
     judge = flags_of("evaluate", "--judge-")
     assert {"--judge-endpoint", "--judge-model", "--judge-api-key-env"} <= judge
     assert flags_of("run", "--judge-") == judge
-    args = build_parser().parse_args(["run", "--judge-endpoint", "http://a:1/v1", "--judge-endpoint", "http://b:1/v1",
-                                      "--judge-model", "j", "--judge-concurrency", "3"])
+    args = build_parser().parse_args(
+        [
+            "run",
+            "--judge-endpoint",
+            "http://a:1/v1",
+            "--judge-endpoint",
+            "http://b:1/v1",
+            "--judge-model",
+            "j",
+            "--judge-concurrency",
+            "3",
+        ]
+    )
     cfg = resolve_config(args)  # a committee of two, as `sciqag evaluate` makes it
     assert (cfg.judge.url, cfg.judge.model, cfg.judge.concurrency) == ("http://a:1/v1", "j", 3)
     assert [(j.url, j.model) for j in cfg.evaluate.judges] == [("http://b:1/v1", "j")]
 
 
 # ---------------------------------------------------------------- help text
+
 
 def test_every_command_has_a_one_line_summary():
     top = build_parser().format_help()
@@ -149,6 +176,7 @@ def test_embedded_profile_only_where_it_changes_something():
 
 # ---------------------------------------------------------------- "1 paper", not "1 papers"
 
+
 def test_plural():
     assert [plural(n, "paper") for n in (0, 1, 2)] == ["0 papers", "1 paper", "2 papers"]
     assert plural(1, "batch", "batches") == "1 batch" and plural(2, "batch", "batches") == "2 batches"
@@ -157,8 +185,10 @@ def test_plural():
 def test_summaries_say_one_paper_and_one_pair(tmp_path, capsys):
     work = claim(str(tmp_path / "work"), "work", option="work_dir", adopt=WORK_LAYOUT)
     write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "T", "text": "The gap is 3.2 eV. " * 30}])
-    write_jsonl(work / "seed.jsonl", [{"id": "p0", "status": "ok",
-                                       "qa": [{"question": "What is the gap?", "answer": "It is 3.2 eV."}]}])
+    write_jsonl(
+        work / "seed.jsonl",
+        [{"id": "p0", "status": "ok", "qa": [{"question": "What is the gap?", "answer": "It is 3.2 eV."}]}],
+    )
     assert main(["evaluate", str(work), "--metrics", "numeric", "--no-plots"]) == 0
     out = capsys.readouterr().out
     assert "Evaluated 1 QA pair of 1 paper (seed)" in out and "of their 1 number occur" in out
@@ -180,11 +210,13 @@ def test_summaries_say_one_paper_and_one_pair(tmp_path, capsys):
 
 # ---------------------------------------------------------------- README
 
+
 def readme_commands() -> list[list[str]]:
     """Every `sciqag ...` line of README's shell blocks, as argv (its `[...]` optional parts left out)."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    lines = [ln.strip() for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", text, re.S)
-             for ln in block.splitlines()]
+    lines = [
+        ln.strip() for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", text, re.S) for ln in block.splitlines()
+    ]
     found = []
     for line in lines:
         if not line.startswith("sciqag ") or line.startswith("sciqag train"):
@@ -205,9 +237,11 @@ def test_readme_commands_parse_as_written():
 
 
 def test_ingest_takes_papers_before_and_after_options(tmp_path):
-    for argv in (["ingest", "w", "a.pdf", "--on-duplicate", "skip", "b.pdf"],
-                 ["ingest", "w", "--on-duplicate", "skip", "a.pdf", "b.pdf"],
-                 ["ingest", "--on-duplicate", "skip", "w", "a.pdf", "b.pdf"]):
+    for argv in (
+        ["ingest", "w", "a.pdf", "--on-duplicate", "skip", "b.pdf"],
+        ["ingest", "w", "--on-duplicate", "skip", "a.pdf", "b.pdf"],
+        ["ingest", "--on-duplicate", "skip", "w", "a.pdf", "b.pdf"],
+    ):
         args = parse(argv)
         assert (args.work, getattr(args, "root.inputs")) == ("w", ["a.pdf", "b.pdf"]), argv
     with pytest.raises(SystemExit):

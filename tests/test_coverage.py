@@ -1,5 +1,6 @@
 """Coverage with evidence: sentence splitting, hand-checked coverage numbers, the real MiniLM embedder,
 and the resumable stage on a work directory."""
+
 from __future__ import annotations
 
 import json
@@ -11,10 +12,13 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 from sciqag_dataset.evaluation import coverage as cov  # noqa: E402
+from sciqag_dataset.evaluation.embedder import (
+    E5_INSTRUCTION,
+    default_instruction,  # noqa: E402
+    load_embedder,
+)
 from sciqag_dataset.records import qa_papers, qa_source  # noqa: E402
 from sciqag_dataset.runner import run_stage  # noqa: E402
-from sciqag_dataset.evaluation.embedder import (E5_INSTRUCTION, default_instruction,  # noqa: E402
-                                                load_embedder)
 
 # --- sentence splitting -------------------------------------------------------------------------
 
@@ -23,18 +27,18 @@ SPLIT_CASES = [
     ("Oxides, e.g. TiO2, absorb UV. Nitrides do not.", ["Oxides, e.g. TiO2, absorb UV.", "Nitrides do not."]),
     ("As Fig. 3 shows, it rises. Then it falls.", ["As Fig. 3 shows, it rises.", "Then it falls."]),
     ("Kovacs et al. Reported it first. We agree.", ["Kovacs et al. Reported it first.", "We agree."]),
-    ("Anatase vs. Rutile phases differ. Both are white.", ["Anatase vs. Rutile phases differ.",
-                                                           "Both are white."]),
+    ("Anatase vs. Rutile phases differ. Both are white.", ["Anatase vs. Rutile phases differ.", "Both are white."]),
     ("It melts at 300 K. The liquid flows.", ["It melts at 300 K.", "The liquid flows."]),
     ("Data from J. Okafor were used. They fit.", ["Data from J. Okafor were used.", "They fit."]),
     ("It was known [12]. New data agree.", ["It was known [12].", "New data agree."]),
     ("It was known.[3,4] New data agree.", ["It was known.[3,4]", "New data agree."]),
     ("Is it stable? Yes! It is.", ["Is it stable?", "Yes!", "It is."]),
-    ("Milled for 5 min. All grains shrank. See Sec. 2 for details.",
-     ["Milled for 5 min.", "All grains shrank.", "See Sec. 2 for details."]),
+    (
+        "Milled for 5 min. All grains shrank. See Sec. 2 for details.",
+        ["Milled for 5 min.", "All grains shrank.", "See Sec. 2 for details."],
+    ),
     ("A rate of 1.2e-3 per s. 10 samples were used.", ["A rate of 1.2e-3 per s.", "10 samples were used."]),
-    ("Results and discussion\n\nThe film was\nhard-wrapped here. Fine.",
-     ["The film was hard-wrapped here.", "Fine."]),
+    ("Results and discussion\n\nThe film was\nhard-wrapped here. Fine.", ["The film was hard-wrapped here.", "Fine."]),
     ("## Methods\nWe mixed two powders. We pressed them.\n\n2.", ["We mixed two powders.", "We pressed them."]),
     ("", []),
 ]
@@ -46,6 +50,7 @@ def test_split_sentences(text, expected):
 
 
 # --- the coverage arithmetic on a hand-written matrix -------------------------------------------
+
 
 def test_chunks_and_k_follow_the_notebook():
     # k = int(0.15 n), at least 1; chunk = int(i // (n / 10))
@@ -141,7 +146,8 @@ def test_instruction_only_for_instruct_embedders():
     assert default_instruction("sentence-transformers/all-MiniLM-L6-v2") == ""
     assert default_instruction("intfloat/e5-mistral-7b-instruct") == E5_INSTRUCTION
     assert cov.queries_for([{"question": "Q?", "answer": "A."}], E5_INSTRUCTION) == [
-        "Instruct: Given the Question & Answer pair, retrieve relevant sentences to this answer.\nQuery: Q?\nA."]
+        "Instruct: Given the Question & Answer pair, retrieve relevant sentences to this answer.\nQuery: Q?\nA."
+    ]
 
 
 def test_unknown_model_fails_clearly(monkeypatch):
@@ -152,24 +158,31 @@ def test_unknown_model_fails_clearly(monkeypatch):
 
 # --- the stage ----------------------------------------------------------------------------------
 
+
 def _write(path, records):
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
 
 
 def test_run_coverage_streams_resumes_and_records_failures(tmp_path, model, caplog):
-    _write(tmp_path / "papers.jsonl", [
-        {"id": "good", "title": "Three findings", "text": PAPER_TEXT},
-        {"id": "empty", "title": "No body", "text": "Abstract"},
-        {"id": "unparsed", "title": "Teacher failed", "text": PAPER_TEXT},
-        {"id": "no-qa", "title": "Never seeded", "text": PAPER_TEXT},
-    ])
-    _write(tmp_path / "seed.jsonl", [
-        {"id": "good", "status": "unparsed", "qa": []},  # superseded by the later line
-        {"id": "good", "status": "ok", "qa": QA},
-        {"id": "empty", "status": "short", "qa": QA[:1]},
-        {"id": "unparsed", "status": "unparsed", "qa": []},
-        {"id": "orphan", "status": "ok", "qa": QA},  # no paper text: said, not silently dropped
-    ])
+    _write(
+        tmp_path / "papers.jsonl",
+        [
+            {"id": "good", "title": "Three findings", "text": PAPER_TEXT},
+            {"id": "empty", "title": "No body", "text": "Abstract"},
+            {"id": "unparsed", "title": "Teacher failed", "text": PAPER_TEXT},
+            {"id": "no-qa", "title": "Never seeded", "text": PAPER_TEXT},
+        ],
+    )
+    _write(
+        tmp_path / "seed.jsonl",
+        [
+            {"id": "good", "status": "unparsed", "qa": []},  # superseded by the later line
+            {"id": "good", "status": "ok", "qa": QA},
+            {"id": "empty", "status": "short", "qa": QA[:1]},
+            {"id": "unparsed", "status": "unparsed", "qa": []},
+            {"id": "orphan", "status": "ok", "qa": QA},  # no paper text: said, not silently dropped
+        ],
+    )
     assert qa_source(tmp_path) == "seed"
     papers = list(qa_papers(tmp_path, "seed"))
     assert [p["id"] for p in papers] == ["good", "empty"]
@@ -186,8 +199,11 @@ def test_run_coverage_streams_resumes_and_records_failures(tmp_path, model, capl
 
     again = run_stage(cov.stage(), tmp_path)  # the finished paper is skipped, the failed one retried
     assert again.counts == {"skipped": 1, "failed": 1}
-    assert cov.coverage_summary(lines) == {"papers": 1, "coverage": pytest.approx(0.3),
-                                           "chunk_rate": pytest.approx((0.3 + 0.2 + 0.3) / 3)}
+    assert cov.coverage_summary(lines) == {
+        "papers": 1,
+        "coverage": pytest.approx(0.3),
+        "chunk_rate": pytest.approx((0.3 + 0.2 + 0.3) / 3),
+    }
     with pytest.raises(ValueError, match="definition"):
         cov.stage(definition="union")
     with pytest.raises(FileNotFoundError, match="generate"):

@@ -1,12 +1,19 @@
 """Question diversity: reply parsing, bins and matrices by hand, the real embedding model, the real server."""
+
 from __future__ import annotations
 
 import pytest
-from conftest import read_jsonl, write_jsonl
+from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset.evaluation.diversity import (diversity_summary, matrix_from_pairs, pair_indices,
-                                                 paper_diversity, parse_similarity, stage,
-                                                 similarity_bins)
+from sciqag_dataset.evaluation.diversity import (
+    diversity_summary,
+    matrix_from_pairs,
+    pair_indices,
+    paper_diversity,
+    parse_similarity,
+    similarity_bins,
+    stage,
+)
 from sciqag_dataset.evaluation.judge_prompts import build_diversity_messages
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.runner import run_stage
@@ -19,24 +26,35 @@ SOURDOUGH = "How should a sourdough starter be fed during a cold winter?"
 def make_work(tmp_path, papers: dict[str, list[str]]):
     work = tmp_path / "work"
     write_jsonl(work / "papers.jsonl", [{"id": pid, "title": pid, "text": "Some text."} for pid in papers])
-    write_jsonl(work / "seed.jsonl", [{"id": pid, "status": "ok",
-                                       "qa": [{"question": q, "answer": "An answer.", "origin": "teacher"} for q in qs]}
-                                      for pid, qs in papers.items()])
+    write_jsonl(
+        work / "seed.jsonl",
+        [
+            {
+                "id": pid,
+                "status": "ok",
+                "qa": [{"question": q, "answer": "An answer.", "origin": "teacher"} for q in qs],
+            }
+            for pid, qs in papers.items()
+        ],
+    )
     return work
 
 
-@pytest.mark.parametrize("reply, score", [
-    ("Analysis: both ask about the same catalyst use.\nSimilarity Score: 85", 85.0),
-    ("similarity score: 70\n\nBoth concern conductivity.", 70.0),
-    ("**Similarity Score:** 35%", 35.0),
-    ("Similarity Score: 0 ... on reflection, Similarity Score: 40", 40.0),  # the last one stated
-    ("Score: 12", 12.0),
-    ("42", 42.0),
-    ("<think>similarity score: 90</think>Similarity Score: 10", 10.0),
-    ("Similarity Score: 150", None),  # out of range: invalid, not clamped
-    ("They are about different things.", None),  # no score: None, not 0
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "reply, score",
+    [
+        ("Analysis: both ask about the same catalyst use.\nSimilarity Score: 85", 85.0),
+        ("similarity score: 70\n\nBoth concern conductivity.", 70.0),
+        ("**Similarity Score:** 35%", 35.0),
+        ("Similarity Score: 0 ... on reflection, Similarity Score: 40", 40.0),  # the last one stated
+        ("Score: 12", 12.0),
+        ("42", 42.0),
+        ("<think>similarity score: 90</think>Similarity Score: 10", 10.0),
+        ("Similarity Score: 150", None),  # out of range: invalid, not clamped
+        ("They are about different things.", None),  # no score: None, not 0
+        ("", None),
+    ],
+)
 def test_parse_similarity(reply, score):
     assert parse_similarity(reply) == score
 
@@ -51,8 +69,12 @@ def test_bins_and_paper_figures_by_hand():
     # left-closed bins. <0.3: 0.1 | 0.3-0.5: 0.3, 0.45 | 0.5-0.7: 0.5, 0.69 | >0.7: 0.7, 0.71
     # mean = (0.1 + 0.3 + 0.45 + 0.5 + 0.69 + 0.7 + 0.71) / 7 = 3.45 / 7
     assert similarity_bins([0.1, 0.3, 0.45, 0.5, 0.69, 0.7, 0.71, None]) == {
-        "<0.3": round(1 / 7, 4), "0.3-0.5": round(2 / 7, 4), "0.5-0.7": round(2 / 7, 4), ">0.7": round(2 / 7, 4),
-        "mean": round(3.45 / 7, 4)}
+        "<0.3": round(1 / 7, 4),
+        "0.3-0.5": round(2 / 7, 4),
+        "0.5-0.7": round(2 / 7, 4),
+        ">0.7": round(2 / 7, 4),
+        "mean": round(3.45 / 7, 4),
+    }
     assert similarity_bins([None]) == {"<0.3": None, "0.3-0.5": None, "0.5-0.7": None, ">0.7": None, "mean": None}
     assert pair_indices(3) == [(1, 0), (2, 0), (2, 1)] and len(pair_indices(10)) == 45
     m = matrix_from_pairs(3, {(1, 0): 0.9, (2, 0): 0.2, (2, 1): None})
@@ -76,8 +98,13 @@ def test_embedding_method_real_model(tmp_path):
     assert recs["b"]["paper_metrics"]["diversity_mean"] is None
     s = diversity_summary(work)
     # by hand: one pair > 0.7, two < 0.3
-    assert s["bins"] == {"<0.3": round(2 / 3, 4), "0.3-0.5": 0.0, "0.5-0.7": 0.0, ">0.7": round(1 / 3, 4),
-                         "mean": round((near + far1 + far2) / 3, 4)}
+    assert s["bins"] == {
+        "<0.3": round(2 / 3, 4),
+        "0.3-0.5": 0.0,
+        "0.5-0.7": 0.0,
+        ">0.7": round(1 / 3, 4),
+        "mean": round((near + far1 + far2) / 3, 4),
+    }
     assert s["pairs"] == 3 and s["methods"] == ["embedding"]
     assert run_stage(stage(method="embedding"), work).counts["skipped"] == 2  # resumes by id
 

@@ -1,5 +1,6 @@
 """End to end with the real parts: `sciqag run` on the shipped sample papers with the embedded
 SmolLM2-135M-Instruct server, then `load_dataset` on the published folder."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,14 @@ pytestmark = pytest.mark.e2e
 
 
 def sciqag(*args, cwd, env=None, timeout=1500):
-    return subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "sciqag_dataset.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 # `sciqag run`, then which training libraries the process imported: DeepSpeed and TRL take seconds to import
@@ -36,15 +43,21 @@ sys.exit(status)
 def test_run_on_the_embedded_default(tmp_path):
     env = {**os.environ, "OPENAI_API_KEY": "sk-never-written-anywhere-0123456789abcdef"}
     # README's command: no config, no endpoint; the embedded local model serves teacher and generator
-    proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_TRAINING_IMPORTS], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=1500)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST_TRAINING_IMPORTS],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "training libraries imported: []" in proc.stdout
     work = tmp_path / "sciqag_work"
     out = work / "dataset"
     assert "Published" in proc.stdout
     # the summary at the end says what came out, how long each stage took, and which backend answered
-    summary = proc.stdout[proc.stdout.index("\nSummary"):]
+    summary = proc.stdout[proc.stdout.index("\nSummary") :]
     assert "seed      5 papers" in summary and re.search(r"\d+ papers? with 5 or more", summary)
     assert "model     embedded SmolLM2-135M-Instruct on llama.cpp (Q4_1, " in summary
     assert all(f"{stage} " in summary for stage in ("ingest", "keywords", "seed", "generate", "evaluate", "publish"))
@@ -64,8 +77,12 @@ def test_run_on_the_embedded_default(tmp_path):
     # a published pair comes from its paper: none shares more with the prompt's worked example (steel
     # corrosion, which no sample paper is about) than with the paper
     text = {p["id"]: p["text"] for p in papers}
-    leaked = [(r["id"], qa["question"]) for r in asked for qa in r["qa"]
-              if small_model.off_passage(qa["question"], qa["answer"], text[r["id"]])]
+    leaked = [
+        (r["id"], qa["question"])
+        for r in asked
+        for qa in r["qa"]
+        if small_model.off_passage(qa["question"], qa["answer"], text[r["id"]])
+    ]
     assert not leaked
     assert not any("corrosion" in qa["question"].lower() + qa["answer"].lower() for r in asked for qa in r["qa"])
 
@@ -86,11 +103,15 @@ def test_run_on_the_embedded_default(tmp_path):
     assert manifest["usage"]["requests"] >= 2 * sum(len(r["qa"]) for r in asked)
     assert all(any("asked about 2 of " in w and "chunks of ~300 words" in w for w in r["warnings"]) for r in asked)
     # the card says what the run did: the pairs the profile asked for, and an untuned generator as such
-    made = card[card.index("## How it was made"):]
+    made = card[card.index("## How it was made") :]
     assert made.count(f"{manifest['settings']['n_pairs']} pairs requested per paper") == 2
     assert "used as it is (no `sciqag train` record" in made
-    for path in [out / "README.md", work / "config.yaml", work / "seed_manifest.json",
-                 work / "generated_manifest.json"]:
+    for path in [
+        out / "README.md",
+        work / "config.yaml",
+        work / "seed_manifest.json",
+        work / "generated_manifest.json",
+    ]:
         assert "sk-never-written" not in path.read_text()
 
     # the generator (the same embedded model here) wrote a record for every paper

@@ -3,6 +3,7 @@
 Real parts only: the packaged all-MiniLM-L6-v2, the session's `transformers serve` tiny model as a
 (gibberish) judge, the real runner files. Expected values are worked out by hand from the texts below.
 """
+
 from __future__ import annotations
 
 import json
@@ -10,18 +11,18 @@ import logging
 
 import datasets
 import pytest
-from conftest import read_jsonl, write_jsonl
+from helpers import read_jsonl, write_jsonl
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.config import EvaluateConfig, FilterConfig
-from sciqag_dataset.evaluation.evaluate import run_evaluate
 from sciqag_dataset.errors import UserError
+from sciqag_dataset.evaluation.evaluate import run_evaluate
 from sciqag_dataset.evaluation.filter import filter_pairs, pair_verdict
 from sciqag_dataset.evaluation.merge import merge_evaluation, stale_reason
 from sciqag_dataset.llm import JudgeEndpointConfig, LLMClient
 from sciqag_dataset.pipeline import committee
 from sciqag_dataset.records import qa_hash
-from sciqag_dataset.schema import EVALUATED_PAIR, RACAR_DIMENSIONS
+from sciqag_dataset.schema import RACAR_DIMENSIONS, evaluated_features
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -69,30 +70,55 @@ Adding a trace of iron to the electrolyte kept the composition of the film stabl
 
 QA = {
     "p1": [
-        {"question": "How well did the titanium-substituted sodium cathode retain capacity on cycling?",
-         "answer": "After 500 cycles at 0.5 C it kept 91 % of its initial capacity.", "origin": "teacher"},
-        {"question": "How did the interlayer spacing change during charging?",
-         "answer": "It grew from 5.3 to 5.6 angstrom, and the voltage plateau sat near 3.4 V.", "origin": "teacher"},
-        {"question": "What does Figure 2 show about the phase transition?",
-         "answer": "Titanium substitution suppresses the phase transition that cracks the particles.",
-         "origin": "teacher"},
+        {
+            "question": "How well did the titanium-substituted sodium cathode retain capacity on cycling?",
+            "answer": "After 500 cycles at 0.5 C it kept 91 % of its initial capacity.",
+            "origin": "teacher",
+        },
+        {
+            "question": "How did the interlayer spacing change during charging?",
+            "answer": "It grew from 5.3 to 5.6 angstrom, and the voltage plateau sat near 3.4 V.",
+            "origin": "teacher",
+        },
+        {
+            "question": "What does Figure 2 show about the phase transition?",
+            "answer": "Titanium substitution suppresses the phase transition that cracks the particles.",
+            "origin": "teacher",
+        },
     ],
     "p2": [
-        {"question": "Why do halide perovskite films degrade in humid air?",
-         "answer": "Water enters along grain boundaries and hydrates the lattice.", "origin": "teacher"},
-        {"question": "How long did coated films survive at high humidity?",
-         "answer": "More than 600 hours at 85 % relative humidity, against 40 hours uncoated.", "origin": "teacher"},
-        {"question": "What efficiency did the coated cells reach?",
-         "answer": "21.3 % at the start, and 92 % of it was retained after 1,000 hours.", "origin": "teacher"},
+        {
+            "question": "Why do halide perovskite films degrade in humid air?",
+            "answer": "Water enters along grain boundaries and hydrates the lattice.",
+            "origin": "teacher",
+        },
+        {
+            "question": "How long did coated films survive at high humidity?",
+            "answer": "More than 600 hours at 85 % relative humidity, against 40 hours uncoated.",
+            "origin": "teacher",
+        },
+        {
+            "question": "What efficiency did the coated cells reach?",
+            "answer": "21.3 % at the start, and 92 % of it was retained after 1,000 hours.",
+            "origin": "teacher",
+        },
     ],
     "p3": [
-        {"question": "What overpotential did the best nickel iron hydroxide film need?",
-         "answer": "230 mV to reach 10 mA per square centimetre.", "origin": "teacher"},
-        {"question": "Which sites are thought to be active in the oxyhydroxide?",
-         "answer": "The iron sites of the oxyhydroxide formed during operation.", "origin": "teacher"},
-        {"question": "How stable was the electrode?",
-         "answer": "It ran for 100 hours without loss; a trace of iron in the electrolyte kept the film stable.",
-         "origin": "teacher"},
+        {
+            "question": "What overpotential did the best nickel iron hydroxide film need?",
+            "answer": "230 mV to reach 10 mA per square centimetre.",
+            "origin": "teacher",
+        },
+        {
+            "question": "Which sites are thought to be active in the oxyhydroxide?",
+            "answer": "The iron sites of the oxyhydroxide formed during operation.",
+            "origin": "teacher",
+        },
+        {
+            "question": "How stable was the electrode?",
+            "answer": "It ran for 100 hours without loss; a trace of iron in the electrolyte kept the film stable.",
+            "origin": "teacher",
+        },
     ],
 }
 # Numbers by hand (distinct, in order; "unsupported" = not in the paper's text):
@@ -107,17 +133,23 @@ NUMERIC = {
     ("p3", 1): ([], [], None),
     ("p3", 2): (["100"], [], 1.0),
 }
-TEXTS = {"p1": ("Titanium-stabilised layered sodium oxide cathodes", SODIUM, "10.1234/na.1"),
-         "p2": ("A hydrophobic salt coating for humid-air perovskite cells", PEROVSKITE, "10.1234/pv.2"),
-         "p3": ("Nickel iron hydroxide electrodes for oxygen evolution", CATALYST, None)}
+TEXTS = {
+    "p1": ("Titanium-stabilised layered sodium oxide cathodes", SODIUM, "10.1234/na.1"),
+    "p2": ("A hydrophobic salt coating for humid-air perovskite cells", PEROVSKITE, "10.1234/pv.2"),
+    "p3": ("Nickel iron hydroxide electrodes for oxygen evolution", CATALYST, None),
+}
 
 
 def make_work(tmp_path):
     work = tmp_path / "work"
-    write_jsonl(work / "papers.jsonl", [{"id": pid, "title": t, "text": text, "metadata": {"doi": doi}}
-                                        for pid, (t, text, doi) in TEXTS.items()])
-    write_jsonl(work / "seed.jsonl", [{"id": pid, "qa": qa, "status": "ok", "keywords": [f"kw {pid}"]}
-                                      for pid, qa in QA.items()])
+    write_jsonl(
+        work / "papers.jsonl",
+        [{"id": pid, "title": t, "text": text, "metadata": {"doi": doi}} for pid, (t, text, doi) in TEXTS.items()],
+    )
+    write_jsonl(
+        work / "seed.jsonl",
+        [{"id": pid, "qa": qa, "status": "ok", "keywords": [f"kw {pid}"]} for pid, qa in QA.items()],
+    )
     return work
 
 
@@ -133,6 +165,7 @@ def is_png(path) -> bool:
 
 # --- metrics that need no LLM ----------------------------------------------------------------------
 
+
 def test_no_llm_metrics_merge_summary_plots_and_resume(tmp_path):
     work = make_work(tmp_path)
     cfg = EvaluateConfig(metrics=["coverage", "numeric", "diversity"])
@@ -141,7 +174,7 @@ def test_no_llm_metrics_merge_summary_plots_and_resume(tmp_path):
 
     path = work / "evaluated.jsonl"
     rows = read_jsonl(path)
-    assert len(rows) == 9 and all(list(r) == list(EVALUATED_PAIR) for r in rows)  # exactly the schema, in order
+    assert len(rows) == 9 and all(list(r) == list(evaluated_features()) for r in rows)  # exactly the schema, in order
     by = rows_by_key(path)
     assert [k for k in by] == [(p, i) for p in ("p1", "p2", "p3") for i in range(3)]  # paper order, pair order
     for key, (numbers, unsupported, ratio) in NUMERIC.items():
@@ -150,7 +183,11 @@ def test_no_llm_metrics_merge_summary_plots_and_resume(tmp_path):
         assert r["numeric_ratio"] == (None if ratio is None else pytest.approx(ratio)), key
     first = by["p1", 0]
     assert (first["title"], first["doi"], first["keywords"], first["origin"]) == (
-        TEXTS["p1"][0], "10.1234/na.1", ["kw p1"], "teacher")
+        TEXTS["p1"][0],
+        "10.1234/na.1",
+        ["kw p1"],
+        "teacher",
+    )
     assert by["p3", 0]["doi"] is None
     # the agnosticism regex needs no judge: "Figure 2" is flagged
     assert [by["p1", i]["refers_to_source"] for i in range(3)] == [False, False, True]
@@ -171,9 +208,9 @@ def test_no_llm_metrics_merge_summary_plots_and_resume(tmp_path):
     # the evidence of the capacity answer is the capacity sentence
     assert by["p1", 0]["context"][0] == "After 500 cycles at 0.5 C it kept 91 % of its initial capacity."
 
-    ds = datasets.Dataset.from_json(str(path), features=EVALUATED_PAIR)
-    assert ds.num_rows == 9 and ds.features == EVALUATED_PAIR
-    assert datasets.Dataset.from_list(rows, features=EVALUATED_PAIR).num_rows == 9
+    ds = datasets.Dataset.from_json(str(path), features=evaluated_features())
+    assert ds.num_rows == 9 and ds.features == evaluated_features()
+    assert datasets.Dataset.from_list(rows, features=evaluated_features()).num_rows == 9
 
     summary = json.loads((work / "evaluation_summary.json").read_text())
     assert (summary["papers"], summary["pairs"], summary["source"]) == (3, 9, "seed")
@@ -181,26 +218,37 @@ def test_no_llm_metrics_merge_summary_plots_and_resume(tmp_path):
     assert summary["metrics"]["racar"] == {"merged": 0, "stale": 0, "failed": 0, "absent": 3}
     assert summary["racar"] is None
     # numeric by hand: 6 of 9 answers have numbers; 15 numbers, 2 unsupported
-    assert summary["numeric"] == {"answers": 9, "answers_with_numbers": 6 / 9, "numbers": 15,
-                                  "supported_ratio": 13 / 15}
+    assert summary["numeric"] == {
+        "answers": 9,
+        "answers_with_numbers": 6 / 9,
+        "numbers": 15,
+        "supported_ratio": 13 / 15,
+    }
     cov = summary["coverage"]
     assert cov["definition"] == "released" and cov["papers"] == 3
     assert cov["coverage"] == pytest.approx(sum(c["info"]["coverage_released"] for c in coverage.values()) / 3)
-    assert cov["coverage_eq1"] == pytest.approx(sum(c["info"]["coverage_eq1"] for c in coverage.values()) / 3, abs=1e-4)
+    assert cov["coverage_eq1"] == pytest.approx(
+        sum(c["info"]["coverage_eq1"] for c in coverage.values()) / 3, abs=1e-4
+    )
     assert set(summary["diversity"]["bins"]) == {"<0.3", "0.3-0.5", "0.5-0.7", ">0.7", "mean"}
     assert summary["diversity"]["pairs"] == 9  # 3 question pairs per paper
 
     plots = summary["plots"]
-    assert set(plots) == {"question_similarity", "answer_sentence_similarity", "coverage_histogram",
-                          "chunk_rate_histogram"}
+    assert set(plots) == {
+        "question_similarity",
+        "answer_sentence_similarity",
+        "coverage_histogram",
+        "chunk_rate_histogram",
+    }
     assert [s["paper_id"] for s in plots["question_similarity"]] == ["p1", "p2", "p3"]
-    for rel in ([s["path"] for s in plots["question_similarity"]] + [plots["answer_sentence_similarity"]["path"],
-                                                                     plots["coverage_histogram"]]):
+    for rel in [s["path"] for s in plots["question_similarity"]] + [
+        plots["answer_sentence_similarity"]["path"],
+        plots["coverage_histogram"],
+    ]:
         assert is_png(work / rel), rel
 
     # resume: nothing is recomputed; switching the coverage definition needs no recomputation
-    again = run_evaluate(work, EvaluateConfig(metrics=["coverage", "numeric"], coverage_definition="eq1",
-                                              plots=False))
+    again = run_evaluate(work, EvaluateConfig(metrics=["coverage", "numeric"], coverage_definition="eq1", plots=False))
     assert again["coverage"].counts["skipped"] == 3 and again["numeric"].counts["skipped"] == 3
     eq1 = rows_by_key(path)
     assert eq1["p2", 0]["coverage"] == pytest.approx(coverage["p2"]["info"]["coverage_eq1"])
@@ -226,6 +274,7 @@ def test_clear_errors_before_anything_runs(tmp_path):
 
 # --- the judge: the session's tiny model writes gibberish ------------------------------------------
 
+
 def test_racar_and_llm_diversity_against_tiny_server(tiny_server, tmp_path):
     work = make_work(tmp_path)
     judge = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 8, "temperature": 0.0})
@@ -243,7 +292,7 @@ def test_racar_and_llm_diversity_against_tiny_server(tiny_server, tmp_path):
         assert all("missing" in r["racar_reasons"][d] for d in RACAR_DIMENSIONS)
         assert r["max_question_similarity"] is None and r["diversity_mean"] is None
         assert r["coverage"] is None and r["context"] == []  # not run
-    assert datasets.Dataset.from_list(rows, features=EVALUATED_PAIR).num_rows == 9
+    assert datasets.Dataset.from_list(rows, features=evaluated_features()).num_rows == 9
     summary = json.loads((work / "evaluation_summary.json").read_text())
     assert summary["racar"]["judge_calls_per_paper"] == 5
     assert all(summary["racar"]["dimensions"][d]["missing"] == 9 for d in RACAR_DIMENSIONS)
@@ -262,6 +311,7 @@ def test_racar_and_llm_diversity_against_tiny_server(tiny_server, tmp_path):
 
 # --- filtering on hand-written scores ----------------------------------------------------------------
 
+
 def _racar_record(pid, scores):
     pms = []
     for i, s in enumerate(scores):
@@ -271,9 +321,16 @@ def _racar_record(pid, scores):
         m["racar_reasons"] = {d: "hand-written" for d in RACAR_DIMENSIONS}
         m["refers_to_source"] = "Figure" in QA[pid][i]["question"]
         pms.append(m)
-    return {"id": pid, "status": "ok", "pair_metrics": pms, "paper_metrics": {"judge_agreement": None},
-            "judge_calls": 5, "judges": ["hand"], "combine": "mean",
-            "judge_scores": {"hand": {d: [s[k] for s in scores] for k, d in enumerate(RACAR_DIMENSIONS)}}}
+    return {
+        "id": pid,
+        "status": "ok",
+        "pair_metrics": pms,
+        "paper_metrics": {"judge_agreement": None},
+        "judge_calls": 5,
+        "judges": ["hand"],
+        "combine": "mean",
+        "judge_scores": {"hand": {d: [s[k] for s in scores] for k, d in enumerate(RACAR_DIMENSIONS)}},
+    }
 
 
 #           relevance, agnosticism, completeness, accuracy, reasonableness
@@ -357,6 +414,7 @@ def test_stale_reasons():
 
 # --- the CLI ---------------------------------------------------------------------------------------
 
+
 def _run(*argv) -> int:
     return main([str(a) for a in argv])
 
@@ -374,8 +432,9 @@ def test_committee_flags_pair_endpoints_with_models():
     with pytest.raises(ValueError, match="2 --judge-model values for 3"):
         committee(base, [], ["u1", "u2", "u3"], ["a", "b"])
     # YAML judges (mappings) become judge endpoints, temperature 0 unless given
-    cfg = EvaluateConfig(judges=[{"url": "http://y/v1", "model": "y"}, {"url": "http://z/v1", "model": "z",
-                                                                         "temperature": 0.2}])
+    cfg = EvaluateConfig(
+        judges=[{"url": "http://y/v1", "model": "y"}, {"url": "http://z/v1", "model": "z", "temperature": 0.2}]
+    )
     assert [j.temperature for j in cfg.judges] == [0.0, 0.2]
 
 
@@ -388,9 +447,31 @@ def test_cli_evaluate_and_filter(tiny_server, tmp_path, capsys):
 
     # a committee of two judges on the tiny server, through the CLI's endpoint resolution
     url, model = tiny_server.base_url, tiny_server.model
-    assert _run("evaluate", work, "--metrics", "racar,diversity", "--diversity", "llm", "--judge-endpoint", url,
-                "--judge-endpoint", url, "--judge-model", model, "--judge-max-tokens", 8, "--max-attempts", 1,
-                "--context-tokens", 2048, "--combine", "min") == 0
+    assert (
+        _run(
+            "evaluate",
+            work,
+            "--metrics",
+            "racar,diversity",
+            "--diversity",
+            "llm",
+            "--judge-endpoint",
+            url,
+            "--judge-endpoint",
+            url,
+            "--judge-model",
+            model,
+            "--judge-max-tokens",
+            8,
+            "--max-attempts",
+            1,
+            "--context-tokens",
+            2048,
+            "--combine",
+            "min",
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "RACAR (" in out and "10 calls/paper" in out and "missing 9" in out
     recs = read_jsonl(work / "racar.jsonl")

@@ -1,9 +1,10 @@
 """`sciqag export-task`: the benchmark as an lm-evaluation-harness or lighteval task, shareable as a folder.
 
 Real parts: `load_dataset` on a folder written by `sciqag publish`, lm-eval's own task loader, and in the
-end-to-end tests the real `lm_eval` CLI against the embedded SmolLM2 on both of its backends (llama.cpp and
+end-to-end tests the real `lm_eval` CLI against the embedded SmolLM2 on each of its engines (llama.cpp and
 `transformers serve`), run with README's commands as written. No fakes.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
-from conftest import read_jsonl
+from helpers import read_jsonl
 from lm_eval.tasks import TaskManager
 from test_benchmark import PAIRS, published_folder, write_pairs_file
 
@@ -101,33 +102,36 @@ def test_the_printed_hint_is_readmes_lm_eval_command():
     _, run = readme_lm_eval()
     hint = export.how_to_run("lm-eval", Path("task-lm"))
     limit = run.index("--limit")
-    assert shlex.split(hint[hint.index("lm_eval "):]) == run[:limit] + run[limit + 2:]
+    assert shlex.split(hint[hint.index("lm_eval ") :]) == run[:limit] + run[limit + 2 :]
 
 
-# --- end to end: README's commands on both embedded backends ---------------------------------------------------
+# --- end to end: README's commands on every embedded engine ----------------------------------------------------
 
-@pytest.fixture(scope="module", params=embedded.BACKENDS)
+
+@pytest.fixture(scope="module", params=embedded.ENGINES.names())
 def embedded_server(request, tmp_path_factory):
-    if request.param == "llama.cpp" and not embedded.llama_cpp_installed():
-        pytest.skip("llama-cpp-python is not installed (the embedded extra)")
-    server = embedded.start(embedded.choose_here(request.param),
-                            log_path=tmp_path_factory.mktemp("embedded") / "server.log")
+    if request.param not in embedded.ENGINES.installed():
+        pytest.skip(f"the {request.param} engine is not installed (llama.cpp: the embedded extra)")
+    server = embedded.start(
+        embedded.choose_here(request.param), log_path=tmp_path_factory.mktemp("embedded") / "server.log"
+    )
     yield server
     server.stop()
 
 
 @pytest.mark.e2e
-def test_readmes_lm_eval_commands_run_a_moved_task_against_the_embedded_server(embedded_server, tmp_path,
-                                                                                monkeypatch):
+def test_readmes_lm_eval_commands_run_a_moved_task_against_the_embedded_server(embedded_server, tmp_path, monkeypatch):
     export_cmd, run_cmd = readme_lm_eval()
     here = tmp_path / "here"
     (here / "sciqag_work").mkdir(parents=True)
     shutil.move(published_folder(tmp_path), here / "sciqag_work" / "dataset")  # README's DATA path
     results = tmp_path / "res"
-    llm = LLMClient(embedded_server.base_url, embedded_server.model, params={"max_tokens": 32, "temperature": 0.0},
-                    concurrency=1)
-    ours = run_benchmark(str(here / "sciqag_work" / "dataset"), results, [llm], limit=2, bertscore_model=None,
-                         progress=False)
+    llm = LLMClient(
+        embedded_server.base_url, embedded_server.model, params={"max_tokens": 32, "temperature": 0.0}, concurrency=1
+    )
+    ours = run_benchmark(
+        str(here / "sciqag_work" / "dataset"), results, [llm], limit=2, bertscore_model=None, progress=False
+    )
     assert ours.board["models"][0]["answered"] == 2
 
     monkeypatch.chdir(here)
@@ -143,37 +147,68 @@ def test_readmes_lm_eval_commands_run_a_moved_task_against_the_embedded_server(e
     for placeholder, value in served.items():
         args = [a.replace(placeholder, value) for a in args]
     args[args.index("--limit") + 1] = "2"
-    proc = subprocess.run(args + ["--output_path", "lm_out", "--log_samples"], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, **OFFLINE}, cwd=there)
+    proc = subprocess.run(
+        args + ["--output_path", "lm_out", "--log_samples"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **OFFLINE},
+        cwd=there,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(next((there / "lm_out").rglob("results_*.json")).read_text())["results"]["sciqag"]
     assert {"exact_match,none", "bleu,none", "chrf,none"} <= set(result)
     samples = [json.loads(line) for line in next((there / "lm_out").rglob("samples_sciqag_*.jsonl")).open()]
     assert len(samples) == 2
     messages = json.loads(samples[0]["arguments"]["gen_args_0"]["arg_0"][0])
-    assert messages == [{"role": "system", "content": answer_module.DEFAULT_SYSTEM_PROMPT},
-                        {"role": "user", "content": PAIRS[0][0]}]  # the prompt `sciqag benchmark` sends
+    assert messages == [
+        {"role": "system", "content": answer_module.DEFAULT_SYSTEM_PROMPT},
+        {"role": "user", "content": PAIRS[0][0]},
+    ]  # the prompt `sciqag benchmark` sends
     predictions = read_jsonl(results / answer_module.model_dir(embedded_server.model) / "predictions.jsonl")
     ours_by_question = {p["question"]: p["prediction"] for p in predictions}
     for sample in samples:  # greedy, and the stop strings end nothing early: the same answers from both
         assert sample["resps"][0][0].strip() == ours_by_question[sample["doc"]["question"]]
 
 
-@pytest.mark.skipif(not os.environ.get("SCIQAG_LIGHTEVAL"), reason="lighteval lives in a venv of its own: set "
-                    "SCIQAG_LIGHTEVAL to its `lighteval` executable (README, Benchmark a model)")
+@pytest.mark.skipif(
+    not os.environ.get("SCIQAG_LIGHTEVAL"),
+    reason="lighteval lives in a venv of its own: set "
+    "SCIQAG_LIGHTEVAL to its `lighteval` executable (README, Benchmark a model)",
+)
 def test_lighteval_runs_the_exported_task(embedded_server, tmp_path):
     pairs = write_pairs_file(tmp_path / "pairs.json")
     export_task("lighteval", str(pairs), tmp_path / "task", max_tokens=64)
     config = tmp_path / "task" / "sciqag_litellm.yaml"
     model = yaml.safe_load(config.read_text())
-    model["model_parameters"].update(model_name=f"openai/{embedded_server.model}", base_url=embedded_server.base_url,
-                                     concurrent_requests=1, max_model_length=2048)
+    model["model_parameters"].update(
+        model_name=f"openai/{embedded_server.model}",
+        base_url=embedded_server.base_url,
+        concurrent_requests=1,
+        max_model_length=2048,
+    )
     config.write_text(yaml.safe_dump(model))
     env = {**os.environ, **OFFLINE, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.run([os.environ["SCIQAG_LIGHTEVAL"], "endpoint", "litellm", str(config), "sciqag|0",
-                           "--custom-tasks", str(tmp_path / "task" / "sciqag_lighteval.py"), "--max-samples", "3",
-                           "--output-dir", str(tmp_path / "le_out")], capture_output=True, text=True, timeout=600,
-                          env=env, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            os.environ["SCIQAG_LIGHTEVAL"],
+            "endpoint",
+            "litellm",
+            str(config),
+            "sciqag|0",
+            "--custom-tasks",
+            str(tmp_path / "task" / "sciqag_lighteval.py"),
+            "--max-samples",
+            "3",
+            "--output-dir",
+            str(tmp_path / "le_out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(next((tmp_path / "le_out").rglob("results_*.json")).read_text())["results"]["sciqag|0"]
     assert {"em", "normalized_f1", "rougeL", "bleu"} <= set(result)

@@ -1,5 +1,6 @@
 """Generation at scale against a real `transformers serve`: concurrency, kill -9 and resume,
 a server restarted mid-run, a server answering garbage, several endpoints, shards."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, write_jsonl
+from helpers import read_jsonl, write_jsonl
 
 from sciqag_dataset.builders import generate
 from sciqag_dataset.config import GenerateConfig
@@ -27,14 +28,22 @@ from sciqag_dataset.runner import in_shard, merge_shards, run_stage
 def run_generate(work, client, cfg):
     return run_stage(generate.stage(client, cfg), work, shard=cfg.shard)
 
+
 CFG = GenerateConfig(context_tokens=2048, chars_per_token=1.0)  # the tiny tokenizer is ~1.5 chars/token
 
 
 def make_work(root: Path, n: int) -> Path:
     work = root / "work"
-    papers = [{"id": f"p{i:03d}", "title": f"Film {i}", "text": f"Film {i} was annealed at {300 + i} K for "
-               f"{i % 7 + 1} h; its band gap fell to {1 + i / 100:.2f} eV.", "source_format": "txt"}
-              for i in range(n)]
+    papers = [
+        {
+            "id": f"p{i:03d}",
+            "title": f"Film {i}",
+            "text": f"Film {i} was annealed at {300 + i} K for "
+            f"{i % 7 + 1} h; its band gap fell to {1 + i / 100:.2f} eV.",
+            "source_format": "txt",
+        }
+        for i in range(n)
+    ]
     write_jsonl(work / "papers.jsonl", papers)
     write_jsonl(work / "keywords.jsonl", [{"id": p["id"], "keywords": ["band gap"], "status": "ok"} for p in papers])
     return work
@@ -42,8 +51,13 @@ def make_work(root: Path, n: int) -> Path:
 
 def client(server_or_urls, model, work, **kw) -> LLMClient:
     urls = server_or_urls if isinstance(server_or_urls, (str, list)) else server_or_urls.base_url
-    return LLMClient(urls, model, params={"max_tokens": kw.pop("max_tokens", 8)},
-                     cache=ResponseCache(work / "cache.sqlite"), **{"backoff": 0.05, **kw})
+    return LLMClient(
+        urls,
+        model,
+        params={"max_tokens": kw.pop("max_tokens", 8)},
+        cache=ResponseCache(work / "cache.sqlite"),
+        **{"backoff": 0.05, **kw},
+    )
 
 
 def ids_in(path: Path) -> list[str]:
@@ -51,10 +65,12 @@ def ids_in(path: Path) -> list[str]:
 
 
 def test_postprocess_as_the_authors_did():
-    pairs = [{"question": "What sets the band gap?", "answer": "a"},
-             {"question": "what sets the  band gap", "answer": "b"},
-             {"question": "What does Figure 3 show about strain?", "answer": "c"},
-             {"question": "Why is anatase more active than rutile?", "answer": "d"}]
+    pairs = [
+        {"question": "What sets the band gap?", "answer": "a"},
+        {"question": "what sets the  band gap", "answer": "b"},
+        {"question": "What does Figure 3 show about strain?", "answer": "c"},
+        {"question": "Why is anatase more active than rutile?", "answer": "d"},
+    ]
     kept, dropped = dedupe_questions(pairs)
     assert dropped == 1 and [p["answer"] for p in kept] == ["a", "c", "d"]
     kept, warnings, keep = postprocess(pairs, complete_sets_of=4)
@@ -64,7 +80,7 @@ def test_postprocess_as_the_authors_did():
 
 def test_concurrent_generation_writes_every_paper_once_with_a_manifest(tiny_server, tmp_path):
     work = make_work(tmp_path, 12)
-    c = client(tiny_server, tiny_server.model, work, concurrency=4, backend="hf")
+    c = client(tiny_server, tiny_server.model, work, concurrency=4, transport="hf")
     s = run_generate(work, c, CFG)
     assert sum(s.counts.values()) == 12 and s.failed == 0
     assert sorted(ids_in(work / "generated.jsonl")) == [f"p{i:03d}" for i in range(12)]
@@ -89,8 +105,23 @@ def test_kill_9_then_rerun_gives_every_paper_exactly_once(tiny_server, tmp_path)
     n = 40
     work = make_work(tmp_path, n)
     out = work / "generated.jsonl"
-    cmd = [sys.executable, "-m", "sciqag_dataset.cli", "generate", str(work), "--endpoint", tiny_server.base_url,
-           "--model", tiny_server.model, "--max-tokens", "8", "--concurrency", "2", "--context-tokens", "2048"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sciqag_dataset.cli",
+        "generate",
+        str(work),
+        "--endpoint",
+        tiny_server.base_url,
+        "--model",
+        tiny_server.model,
+        "--max-tokens",
+        "8",
+        "--concurrency",
+        "2",
+        "--context-tokens",
+        "2048",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
     while time.time() < deadline and (not out.exists() or len(read_jsonl(out)) < 5):
@@ -149,10 +180,20 @@ class GarbageHandler(http.server.BaseHTTPRequestHandler):
         if b"Film 1 " in body:
             self.wfile.write(b"<html>this is not an API</html>")
         else:
-            reply = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
-                                  "content": "Q1: Why anneal?\nA1: To grow grains."}}],
-                     "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}}
+            reply = {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": "Q1: Why anneal?\nA1: To grow grains."},
+                    }
+                ],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
+            }
             self.wfile.write(json.dumps(reply).encode())
 
     def log_message(self, *args):
@@ -170,8 +211,10 @@ def test_server_answering_garbage_is_recorded_and_the_run_goes_on(tmp_path):
         httpd.shutdown()
     recs = {r["id"]: r for r in read_jsonl(work / "generated.jsonl")}
     assert recs["p001"]["status"] == "failed" and recs["p001"]["error"]  # not JSON: recorded, not crashed
-    assert all(recs[i]["status"] == "short" and recs[i]["qa"][0]["answer"] == "To grow grains."
-               for i in ("p000", "p002", "p003"))  # 503 first, retried, then parsed
+    assert all(
+        recs[i]["status"] == "short" and recs[i]["qa"][0]["answer"] == "To grow grains."
+        for i in ("p000", "p002", "p003")
+    )  # 503 first, retried, then parsed
     assert s.failed == 1
 
 
@@ -190,8 +233,11 @@ def test_two_endpoints_share_the_work(tiny_model_dir, tmp_path):
 def test_shards_cover_the_corpus_once_and_merge(tiny_server, tmp_path):
     work = make_work(tmp_path, 10)
     for i in range(3):
-        run_generate(work, client(tiny_server, tiny_server.model, work), GenerateConfig(
-            context_tokens=2048, chars_per_token=1.0, shard=f"{i}/3"))
+        run_generate(
+            work,
+            client(tiny_server, tiny_server.model, work),
+            GenerateConfig(context_tokens=2048, chars_per_token=1.0, shard=f"{i}/3"),
+        )
         assert all(in_shard(pid, i, 3) for pid in ids_in(work / f"generated.shard-{i}-of-3.jsonl"))
     merge_shards(work, "generated.jsonl")
     assert sorted(ids_in(work / "generated.jsonl")) == [f"p{i:03d}" for i in range(10)]

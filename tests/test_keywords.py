@@ -1,4 +1,5 @@
 """Keywords stage with the real pke TopicRank and a real spaCy pipeline."""
+
 from __future__ import annotations
 
 import json
@@ -20,6 +21,7 @@ def run_keywords(work, **options):
 def plain(rec: dict) -> dict:
     """A record without the runner's bookkeeping (its fingerprint and input hash)."""
     return {k: v for k, v in rec.items() if k not in ("fingerprint", "input_hash")}
+
 
 # Original text written for this test: lithium iron phosphate is the clear main topic.
 LFP_TEXT = """\
@@ -79,8 +81,7 @@ def test_empty_and_capped_text(nlp):
     assert kw.extract_keywords(None, nlp=nlp) == []
     # the cap drops everything after the first paragraph, so its topics are all that remain
     first = "\n\n".join(LFP_TEXT.split("\n\n")[:2])
-    assert kw.extract_keywords(LFP_TEXT, nlp=nlp, max_chars=len(first)) == \
-        kw.extract_keywords(first, nlp=nlp)
+    assert kw.extract_keywords(LFP_TEXT, nlp=nlp, max_chars=len(first)) == kw.extract_keywords(first, nlp=nlp)
     assert kw._cap("alpha beta gamma", 8) == "alpha"  # a cut inside a word drops that word
     assert kw._cap("alpha beta gamma", 10) == "alpha beta"
     with pytest.raises(TypeError):
@@ -91,11 +92,14 @@ def test_deterministic_across_calls_and_processes(nlp, lfp_keywords):
     assert kw.extract_keywords(LFP_TEXT, nlp=nlp) == lfp_keywords
     # (pool worker processes are covered by test_run_keywords_stage)
     # a fresh interpreter with a different string-hash seed: set ordering must not leak into ranks
-    code = ("import json,sys; from sciqag_dataset.builders.keywords import extract_keywords as f; "
-            "print(json.dumps(f(sys.stdin.read())))")
+    code = (
+        "import json,sys; from sciqag_dataset.builders.keywords import extract_keywords as f; "
+        "print(json.dumps(f(sys.stdin.read())))"
+    )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    out = subprocess.run([sys.executable, "-c", code], input=LFP_TEXT, capture_output=True,
-                         text=True, env=env, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=LFP_TEXT, capture_output=True, text=True, env=env, check=True, timeout=120
+    )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == lfp_keywords
 
 
@@ -106,13 +110,29 @@ def test_missing_pipeline_is_a_clear_error():
 
 # --- run_keywords ---------------------------------------------------------------------------------
 
+
 def _paper(pid: str, text, keywords=None) -> dict:
     # the paper columns of sciqag_dataset.schema, as ingest writes them
-    return {"id": pid, "title": pid, "text": text, "sections": [], "source_format": "txt",
-            "source_path": f"{pid}.txt", "content_hash": pid, "existing_qa": [],
-            "metadata": {"doi": None, "journal": None, "category": None, "license": None,
-                         "authors": [], "year": None, "url": None},
-            **({"keywords": keywords} if keywords is not None else {})}
+    return {
+        "id": pid,
+        "title": pid,
+        "text": text,
+        "sections": [],
+        "source_format": "txt",
+        "source_path": f"{pid}.txt",
+        "content_hash": pid,
+        "existing_qa": [],
+        "metadata": {
+            "doi": None,
+            "journal": None,
+            "category": None,
+            "license": None,
+            "authors": [],
+            "year": None,
+            "url": None,
+        },
+        **({"keywords": keywords} if keywords is not None else {}),
+    }
 
 
 def _write(path, records) -> None:

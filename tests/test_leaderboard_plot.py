@@ -1,31 +1,49 @@
 """leaderboard.png read without the README: every model by its full name, and the title names the data set
 and the number of questions. Built by the real ``leaderboard`` from a results folder written by hand."""
+
 from __future__ import annotations
 
 import json
 
-from conftest import write_jsonl
+from helpers import write_jsonl
 from PIL import Image
 
 from sciqag_dataset.evaluation.benchmark.leaderboard import bars_figure, leaderboard
 from sciqag_dataset.evaluation.plots import title_of
 
-MODELS = {"meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo": 0.6, "meta-llama/Meta-Llama-3.1-8B-Instruct": 0.4,
-          "Qwen/Qwen2.5-7B-Instruct": 0.5}
+MODELS = {
+    "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo": 0.6,
+    "meta-llama/Meta-Llama-3.1-8B-Instruct": 0.4,
+    "Qwen/Qwen2.5-7B-Instruct": 0.5,
+}
 
 
 def results_folder(tmp_path):
     results = tmp_path / "res"
     results.mkdir()
-    (results / "questions.json").write_text(json.dumps(
-        {"data": "me/sciqag-materials", "config": "evaluated", "split": "test", "questions": 4, "digest": "d1"}))
+    (results / "questions.json").write_text(
+        json.dumps(
+            {"data": "me/sciqag-materials", "config": "evaluated", "split": "test", "questions": 4, "digest": "d1"}
+        )
+    )
     for i, (name, f1) in enumerate(MODELS.items()):
         folder = results / "models" / f"m{i}"
         folder.mkdir(parents=True)
         (folder / "model.json").write_text(json.dumps({"model": name, "questions_digest": "d1"}))
-        write_jsonl(folder / "predictions.jsonl", [
-            {"id": f"q{k}", "status": "answered", "f1": f1 + 0.1 * (k % 2), "rougeL": f1 / 2,
-             "prompt_tokens": 20, "completion_tokens": 10} for k in range(4)])
+        write_jsonl(
+            folder / "predictions.jsonl",
+            [
+                {
+                    "id": f"q{k}",
+                    "status": "answered",
+                    "f1": f1 + 0.1 * (k % 2),
+                    "rougeL": f1 / 2,
+                    "prompt_tokens": 20,
+                    "completion_tokens": 10,
+                }
+                for k in range(4)
+            ],
+        )
     return results
 
 

@@ -1,4 +1,5 @@
 """Numeric source validation (Eq. 2): extraction table, value comparison, a hand-checked paper, the stage."""
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,18 @@ def test_extract_numbers(text, expected):
     assert num.extract_numbers(text) == expected
 
 
-@pytest.mark.parametrize("a,b", [("0.50", "0.5"), ("1,200", "1200"), ("1.2e-3", "1.2 × 10^-3"),
-                                 ("1e19", "10^19"), ("54%", "54"), ("-0.61", "−0.61"), (2, "2.0")])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("0.50", "0.5"),
+        ("1,200", "1200"),
+        ("1.2e-3", "1.2 × 10^-3"),
+        ("1e19", "10^19"),
+        ("54%", "54"),
+        ("-0.61", "−0.61"),
+        (2, "2.0"),
+    ],
+)
 def test_supported_compares_values(a, b):
     assert num.supported(a, [b]) and num.supported(b, [a])
 
@@ -57,9 +68,11 @@ def test_supported_is_strict_unless_rounding_allowed():
     assert not num.supported("-5", ["5"])
 
 
-SOURCE = ("Zinc oxide nanorods grown at 90 °C for 6 h reached lengths of 1.5 μm. "
-          "Their band gap was 3.27 eV and the photocurrent rose by 40 % under 1,000 W m^-2 illumination. "
-          "The donor density was 2.1 × 10^18 cm^-3.")
+SOURCE = (
+    "Zinc oxide nanorods grown at 90 °C for 6 h reached lengths of 1.5 μm. "
+    "Their band gap was 3.27 eV and the photocurrent rose by 40 % under 1,000 W m^-2 illumination. "
+    "The donor density was 2.1 × 10^18 cm^-3."
+)
 QA = [
     # numbers 90, 6, 1.5 -> all in the source: 3/3
     {"question": "How were the rods grown?", "answer": "At 90°C for 6 h, giving 1.5 μm rods."},
@@ -78,12 +91,15 @@ def test_eq2_on_a_hand_case():
     assert pm[0] == {"numbers": ["90", "6", "1.5"], "unsupported_numbers": [], "numeric_ratio": 1.0}
     assert pm[1] == {"numbers": ["3.27", "3.3"], "unsupported_numbers": ["3.3"], "numeric_ratio": 0.5}
     assert pm[2] == {"numbers": [], "unsupported_numbers": [], "numeric_ratio": None}
-    assert pm[3] == {"numbers": ["2.1e18", "1000", "40", "55"], "unsupported_numbers": ["55"],
-                     "numeric_ratio": 0.75}
+    assert pm[3] == {"numbers": ["2.1e18", "1000", "40", "55"], "unsupported_numbers": ["55"], "numeric_ratio": 0.75}
     # dataset: 3 of 4 answers have numbers; 7 of their 9 numbers found in the source (3.3 and 55 not)
     summary = num.numeric_summary([rec])
-    assert summary == {"answers": 4, "answers_with_numbers": 0.75, "numbers": 9,
-                       "supported_ratio": pytest.approx(7 / 9)}
+    assert summary == {
+        "answers": 4,
+        "answers_with_numbers": 0.75,
+        "numbers": 9,
+        "supported_ratio": pytest.approx(7 / 9),
+    }
 
 
 def test_run_numeric_stage(tmp_path):
@@ -94,5 +110,9 @@ def test_run_numeric_stage(tmp_path):
     rec = json.loads((tmp_path / "numeric.jsonl").read_text())
     assert rec["id"] == "zno" and [p["numeric_ratio"] for p in rec["pair_metrics"]] == [1.0, 0.5, None, 0.75]
     assert run_stage(num.stage(), tmp_path).counts == {"skipped": 1}
-    assert num.numeric_summary([]) == {"answers": 0, "answers_with_numbers": None, "numbers": 0,
-                                       "supported_ratio": None}
+    assert num.numeric_summary([]) == {
+        "answers": 0,
+        "answers_with_numbers": None,
+        "numbers": 0,
+        "supported_ratio": None,
+    }

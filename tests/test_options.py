@@ -1,5 +1,6 @@
 """Options are checked before any work starts; a user error is one line and exit 2, a bug a traceback
 and exit 1 (hardening, item 7). Each case runs the real CLI."""
+
 from __future__ import annotations
 
 import subprocess
@@ -7,14 +8,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import write_jsonl
+from helpers import write_jsonl
 
 from sciqag_dataset.console import run_command
 
 
 def sciqag(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", *map(str, args)], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "sciqag_dataset.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
 
 
 def one_line_error(proc, *words):
@@ -33,13 +39,16 @@ def work(tmp_path) -> Path:
     return work
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--concurrency", "0"], ["teacher.concurrency", "at least 1"]),
-    (["--n-pairs", "0"], ["seed.n_pairs", "at least 1"]),
-    (["--n-pairs", "-3"], ["seed.n_pairs"]),
-    (["--max-retries", "-1"], ["teacher.max_retries"]),
-    (["--top-p", "1.5"], ["teacher.top_p", "at most 1"]),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--concurrency", "0"], ["teacher.concurrency", "at least 1"]),
+        (["--n-pairs", "0"], ["seed.n_pairs", "at least 1"]),
+        (["--n-pairs", "-3"], ["seed.n_pairs"]),
+        (["--max-retries", "-1"], ["teacher.max_retries"]),
+        (["--top-p", "1.5"], ["teacher.top_p", "at most 1"]),
+    ],
+)
 def test_bad_values_are_refused_before_any_work(work, args, words):
     proc = sciqag("seed", work, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", *args)
     one_line_error(proc, *words)
@@ -52,18 +61,21 @@ def test_unknown_stage_names_are_refused(tmp_path):
     assert not (tmp_path / "w").exists()
 
 
-@pytest.mark.parametrize("yaml_text,words", [
-    ("keywords:\n  n: twenty\n", ["keywords.n", "an integer", "'twenty'"]),
-    ("teacher:\n  concurrency: 2.5\n", ["teacher.concurrency", "an integer"]),
-    ("teacher:\n  urll: http://x/v1\n", ["unknown option", "urll"]),
-    ("seed:\n  prompt_style: fancy\n", ["seed.prompt_style", "'fancy'"]),
-    ("publish:\n  train: 0.9\n  validation: 0.2\n", ["publish.train + publish.validation"]),
-    ("evaluate:\n  judges:\n    - {url: http://j/v1, modle: x}\n", ["unknown option", "modle"]),
-    ("stages: [ingest, publish\n", ["not valid YAML"]),
-    ("- a list\n- not a mapping\n", ["must be a YAML mapping"]),
-    ("train:\n  learning_rat: 0.001\n", ["train", "unknown option", "learning_rat"]),
-    ("train:\n  method: qlora4\n", ["method must be one of"]),
-])
+@pytest.mark.parametrize(
+    "yaml_text,words",
+    [
+        ("keywords:\n  n: twenty\n", ["keywords.n", "an integer", "'twenty'"]),
+        ("teacher:\n  concurrency: 2.5\n", ["teacher.concurrency", "an integer"]),
+        ("teacher:\n  urll: http://x/v1\n", ["unknown option", "urll"]),
+        ("seed:\n  prompt_style: fancy\n", ["seed.prompt_style", "'fancy'"]),
+        ("publish:\n  train: 0.9\n  validation: 0.2\n", ["publish.train + publish.validation"]),
+        ("evaluate:\n  judges:\n    - {url: http://j/v1, modle: x}\n", ["unknown option", "modle"]),
+        ("stages: [ingest, publish\n", ["not valid YAML"]),
+        ("- a list\n- not a mapping\n", ["must be a YAML mapping"]),
+        ("train:\n  learning_rat: 0.001\n", ["train", "unknown option", "learning_rat"]),
+        ("train:\n  method: qlora4\n", ["method must be one of"]),
+    ],
+)
 def test_bad_config_files_are_refused_naming_the_option(tmp_path, yaml_text, words):
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(yaml_text)
@@ -83,8 +95,9 @@ def test_train_refuses_an_output_folder_of_the_users(tmp_path):
     out = tmp_path / "my-folder"
     out.mkdir()
     (out / "thesis.tex").write_text("mine")
-    proc = sciqag("train", "--model_name_or_path", tmp_path / "none", "--dataset", tmp_path / "none",
-                  "--output_dir", out)
+    proc = sciqag(
+        "train", "--model_name_or_path", tmp_path / "none", "--dataset", tmp_path / "none", "--output_dir", out
+    )
     one_line_error(proc, "output_dir", "not empty")
     assert (out / "thesis.tex").read_text() == "mine"
 
@@ -125,9 +138,11 @@ def test_flags_are_spelled_out_and_a_typo_gets_the_nearest_flag(tmp_path, capsys
         build_parser().parse_args(["publish", str(tmp_path), "--config", "x.yaml", "--config"])
     assert info.value.code == 2  # `--config` takes a value: it is not a prefix of anything
     capsys.readouterr()
-    for argv, wanted in ((["run", "--embeded-backend", "llama.cpp"], "--embedded-backend"),
-                         (["seed", str(tmp_path / "w"), "--concurency", "3"], "--concurrency"),
-                         (["publish", str(tmp_path / "w"), "--pretty-nam", "X"], "--pretty-name")):
+    for argv, wanted in (
+        (["run", "--embeded-backend", "llama.cpp"], "--embedded-backend"),
+        (["seed", str(tmp_path / "w"), "--concurency", "3"], "--concurrency"),
+        (["publish", str(tmp_path / "w"), "--pretty-nam", "X"], "--pretty-name"),
+    ):
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert info.value.code == 2
@@ -137,9 +152,21 @@ def test_flags_are_spelled_out_and_a_typo_gets_the_nearest_flag(tmp_path, capsys
 
 def test_run_takes_its_config_as_a_flag_too(tmp_path):
     (tmp_path / "cfg.yaml").write_text(f"work_dir: {tmp_path / 'work'}\nstages: [ingest]\n")
-    proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", "--config", str(tmp_path / "cfg.yaml"),
-                           "--inputs", str(Path(__file__).parent / "fixtures")], capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sciqag_dataset.cli",
+            "run",
+            "--config",
+            str(tmp_path / "cfg.yaml"),
+            "--inputs",
+            str(Path(__file__).parent / "fixtures"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     assert (tmp_path / "work" / "papers.jsonl").exists()
 
@@ -168,16 +195,30 @@ def test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared(
     and the next publish dropped the evaluated config; and no command undid a filter."""
     from sciqag_dataset.config import EvaluateConfig
     from sciqag_dataset.evaluation.evaluate import run_evaluate
-
     from sciqag_dataset.folders import WORK_LAYOUT, claim
 
     work = claim(str(tmp_path / "work"), "work", option="work_dir", adopt=WORK_LAYOUT)
     write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "T", "text": "The gap is 3.2 eV. " * 30}])
-    write_jsonl(work / "seed.jsonl", [{"id": "p0", "status": "ok", "qa": [
-        {"question": "What is the gap?", "answer": "It is 3.2 eV."}, {"question": "Why?", "answer": "Oxygen."}]}])
+    write_jsonl(
+        work / "seed.jsonl",
+        [
+            {
+                "id": "p0",
+                "status": "ok",
+                "qa": [
+                    {"question": "What is the gap?", "answer": "It is 3.2 eV."},
+                    {"question": "Why?", "answer": "Oxygen."},
+                ],
+            }
+        ],
+    )
     run_evaluate(work, EvaluateConfig(metrics=["numeric"], plots=False))
-    one_line_error(sciqag("filter", work, "--min-racar", "2.5"), "min_racar needs racar scores", "--judge-endpoint",
-                   "--allow-missing-scores")
+    one_line_error(
+        sciqag("filter", work, "--min-racar", "2.5"),
+        "min_racar needs racar scores",
+        "--judge-endpoint",
+        "--allow-missing-scores",
+    )
     one_line_error(sciqag("filter", work, "--min-chunk-rate", "0.2"), "coverage", "--metrics coverage")
     assert not (work / "filtered.jsonl").exists()
     proc = sciqag("filter", work, "--min-racar", "2.5", "--allow-missing-scores")  # asked for: every pair goes

@@ -1,4 +1,5 @@
 """A wheel built from the repo works outside it: templates, sample papers, configs are package data."""
+
 from __future__ import annotations
 
 import re
@@ -6,7 +7,6 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,14 +26,32 @@ cli.build_parser().parse_args(["run", "--help"])
 
 
 def test_wheel_carries_its_data_and_works_outside_the_repo(tmp_path):
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            str(ROOT), "-w", str(tmp_path / "dist")], capture_output=True, text=True)
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            str(ROOT),
+            "-w",
+            str(tmp_path / "dist"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert build.returncode == 0, build.stderr
     wheel = next((tmp_path / "dist").glob("sciqag_hf-*.whl"))
     zipfile.ZipFile(wheel).extractall(tmp_path / "site")
-    run = subprocess.run([sys.executable, "-c", CHECK.format(site=tmp_path / "site")], cwd=tmp_path,
-                         env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"},
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-c", CHECK.format(site=tmp_path / "site")],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
     # `--help` exits through SystemExit(0) after printing the usage
     assert run.returncode == 0 and "usage: sciqag run" in run.stdout, run.stderr[-2000:]
 

@@ -1,6 +1,7 @@
 """Quality plots: each writes a real, non-empty PNG that a reader can understand without the README (a title
 naming what is shown and of which paper, never cut mid-word; labelled colour bars; a caption for the card);
 the similarity bins are hand-checked."""
+
 from __future__ import annotations
 
 import json
@@ -16,11 +17,18 @@ from sciqag_dataset.evaluation.merge import _Collected
 from sciqag_dataset.evaluation.report import write_plots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-SCORES = {"relevance": [3, 3, 2, None], "agnosticism": [1, 3, 3, 3], "completeness": [2, 2, 3, 1],
-          "accuracy": [3, 3, 3, 3], "reasonableness": [3, 2, None, None]}
+SCORES = {
+    "relevance": [3, 3, 2, None],
+    "agnosticism": [1, 3, 3, 3],
+    "completeness": [2, 2, 3, 1],
+    "accuracy": [3, 3, 3, 3],
+    "reasonableness": [3, 2, None, None],
+}
 QUESTIONS = [f"Why does dopant {i} change the band gap of the oxide film so much?" for i in range(10)]
-LONG_TITLE = ("Operando X-ray absorption spectroscopy of nickel-rich layered cathodes reveals oxygen-redox "
-              "contributions during high-voltage cycling in lithium-ion batteries")
+LONG_TITLE = (
+    "Operando X-ray absorption spectroscopy of nickel-rich layered cathodes reveals oxygen-redox "
+    "contributions during high-voltage cycling in lithium-ion batteries"
+)
 
 
 def _is_png(path) -> bool:
@@ -48,8 +56,7 @@ def test_similarity_bins_hand_case():
     # <0.3: 0.0, 0.1, 0.29 | 0.3-0.5: 0.3, 0.45 | 0.5-0.7: 0.5 | >0.7: 0.7, 0.9 (None skipped)
     values = [0.0, 0.1, 0.29, 0.3, 0.45, 0.5, 0.7, 0.9, None]
     table = similarity_bins(values)
-    assert table == {"<0.3": 3 / 8, "0.3-0.5": 2 / 8, "0.5-0.7": 1 / 8, ">0.7": 2 / 8,
-                     "mean": pytest.approx(3.24 / 8)}
+    assert table == {"<0.3": 3 / 8, "0.3-0.5": 2 / 8, "0.5-0.7": 1 / 8, ">0.7": 2 / 8, "mean": pytest.approx(3.24 / 8)}
     assert similarity_bins([])["mean"] is None
 
 
@@ -57,12 +64,13 @@ def test_plots_write_pngs_carrying_title_and_caption(tmp_path):
     rng = np.random.default_rng(0)
     paths = [
         plots.racar_distribution(SCORES, tmp_path / "racar.png", scope="5 papers", caption="RACAR."),
-        plots.question_similarity_heatmap(_similarity(0), QUESTIONS, tmp_path / "sub" / "questions.png",
-                                          paper="p1", caption="Questions."),
-        plots.answer_sentence_heatmap(rng.random((10, 137)), tmp_path / "answers.png", paper="p1",
-                                      caption="Answers."),
-        plots.coverage_histogram([0.6, 0.7, 0.7, 0.8, None], tmp_path / "coverage.png", unit="paper",
-                                 caption="Coverage."),
+        plots.question_similarity_heatmap(
+            _similarity(0), QUESTIONS, tmp_path / "sub" / "questions.png", paper="p1", caption="Questions."
+        ),
+        plots.answer_sentence_heatmap(rng.random((10, 137)), tmp_path / "answers.png", paper="p1", caption="Answers."),
+        plots.coverage_histogram(
+            [0.6, 0.7, 0.7, 0.8, None], tmp_path / "coverage.png", unit="paper", caption="Coverage."
+        ),
         plots.coverage_histogram([], tmp_path / "empty.png"),
     ]
     for path in paths:
@@ -75,25 +83,33 @@ def test_plots_write_pngs_carrying_title_and_caption(tmp_path):
 
 def test_question_similarity_plots_name_their_paper_and_label_the_colour_bar():
     """Three sample papers used to give three pictures all titled "Question similarity"."""
-    figs = [plots.question_similarity_figure(_similarity(i), QUESTIONS, paper=plots.paper_label(pid, title))
-            for i, (pid, title) in enumerate([("p1", "Band gaps of doped oxides"), ("p2", "Perovskite stability"),
-                                              ("p3", None)])]
+    figs = [
+        plots.question_similarity_figure(_similarity(i), QUESTIONS, paper=plots.paper_label(pid, title))
+        for i, (pid, title) in enumerate(
+            [("p1", "Band gaps of doped oxides"), ("p2", "Perovskite stability"), ("p3", None)]
+        )
+    ]
     titles = [plots.title_of(f) for f in figs]
-    assert titles == ["Question similarity of the 10 questions of paper “Band gaps of doped oxides” (p1)",
-                      "Question similarity of the 10 questions of paper “Perovskite stability” (p2)",
-                      "Question similarity of the 10 questions of paper p3"]
+    assert titles == [
+        "Question similarity of the 10 questions of paper “Band gaps of doped oxides” (p1)",
+        "Question similarity of the 10 questions of paper “Perovskite stability” (p2)",
+        "Question similarity of the 10 questions of paper p3",
+    ]
     assert _colorbar_label(figs[0]) == "question similarity (cosine similarity of embeddings)"
     judged = plots.question_similarity_figure(_similarity(0), QUESTIONS, paper="p1", measure=plots.LLM_SIMILARITY)
     assert "judge" in _colorbar_label(judged)
-    answers = plots.answer_sentence_figure(np.random.default_rng(0).random((4, 30)), paper="p1",
-                                           measure="cosine, all-MiniLM-L6-v2")
+    answers = plots.answer_sentence_figure(
+        np.random.default_rng(0).random((4, 30)), paper="p1", measure="cosine, all-MiniLM-L6-v2"
+    )
     assert _colorbar_label(answers) == "answer-sentence similarity\n(cosine, all-MiniLM-L6-v2)"
 
 
 def test_long_titles_wrap_between_words_and_are_never_cut():
     label = plots.paper_label("10.1234/na.7", LONG_TITLE)
-    for fig in (plots.question_similarity_figure(_similarity(0, 3), QUESTIONS[:3], paper=label),
-                plots.answer_sentence_figure(np.zeros((3, 40)), paper=label)):
+    for fig in (
+        plots.question_similarity_figure(_similarity(0, 3), QUESTIONS[:3], paper=label),
+        plots.answer_sentence_figure(np.zeros((3, 40)), paper=label),
+    ):
         shown = fig.axes[0].get_title()
         assert "\n" in shown and LONG_TITLE in " ".join(shown.split())  # wrapped, whole
         words = set(" ".join(shown.split()).split())
@@ -101,9 +117,14 @@ def test_long_titles_wrap_between_words_and_are_never_cut():
     assert plots.wrap("a " + "x" * 100 + " b", 20) == "a\n" + "x" * 100 + "\nb"  # a long word keeps its line
     assert plots.wrap("one two-three four", 9) == "one\ntwo-three\nfour"  # not split at its hyphen
     # question tick labels are shortened at a word boundary
-    ticks = [t.get_text() for t in plots.question_similarity_figure(
-        _similarity(0, 2), ["What limits the open-circuit voltage of tandem perovskite cells?", "Why?"],
-        paper="p").axes[0].get_yticklabels()]
+    ticks = [
+        t.get_text()
+        for t in plots.question_similarity_figure(
+            _similarity(0, 2), ["What limits the open-circuit voltage of tandem perovskite cells?", "Why?"], paper="p"
+        )
+        .axes[0]
+        .get_yticklabels()
+    ]
     assert ticks == ["Q1: What limits the open-circuit…", "Q2: Why?"]
 
 
@@ -113,18 +134,31 @@ def _collected(n_papers: int = 3) -> _Collected:
     c.coverage = [0.6, 0.7, 0.8][:n_papers]
     c.chunk_rates = [0.3, 0.4, 0.5, 0.6]
     titles = [LONG_TITLE, "Perovskite stability", None][:n_papers]
-    c.similarity_samples = [{"paper_id": f"p{i}", "title": t, "method": "embedding", "model": "all-MiniLM-L6-v2",
-                             "matrix": _similarity(i).tolist(), "questions": QUESTIONS}
-                            for i, t in enumerate(titles, 1)]
+    c.similarity_samples = [
+        {
+            "paper_id": f"p{i}",
+            "title": t,
+            "method": "embedding",
+            "model": "all-MiniLM-L6-v2",
+            "matrix": _similarity(i).tolist(),
+            "questions": QUESTIONS,
+        }
+        for i, t in enumerate(titles, 1)
+    ]
     return c
 
 
 def test_write_plots_titles_each_paper_and_writes_captions_for_the_card(tmp_path):
     work = tmp_path / "work"
-    paper = {"id": "p9", "title": LONG_TITLE, "qa": [
-        {"question": "What is probed?", "answer": "Oxygen redox in nickel-rich cathodes."},
-        {"question": "At what voltage?", "answer": "Above 4.3 V."}],
-        "text": " ".join(f"Sentence {i} reports that cathode property {i} changes above 4.3 V." for i in range(20))}
+    paper = {
+        "id": "p9",
+        "title": LONG_TITLE,
+        "qa": [
+            {"question": "What is probed?", "answer": "Oxygen redox in nickel-rich cathodes."},
+            {"question": "At what voltage?", "answer": "Above 4.3 V."},
+        ],
+        "text": " ".join(f"Sentence {i} reports that cathode property {i} changes above 4.3 V." for i in range(20)),
+    }
     c = _collected()
     c.coverage_sample = {"paper": paper, "info": {"model": "sentence-transformers/all-MiniLM-L6-v2"}}
     made = write_plots(work, c, EvaluateConfig())
@@ -147,7 +181,13 @@ def test_write_plots_titles_each_paper_and_writes_captions_for_the_card(tmp_path
 
     # a rerun with fewer plots leaves no caption (or picture) of the old ones behind
     made = write_plots(work, _collected(1), EvaluateConfig())
-    assert sorted(json.loads((work / "plots" / "captions.json").read_text())) == sorted(
-        p.relative_to(work).as_posix() for p in (work / "plots").glob("*.png")) == [
-        "plots/chunk_rate_histogram.png", "plots/coverage_histogram.png", "plots/question_similarity_1.png",
-        "plots/racar_distribution.png"]
+    assert (
+        sorted(json.loads((work / "plots" / "captions.json").read_text()))
+        == sorted(p.relative_to(work).as_posix() for p in (work / "plots").glob("*.png"))
+        == [
+            "plots/chunk_rate_histogram.png",
+            "plots/coverage_histogram.png",
+            "plots/question_similarity_1.png",
+            "plots/racar_distribution.png",
+        ]
+    )

@@ -1,6 +1,7 @@
 """Worker processes die with the command that started them, even on kill -9 (hardening, item 8; scaled runs'
 ranks, datatrove's helpers and the local Ray instance too), and two processes preparing the embedded model at
 once both succeed (item 10, with the real conversion)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -12,10 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_jsonl
+from helpers import write_jsonl
 
-WORDS = ("lithium iron phosphate cathode carbon coating particle size rate capability olivine structure "
-         "diffusion coefficient electrochemical impedance spectroscopy charge transfer resistance ").split()
+WORDS = (
+    "lithium iron phosphate cathode carbon coating particle size rate capability olivine structure "
+    "diffusion coefficient electrochemical impedance spectroscopy charge transfer resistance "
+).split()
 
 
 def children(pid: int) -> list[int]:
@@ -34,10 +37,14 @@ def alive(pid: int) -> bool:
 def test_kill_9_of_the_cli_leaves_no_worker_behind(tmp_path):
     work = tmp_path / "work"
     text = " ".join(WORDS[(i * 7) % len(WORDS)] for i in range(2500)) + "."
-    write_jsonl(work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": f"{text} {i}"}
-                                        for i in range(60)])
-    cli = subprocess.Popen([sys.executable, "-m", "sciqag_dataset.cli", "keywords", str(work), "--workers", "2"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    write_jsonl(
+        work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": f"{text} {i}"} for i in range(60)]
+    )
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "sciqag_dataset.cli", "keywords", str(work), "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 120
         workers: list[int] = []
@@ -66,7 +73,7 @@ def table() -> dict[int, tuple[int, int, int, int]]:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
-            fields = stat[stat.rindex(")") + 2:].split()
+            fields = stat[stat.rindex(")") + 2 :].split()
             if fields[0] not in "ZX":
                 out[int(entry.name)] = (int(fields[1]), int(fields[3]), int(fields[19]), int(fields[2]))
     return out
@@ -96,10 +103,29 @@ def test_kill_9_of_a_scaled_run_leaves_no_process_behind(tmp_path, executor):
         pytest.importorskip("ray", reason="ray is in the dev extra; `pip install ray==2.60.0` to run this")
     work = tmp_path / "work"
     text = " ".join(WORDS[(i * 7) % len(WORDS)] for i in range(2500)) + "."
-    write_jsonl(work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": f"{text} {i}"}
-                                        for i in range(60)])  # real pke: about a minute's work for 2 ranks
-    cmd = [sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work), "--stages", "keywords",
-           "--executor", executor, "--tasks", "2", "--workers", "2", "--cpus-per-task", "1", "--mem-per-cpu-gb", "1"]
+    write_jsonl(
+        work / "papers.jsonl", [{"id": f"p{i}", "title": f"Paper {i}", "text": f"{text} {i}"} for i in range(60)]
+    )  # real pke: about a minute's work for 2 ranks
+    cmd = [
+        sys.executable,
+        "-m",
+        "sciqag_dataset.cli",
+        "run",
+        "--work",
+        str(work),
+        "--stages",
+        "keywords",
+        "--executor",
+        executor,
+        "--tasks",
+        "2",
+        "--workers",
+        "2",
+        "--cpus-per-task",
+        "1",
+        "--mem-per-cpu-gb",
+        "1",
+    ]
     with open(tmp_path / "cli.log", "wb") as out:
         cli = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     tree: dict[int, int] = {}
@@ -140,8 +166,12 @@ def test_two_processes_preparing_the_embedded_model_both_succeed(tmp_path):
     """The real one-time conversion of the packaged GGUF, started twice at once on an empty cache."""
     env = {**os.environ, "SCIQAG_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     code = "from sciqag_dataset.llm.embedded import default_model_dir; print(default_model_dir())"
-    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     results = [p.communicate(timeout=900) for p in procs]
     assert all(p.returncode == 0 for p in procs), [r[1][-2000:] for r in results]
     folders = {r[0].strip().splitlines()[-1] for r in results}

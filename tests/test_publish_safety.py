@@ -3,6 +3,7 @@
 Each case goes through the real CLI (`sciqag publish`) on a real work directory built by the seed
 stage's record shape, and `load_dataset` reads what was published.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,22 +14,34 @@ from pathlib import Path
 
 import datasets
 import pytest
-from conftest import write_jsonl
+from helpers import write_jsonl
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.folders import MARKER, STAGING_PREFIX, build_once
 
-QA = [{"question": f"Why does step {i} matter?", "answer": f"Because of reason {i}.", "origin": "teacher"}
-      for i in range(10)]
+QA = [
+    {"question": f"Why does step {i} matter?", "answer": f"Because of reason {i}.", "origin": "teacher"}
+    for i in range(10)
+]
 
 
 def make_work(tmp_path: Path, n: int = 6) -> Path:
     work = tmp_path / "work"
-    papers = [{"id": f"p{i}", "title": f"Paper {i}", "text": f"Body of paper {i}. It has numbers like {i}.5 eV.",
-               "source_format": "txt", "metadata": {"doi": None}} for i in range(n)]
+    papers = [
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "text": f"Body of paper {i}. It has numbers like {i}.5 eV.",
+            "source_format": "txt",
+            "metadata": {"doi": None},
+        }
+        for i in range(n)
+    ]
     write_jsonl(work / "papers.jsonl", papers)
-    write_jsonl(work / "seed.jsonl", [{"id": f"p{i}", "qa": QA, "status": "ok", "model": "teacher-x",
-                                       "prompt_style": "paper"} for i in range(n)])
+    write_jsonl(
+        work / "seed.jsonl",
+        [{"id": f"p{i}", "qa": QA, "status": "ok", "model": "teacher-x", "prompt_style": "paper"} for i in range(n)],
+    )
     return work
 
 
@@ -73,8 +86,10 @@ def test_republish_replaces_only_its_own_files(tmp_path):
     (out / "my_extra_notes.md").write_text("kept")  # the user adds a file of their own
     old_parquet = sorted(out.glob("seed/*.parquet"))
 
-    write_jsonl(work / "seed.jsonl", [{"id": "p0", "qa": QA[:3], "status": "ok", "model": "teacher-x",
-                                       "prompt_style": "paper"}])  # a changed stage file: new parquet names
+    write_jsonl(
+        work / "seed.jsonl",
+        [{"id": "p0", "qa": QA[:3], "status": "ok", "model": "teacher-x", "prompt_style": "paper"}],
+    )  # a changed stage file: new parquet names
     assert main(["publish", str(work), "-o", str(out)]) == 0
     assert (out / "my_extra_notes.md").read_text() == "kept"
     now = set(json.loads((out / MARKER).read_text())["files"])
@@ -141,16 +156,22 @@ def test_a_work_dir_that_is_someone_elses_folder_is_refused(tmp_path, capsys):
 def test_two_processes_building_one_artifact_both_succeed(tmp_path):
     """The lock behind the embedded model's one-time conversion (hardening, item 10), with real processes."""
     out = tmp_path / "cache" / "model"
-    code = ("import sys, time, pathlib\n"
-            "from sciqag_dataset.folders import build_once\n"
-            "def build(tmp):\n"
-            "    time.sleep(1.0)\n"
-            "    (tmp / 'config.json').write_text('{}')\n"
-            "    with open(sys.argv[2], 'a') as f: f.write('built\\n')\n"
-            "print(build_once(pathlib.Path(sys.argv[1]), build))\n")
+    code = (
+        "import sys, time, pathlib\n"
+        "from sciqag_dataset.folders import build_once\n"
+        "def build(tmp):\n"
+        "    time.sleep(1.0)\n"
+        "    (tmp / 'config.json').write_text('{}')\n"
+        "    with open(sys.argv[2], 'a') as f: f.write('built\\n')\n"
+        "print(build_once(pathlib.Path(sys.argv[1]), build))\n"
+    )
     log = tmp_path / "builds.log"
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(out), str(log)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(out), str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
     results = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), results
     assert {r[0].strip() for r in results} == {str(out)}

@@ -7,15 +7,16 @@ here: ``ScriptedJudge``, a loopback OpenAI-style endpoint that answers with repl
 file and can reject ``response_format`` with a 400, as some servers do (transformers serve ignores
 the field, and no judge able to write the exact replies runs on this machine).
 """
+
 from __future__ import annotations
 
 import json
 
 import pytest
-from conftest import ScriptedChat, read_jsonl, write_jsonl
+from helpers import ScriptedChat, read_jsonl, write_jsonl
 
-from sciqag_dataset.evaluation.judge_prompts import build_racar_messages, racar_response_format
 from sciqag_dataset.evaluation import racar
+from sciqag_dataset.evaluation.judge_prompts import build_racar_messages, racar_response_format
 from sciqag_dataset.evaluation.judgements import combine_scores, judge_agreement, parse_judgements, valid_score
 from sciqag_dataset.evaluation.racar import racar_summary
 from sciqag_dataset.llm import LLMClient, ResponseCache
@@ -23,12 +24,17 @@ from sciqag_dataset.runner import run_stage
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 
 PAIRS = [
-    {"question": "Why does cobalt doping stabilise the layered cathode?",
-     "answer": "Cobalt suppresses cation mixing, so the layers stay ordered over 300 cycles.", "origin": "teacher"},
+    {
+        "question": "Why does cobalt doping stabilise the layered cathode?",
+        "answer": "Cobalt suppresses cation mixing, so the layers stay ordered over 300 cycles.",
+        "origin": "teacher",
+    },
     {"question": "What does Figure 2 show?", "answer": "It shows the capacity after cycling.", "origin": "teacher"},
 ]
-PAPER_TEXT = ("We prepared layered sodium cathodes with 5 % cobalt substitution.\n"
-              "Cobalt suppressed cation mixing and the cells kept 91 % of their capacity after 300 cycles.")
+PAPER_TEXT = (
+    "We prepared layered sodium cathodes with 5 % cobalt substitution.\n"
+    "Cobalt suppressed cation mixing and the cells kept 91 % of their capacity after 300 cycles."
+)
 
 
 def run_racar(work, judges, **options):
@@ -37,19 +43,21 @@ def run_racar(work, judges, **options):
 
 def make_work(tmp_path, n_papers=2, pairs=PAIRS):
     work = tmp_path / "work"
-    write_jsonl(work / "papers.jsonl", [{"id": f"p{i}", "title": f"Cathode study {i}", "text": PAPER_TEXT}
-                                        for i in range(n_papers)])
+    write_jsonl(
+        work / "papers.jsonl",
+        [{"id": f"p{i}", "title": f"Cathode study {i}", "text": PAPER_TEXT} for i in range(n_papers)],
+    )
     write_jsonl(work / "seed.jsonl", [{"id": f"p{i}", "qa": pairs, "status": "ok"} for i in range(n_papers)])
     return work
 
 
 # --- prompts ----------------------------------------------------------------------------------------
 
+
 def test_each_dimension_sees_what_the_paper_gives_it():
     """Appendix B: Relevance the paper and the questions, Agnosticism the questions only, Completeness and
     Accuracy the paper and the pairs, Reasonableness the paper and the answers as statements."""
-    content = {d: build_racar_messages(d, PAIRS, PAPER_TEXT, "Cathode study")[0]["content"]
-               for d in RACAR_DIMENSIONS}
+    content = {d: build_racar_messages(d, PAIRS, PAPER_TEXT, "Cathode study")[0]["content"] for d in RACAR_DIMENSIONS}
     q, a = PAIRS[0]["question"], PAIRS[0]["answer"]
     for d in ("completeness", "accuracy"):
         assert q in content[d] and a in content[d] and "91 % of their capacity" in content[d]
@@ -71,19 +79,35 @@ def test_each_dimension_sees_what_the_paper_gives_it():
 
 # --- parsing ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("reply, scores, reasons", [
-    ('[{"score": 3, "reasons": "on topic"}, {"score": 1, "reasons": "needs Figure 2"}]', [3, 1],
-     ["on topic", "needs Figure 2"]),
-    ("```json\n[{'score': 2, 'reasons': \"doesn't say why\"}, {'score': 3, 'reasons': 'clear'},]\n```", [2, 3],
-     ["doesn't say why", "clear"]),
-    ('{"judgements": [{"score": 3, "reasons": "a"}, {"score": "2", "reasons": "b"}]}', [3, 2], ["a", "b"]),
-    ('Sure:\n{"score": 3.0, "reasons": "a"},\n{"score": "1/3", "reason": "b"}\nThat is all.', [3, 1], ["a", "b"]),
-    ("Q1: Score: 2, Reasons: vague.\nQ2: Score: 3, Reasons: precise, self-contained.", [2, 3],
-     ["vague.", "precise, self-contained."]),
-    ("**Score:** 3\n**Reasons:** good\n\n**Score:** 1\n**Reasons:** bad", [3, 1], ["good", "bad"]),
-    ('<think>score: 1 maybe</think>{"Q1": {"score": 1, "reasons": "x"}, "Q2": {"score": 2, "reasons": "y"}}', [1, 2],
-     ["x", "y"]),
-])
+
+@pytest.mark.parametrize(
+    "reply, scores, reasons",
+    [
+        (
+            '[{"score": 3, "reasons": "on topic"}, {"score": 1, "reasons": "needs Figure 2"}]',
+            [3, 1],
+            ["on topic", "needs Figure 2"],
+        ),
+        (
+            "```json\n[{'score': 2, 'reasons': \"doesn't say why\"}, {'score': 3, 'reasons': 'clear'},]\n```",
+            [2, 3],
+            ["doesn't say why", "clear"],
+        ),
+        ('{"judgements": [{"score": 3, "reasons": "a"}, {"score": "2", "reasons": "b"}]}', [3, 2], ["a", "b"]),
+        ('Sure:\n{"score": 3.0, "reasons": "a"},\n{"score": "1/3", "reason": "b"}\nThat is all.', [3, 1], ["a", "b"]),
+        (
+            "Q1: Score: 2, Reasons: vague.\nQ2: Score: 3, Reasons: precise, self-contained.",
+            [2, 3],
+            ["vague.", "precise, self-contained."],
+        ),
+        ("**Score:** 3\n**Reasons:** good\n\n**Score:** 1\n**Reasons:** bad", [3, 1], ["good", "bad"]),
+        (
+            '<think>score: 1 maybe</think>{"Q1": {"score": 1, "reasons": "x"}, "Q2": {"score": 2, "reasons": "y"}}',
+            [1, 2],
+            ["x", "y"],
+        ),
+    ],
+)
 def test_parser_reads_the_usual_reply_shapes(reply, scores, reasons):
     parsed = parse_judgements(reply, 2)
     assert parsed.problem is None
@@ -96,11 +120,23 @@ def test_parser_never_invents_or_clamps():
     wrong_count = parse_judgements('[{"score": 3, "reasons": "x"}]', 2)
     assert wrong_count.items is None and wrong_count.problem == "expected 2 judgements, found 1"
     assert parse_judgements("the pairs look fine to me", 2).items is None
-    assert [valid_score(v) for v in (1, 3, 2.0, "3", " 2 / 3", 0, 4, 2.5, True, None, "high")] == \
-        [1, 3, 2, 3, 2, None, None, None, None, None, None]
+    assert [valid_score(v) for v in (1, 3, 2.0, "3", " 2 / 3", 0, 4, 2.5, True, None, "high")] == [
+        1,
+        3,
+        2,
+        3,
+        2,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
 
 
 # --- combining --------------------------------------------------------------------------------------
+
 
 def test_combine_modes_and_agreement_by_hand():
     assert combine_scores([3, 2, 2], "mean") == pytest.approx(7 / 3, abs=1e-4)
@@ -121,6 +157,7 @@ def test_combine_modes_and_agreement_by_hand():
 
 # --- against the real server ------------------------------------------------------------------------
 
+
 def test_tiny_server_five_calls_per_paper_and_missing_never_invented(tiny_server, tmp_path):
     work = make_work(tmp_path, n_papers=2)
     judge = LLMClient(tiny_server.base_url, tiny_server.model, params={"max_tokens": 8, "temperature": 0.0})
@@ -132,8 +169,9 @@ def test_tiny_server_five_calls_per_paper_and_missing_never_invented(tiny_server
         assert rec["judge_calls"] == 5 and rec["status"] == "unjudged" and len(rec["pair_metrics"]) == 2
         for m in rec["pair_metrics"]:
             assert all(m[d] is None for d in RACAR_DIMENSIONS) and m["racar_mean"] is None
-            assert all("missing" in m["racar_reasons"][d] and "raw reply" in m["racar_reasons"][d]
-                       for d in RACAR_DIMENSIONS)
+            assert all(
+                "missing" in m["racar_reasons"][d] and "raw reply" in m["racar_reasons"][d] for d in RACAR_DIMENSIONS
+            )
         assert [m["refers_to_source"] for m in rec["pair_metrics"]] == [False, True]
         assert set(rec["problems"]) == {f"{judge.name}/{d}" for d in RACAR_DIMENSIONS}
     # resume: finished papers are not judged again (same judge and settings: the same fingerprint)
@@ -147,8 +185,9 @@ def test_tiny_server_malformed_reply_is_retried_as_a_new_request(says_server, tm
     # (finish_reason "stop"), so they are cached: a reply cut at max_tokens would not be
     work = make_work(tmp_path, n_papers=1)
     cache = ResponseCache(tmp_path / "cache.sqlite")
-    judge = LLMClient(says_server.base_url, says_server.model, params={"max_tokens": 40, "temperature": 0.0},
-                      cache=cache)
+    judge = LLMClient(
+        says_server.base_url, says_server.model, params={"max_tokens": 40, "temperature": 0.0}, cache=cache
+    )
     run_racar(work, [judge], max_attempts=2, context_tokens=2048)
     # the retry carries a note, so it is a real second request rather than the cached first reply
     assert judge.usage.requests == 10 and judge.usage.cached == 0 and len(cache) == 10
@@ -158,6 +197,7 @@ def test_tiny_server_malformed_reply_is_retried_as_a_new_request(says_server, tm
 
 
 # --- the scripted fake endpoint -----------------------------------------------------------------------
+
 
 def _judgements(scores):
     return json.dumps([{"score": s, "reasons": f"scored {s}"} for s in scores])
@@ -209,11 +249,21 @@ def test_committee_with_retry_and_structured_fallback(tmp_path):
         assert len(plain) == 5 and len(b.requests) - len(plain) >= 1
     assert rec["judge_calls"] == 8 + 5 and rec["status"] == "ok"
     m1, m2 = rec["pair_metrics"]
-    assert {d: m1[d] for d in RACAR_DIMENSIONS} == {"relevance": 3, "agnosticism": 3, "completeness": 1,
-                                                    "accuracy": 2, "reasonableness": 3}
+    assert {d: m1[d] for d in RACAR_DIMENSIONS} == {
+        "relevance": 3,
+        "agnosticism": 3,
+        "completeness": 1,
+        "accuracy": 2,
+        "reasonableness": 3,
+    }
     # accuracy of pair 2: judge A never gave a valid score, so only judge B's 2 counts
-    assert {d: m2[d] for d in RACAR_DIMENSIONS} == {"relevance": 2, "agnosticism": 1, "completeness": 2,
-                                                    "accuracy": 2, "reasonableness": 2}
+    assert {d: m2[d] for d in RACAR_DIMENSIONS} == {
+        "relevance": 2,
+        "agnosticism": 1,
+        "completeness": 2,
+        "accuracy": 2,
+        "reasonableness": 2,
+    }
     assert m1["racar_mean"] == pytest.approx(12 / 5) and m2["racar_mean"] == pytest.approx(9 / 5)
     accuracy_reasons = m2["racar_reasons"]["accuracy"]
     assert "judge-a: [missing" in accuracy_reasons and "judge-b: scored 2" in accuracy_reasons
@@ -225,8 +275,11 @@ def test_committee_with_retry_and_structured_fallback(tmp_path):
     assert rec["judge_scores"]["judge-a"]["accuracy"] == [3, None]
 
     s = racar_summary(work)
-    assert s["pairs"] == 2 and s["dimensions"]["completeness"] == {"mean": 1.5, "distribution": {"1": 1, "2": 1},
-                                                                 "missing": 0}
+    assert s["pairs"] == 2 and s["dimensions"]["completeness"] == {
+        "mean": 1.5,
+        "distribution": {"1": 1, "2": 1},
+        "missing": 0,
+    }
     assert s["agreement"]["relevance"]["all_agree"] == 0.5 and s["judges"] == ["judge-a", "judge-b"]
 
 

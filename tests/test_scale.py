@@ -4,6 +4,7 @@ Real parts: datatrove's Local executor with worker processes, the real stages (p
 the numeric metric) and a real `transformers serve` (tiny model) as teacher and generator. One fake: ``sbatch``,
 a script put on PATH that records the job scripts it is given (there is no Slurm here), named so.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, write_jsonl
+from helpers import read_jsonl, write_jsonl
 
 from sciqag_dataset import pipeline, scale
 from sciqag_dataset.cli import main
@@ -24,15 +25,27 @@ from sciqag_dataset.config import Config
 from sciqag_dataset.errors import UserError
 
 VOLATILE = {"seconds", "elapsed", "duration", "started", "finished", "usage", "cached", "endpoint"}
-STAGE_FILES = ("papers.jsonl", "keywords.jsonl", "seed.jsonl", "generated.jsonl", "numeric.jsonl", "coverage.jsonl",
-               "evaluated.jsonl")
+STAGE_FILES = (
+    "papers.jsonl",
+    "keywords.jsonl",
+    "seed.jsonl",
+    "generated.jsonl",
+    "numeric.jsonl",
+    "coverage.jsonl",
+    "evaluated.jsonl",
+)
 
 
 def config(work: Path, server, inputs: list[str] | None = None, **executor) -> Config:
     cfg = Config(work_dir=str(work), inputs=inputs or [])
     cfg.stages = ["ingest", "keywords", "seed", "generate", "evaluate"]
     for endpoint in (cfg.teacher, cfg.generator):
-        endpoint.url, endpoint.model, endpoint.max_tokens, endpoint.temperature = server.base_url, server.model, 24, 0.0
+        endpoint.url, endpoint.model, endpoint.max_tokens, endpoint.temperature = (
+            server.base_url,
+            server.model,
+            24,
+            0.0,
+        )
     for section in (cfg.seed, cfg.generate):
         section.context_tokens, section.chars_per_token = 2048, 1.0
     cfg.evaluate.plots = False
@@ -43,8 +56,10 @@ def config(work: Path, server, inputs: list[str] | None = None, **executor) -> C
 
 
 def records(path: Path) -> dict[str, dict]:
-    return {r.get("id") or f"{r['paper_id']}/{r['question']}": {k: v for k, v in r.items() if k not in VOLATILE}
-            for r in read_jsonl(path)}
+    return {
+        r.get("id") or f"{r['paper_id']}/{r['question']}": {k: v for k, v in r.items() if k not in VOLATILE}
+        for r in read_jsonl(path)
+    }
 
 
 @pytest.mark.e2e
@@ -58,8 +73,10 @@ def test_the_local_executor_gives_the_plain_run_record_for_record(says_server, p
         assert records(scaled / name) == records(plain / name), name
     assert len(records(plain / "seed.jsonl")) == 5
     assert all(r["source_path"].startswith(papers[0]) for r in records(scaled / "papers.jsonl").values())
-    assert (json.loads((scaled / "ingest_report.json").read_text())["warnings"]
-            == json.loads((plain / "ingest_report.json").read_text())["warnings"])
+    assert (
+        json.loads((scaled / "ingest_report.json").read_text())["warnings"]
+        == json.loads((plain / "ingest_report.json").read_text())["warnings"]
+    )
     shards = sorted(p.name for p in scaled.glob("seed.shard-*.jsonl"))
     assert shards == [f"seed.shard-{i}-of-2.jsonl" for i in range(2)]
     completions = list((scaled / ".datatrove").rglob("completions/*"))
@@ -76,11 +93,22 @@ def test_the_local_executor_gives_the_plain_run_record_for_record(says_server, p
 
 def make_work(work: Path, n: int) -> None:
     """Papers with keywords, as ingest and keywords leave them."""
-    write_jsonl(work / "papers.jsonl", [
-        {"id": f"p{i:03d}", "title": f"Film {i}", "source_format": "txt", "text": f"Film {i} was annealed at "
-         f"{300 + i} K for {i % 7 + 1} h; its band gap fell to {1 + i / 100:.2f} eV. " * 3} for i in range(n)])
-    write_jsonl(work / "keywords.jsonl", [{"id": f"p{i:03d}", "keywords": ["band gap"], "status": "ok"}
-                                          for i in range(n)])
+    write_jsonl(
+        work / "papers.jsonl",
+        [
+            {
+                "id": f"p{i:03d}",
+                "title": f"Film {i}",
+                "source_format": "txt",
+                "text": f"Film {i} was annealed at "
+                f"{300 + i} K for {i % 7 + 1} h; its band gap fell to {1 + i / 100:.2f} eV. " * 3,
+            }
+            for i in range(n)
+        ],
+    )
+    write_jsonl(
+        work / "keywords.jsonl", [{"id": f"p{i:03d}", "keywords": ["band gap"], "status": "ok"} for i in range(n)]
+    )
 
 
 @pytest.mark.e2e
@@ -88,10 +116,32 @@ def test_a_killed_scaled_run_redoes_no_finished_paper(tiny_server, tmp_path):
     n = 40
     work = tmp_path / "work"
     make_work(work, n)
-    cmd = [sys.executable, "-m", "sciqag_dataset.cli", "run", "--work", str(work), "--stages", "seed",
-           "--endpoint", tiny_server.base_url, "--model", tiny_server.model, "--max-tokens", "8",
-           "--context-tokens", "2048", "--chars-per-token", "1", "--executor", "local", "--tasks", "4",
-           "--workers", "1"]  # ranks one after another: the kill lands after some finished
+    cmd = [
+        sys.executable,
+        "-m",
+        "sciqag_dataset.cli",
+        "run",
+        "--work",
+        str(work),
+        "--stages",
+        "seed",
+        "--endpoint",
+        tiny_server.base_url,
+        "--model",
+        tiny_server.model,
+        "--max-tokens",
+        "8",
+        "--context-tokens",
+        "2048",
+        "--chars-per-token",
+        "1",
+        "--executor",
+        "local",
+        "--tasks",
+        "4",
+        "--workers",
+        "1",
+    ]  # ranks one after another: the kill lands after some finished
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 300
 
@@ -101,7 +151,9 @@ def test_a_killed_scaled_run_redoes_no_finished_paper(tiny_server, tmp_path):
     def marked() -> list[Path]:
         return list((work / ".datatrove").glob("*/ranks/completions/*"))
 
-    while time.time() < deadline and not (marked() and len(finished()) > len(read_jsonl(work / "seed.shard-0-of-4.jsonl"))):
+    while time.time() < deadline and not (
+        marked() and len(finished()) > len(read_jsonl(work / "seed.shard-0-of-4.jsonl"))
+    ):
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its rank processes, as a lost machine would
     proc.wait()
@@ -144,8 +196,18 @@ print(f"Submitted batch job {{100 + n}}")
 def test_slurm_job_scripts_chain_every_stage(says_server, tmp_path, monkeypatch):
     bin_dir, log = fake_sbatch(tmp_path, monkeypatch)
     work = tmp_path / "work"
-    cfg = config(work, says_server, kind="slurm", tasks=8, partition="cpu", time="02:00:00", cpus_per_task=4,
-                 mem_per_cpu_gb=3, env_command="source /shared/venv/bin/activate", wait=False)
+    cfg = config(
+        work,
+        says_server,
+        kind="slurm",
+        tasks=8,
+        partition="cpu",
+        time="02:00:00",
+        cpus_per_task=4,
+        mem_per_cpu_gb=3,
+        env_command="source /shared/venv/bin/activate",
+        wait=False,
+    )
     assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
     scripts = sorted(log.glob("*.sh"), key=lambda p: int(p.stem))
     texts = [p.read_text() for p in scripts]
@@ -159,8 +221,16 @@ def test_slurm_job_scripts_chain_every_stage(says_server, tmp_path, monkeypatch)
         assert "source /shared/venv/bin/activate" in text
     assert "#SBATCH --array=0-7" in jobs[0] and "#SBATCH --array=0-0" in jobs[1]  # 8 ranks, then 1 merge
     names = [next(line for line in t.splitlines() if "--job-name" in line) for t in jobs]
-    assert [n.split("=")[1] for n in names] == ["sciqag-ingest", "sciqag-ingest-merge", "sciqag-keywords", "sciqag-keywords-merge", "sciqag-seed",
-                                               "sciqag-seed-merge", "sciqag-generate", "sciqag-generate-merge"]
+    assert [n.split("=")[1] for n in names] == [
+        "sciqag-ingest",
+        "sciqag-ingest-merge",
+        "sciqag-keywords",
+        "sciqag-keywords-merge",
+        "sciqag-seed",
+        "sciqag-seed-merge",
+        "sciqag-generate",
+        "sciqag-generate-merge",
+    ]
     ids = [100 + int(p.stem) for p in scripts if "launch_pickled_pipeline" in p.read_text()]  # the fake's job ids
     args = [(log / f"{p.stem}.args").read_text() for p in scripts if "launch_pickled_pipeline" in p.read_text()]
     assert "--dependency" not in args[0]
@@ -193,8 +263,11 @@ def test_a_finished_stage_is_not_submitted_again(says_server, tmp_path, monkeypa
     assert not log.exists() or not list(log.glob("*.sh"))  # nothing left to submit
     (work / "keywords.jsonl").unlink()  # a deleted output reopens its stage
     assert scale.run_scaled(cfg, lambda stage, result: 0, pipeline.RunReport()) == 0
-    names = [next(line for line in p.read_text().splitlines() if "--job-name" in line) for p in log.glob("*.sh")
-             if "launch_pickled_pipeline" in p.read_text()]  # not datatrove's stats jobs
+    names = [
+        next(line for line in p.read_text().splitlines() if "--job-name" in line)
+        for p in log.glob("*.sh")
+        if "launch_pickled_pipeline" in p.read_text()
+    ]  # not datatrove's stats jobs
     assert sorted(n.split("=")[1] for n in names) == ["sciqag-keywords", "sciqag-keywords-merge"]
 
 
@@ -203,8 +276,28 @@ def test_the_ray_executor_gives_the_plain_run_too(tmp_path):
     pytest.importorskip("ray", reason="ray is in the dev extra; `pip install ray==2.60.0` to run this")
     plain, scaled = tmp_path / "plain", tmp_path / "ray"
     for work, kind in ((plain, "plain"), (scaled, "ray")):
-        assert main(["run", "--work", str(work), "--stages", "ingest,keywords", "--executor", kind, "--tasks", "2",
-                     "--workers", "2", "--cpus-per-task", "1", "--mem-per-cpu-gb", "1"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--work",
+                    str(work),
+                    "--stages",
+                    "ingest,keywords",
+                    "--executor",
+                    kind,
+                    "--tasks",
+                    "2",
+                    "--workers",
+                    "2",
+                    "--cpus-per-task",
+                    "1",
+                    "--mem-per-cpu-gb",
+                    "1",
+                ]
+            )
+            == 0
+        )
     assert records(scaled / "keywords.jsonl") == records(plain / "keywords.jsonl")
     assert len(list(scaled.glob("keywords.shard-*-of-2.jsonl"))) == 2
 
@@ -229,8 +322,10 @@ def test_options_are_refused_before_any_work(tmp_path, capsys):
 
 
 def test_a_plain_run_imports_no_datatrove(tmp_path):
-    code = (f"import sys; from sciqag_dataset.cli import main; "
-            f"main(['run', '--work', {str(tmp_path / 'w')!r}, '--stages', 'ingest']); print('datatrove' in sys.modules)")
+    code = (
+        f"import sys; from sciqag_dataset.cli import main; "
+        f"main(['run', '--work', {str(tmp_path / 'w')!r}, '--stages', 'ingest']); print('datatrove' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().endswith("False"), out.stdout + out.stderr
     assert (tmp_path / "w" / "papers.jsonl").exists()

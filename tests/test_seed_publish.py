@@ -1,4 +1,5 @@
 """Seed stage against a real server, the `datasets` builder, and the published folder."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +10,7 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
-from conftest import FakeHfApi, read_jsonl, write_jsonl
+from helpers import FakeHfApi, read_jsonl, write_jsonl
 
 from sciqag_dataset.builder import SciQAG, split_of
 from sciqag_dataset.builders import seed
@@ -25,33 +26,63 @@ from sciqag_dataset.runner import run_stage
 def run_seed(work, client, cfg):
     return run_stage(seed.stage(client, cfg), work)
 
-TOPICS = ["perovskite film", "sodium cathode", "zeolite membrane", "skutterudite", "titania photocatalyst",
-          "garnet electrolyte", "graphene oxide", "spinel ferrite", "MOF sorbent", "silicon anode",
-          "bismuth telluride", "nickel catalyst"]
+
+TOPICS = [
+    "perovskite film",
+    "sodium cathode",
+    "zeolite membrane",
+    "skutterudite",
+    "titania photocatalyst",
+    "garnet electrolyte",
+    "graphene oxide",
+    "spinel ferrite",
+    "MOF sorbent",
+    "silicon anode",
+    "bismuth telluride",
+    "nickel catalyst",
+]
 
 
 def paper(i: int, text: str | None = None, **extra) -> dict:
     topic = TOPICS[i % len(TOPICS)]
-    body = text or (f"We grew {topic} samples at {400 + 10 * i} C for {i + 2} h. The {topic} reached "
-                    f"{1.5 + i / 10:.1f} eV and a conductivity of {i + 1}.2 S/cm.")
-    return {"id": f"paper-{i:02d}", "title": f"A study of {topic} {i}", "text": body, "sections": [],
-            "source_format": "txt", "source_path": f"/papers/{i}.txt", "content_hash": f"h{i}",
-            "metadata": {"doi": f"10.5555/test.{i}", "license": "cc-by-4.0"}, "existing_qa": [], **extra}
+    body = text or (
+        f"We grew {topic} samples at {400 + 10 * i} C for {i + 2} h. The {topic} reached "
+        f"{1.5 + i / 10:.1f} eV and a conductivity of {i + 1}.2 S/cm."
+    )
+    return {
+        "id": f"paper-{i:02d}",
+        "title": f"A study of {topic} {i}",
+        "text": body,
+        "sections": [],
+        "source_format": "txt",
+        "source_path": f"/papers/{i}.txt",
+        "content_hash": f"h{i}",
+        "metadata": {"doi": f"10.5555/test.{i}", "license": "cc-by-4.0"},
+        "existing_qa": [],
+        **extra,
+    }
 
 
 def make_work(tmp_path: Path, n: int = 4) -> Path:
     work = tmp_path / "work"
     write_jsonl(work / "papers.jsonl", [paper(i) for i in range(n)])
-    write_jsonl(work / "keywords.jsonl", [{"id": f"paper-{i:02d}", "keywords": [TOPICS[i], "conductivity"],
-                                           "status": "ok"} for i in range(n)])
+    write_jsonl(
+        work / "keywords.jsonl",
+        [{"id": f"paper-{i:02d}", "keywords": [TOPICS[i], "conductivity"], "status": "ok"} for i in range(n)],
+    )
     return work
 
 
 def client_for(server, work: Path, **kw) -> LLMClient:
-    return LLMClient(server.base_url, server.model,
-                     params={"max_tokens": kw.pop("max_tokens", 12), "temperature": 0.6, "top_p": 0.9},
-                     cache=ResponseCache(work / "cache.sqlite"), max_retries=kw.pop("max_retries", 2),
-                     backoff=0.05, **kw)
+    return LLMClient(
+        server.base_url,
+        server.model,
+        params={"max_tokens": kw.pop("max_tokens", 12), "temperature": 0.6, "top_p": 0.9},
+        cache=ResponseCache(work / "cache.sqlite"),
+        max_retries=kw.pop("max_retries", 2),
+        backoff=0.05,
+        **kw,
+    )
 
 
 def test_fit_to_context():
@@ -98,8 +129,13 @@ def test_a_deleted_output_is_rebuilt_from_the_cache(says_server, tmp_path):
 def test_long_paper_is_truncated_with_a_warning(tiny_server, tmp_path):
     long_text = "\n".join(f"Sentence {i} about lattice strain of 0.{i}% in the film." for i in range(3000))
     client = client_for(tiny_server, tmp_path)
-    rec = asyncio.run(seed_one({**paper(0, long_text), "keywords": ["strain"]}, client,
-                               SeedConfig(context_tokens=2048, chars_per_token=1.0)))  # tiny BPE vocab
+    rec = asyncio.run(
+        seed_one(
+            {**paper(0, long_text), "keywords": ["strain"]},
+            client,
+            SeedConfig(context_tokens=2048, chars_per_token=1.0),
+        )
+    )  # tiny BPE vocab
     assert any("truncated" in w for w in rec["warnings"])
     assert rec["prompt_tokens"] < 2048
 
@@ -118,8 +154,7 @@ def test_server_down_at_start_records_failures_and_rerun_finishes(tiny_model_dir
     client = client_for(server, work, max_retries=1)
     s = run_seed(work, client, SeedConfig(context_tokens=2048))
     assert s.failed == 3
-    assert all(r["status"] == "failed" and "APIConnectionError" in r["error"]
-               for r in read_jsonl(work / "seed.jsonl"))
+    assert all(r["status"] == "failed" and "APIConnectionError" in r["error"] for r in read_jsonl(work / "seed.jsonl"))
     with server:
         s2 = run_seed(work, client_for(server, work), SeedConfig(context_tokens=2048))
     assert s2.failed == 0 and s2.counts["unparsed"] == 3
@@ -139,8 +174,15 @@ def test_server_dying_mid_run_loses_nothing(tiny_model_dir, tmp_path):
     killer = threading.Thread(target=kill_after_first_record)
     killer.start()
     # the same request settings as the rerun's below: a finished paper is skipped only for the same settings
-    client = LLMClient(server.base_url, server.model, params={"max_tokens": 12, "temperature": 0.6, "top_p": 0.9},
-                       concurrency=1, cache=ResponseCache(work / "cache.sqlite"), max_retries=1, backoff=0.05)
+    client = LLMClient(
+        server.base_url,
+        server.model,
+        params={"max_tokens": 12, "temperature": 0.6, "top_p": 0.9},
+        concurrency=1,
+        cache=ResponseCache(work / "cache.sqlite"),
+        max_retries=1,
+        backoff=0.05,
+    )
     s = run_seed(work, client, SeedConfig(context_tokens=2048))
     killer.join()
     assert s.failed >= 1 and s.counts["unparsed"] >= 1
@@ -160,10 +202,24 @@ def seeded_work(tmp_path: Path, n: int = 12) -> Path:
     work = make_work(tmp_path, n=min(n, len(TOPICS)))
     recs = []
     for i in range(n):
-        qa = [{"question": f"Why does {TOPICS[i]} sample {i} change at step {k}?",
-               "answer": f"Because of effect {k}, measured at {k}.5 eV.", "origin": "teacher"} for k in range(10)]
-        recs.append({"id": f"paper-{i:02d}", "qa": qa, "status": "ok" if i % 5 else "short", "model": "teacher-x",
-                     "prompt_style": "paper", "raw_output": "..."})
+        qa = [
+            {
+                "question": f"Why does {TOPICS[i]} sample {i} change at step {k}?",
+                "answer": f"Because of effect {k}, measured at {k}.5 eV.",
+                "origin": "teacher",
+            }
+            for k in range(10)
+        ]
+        recs.append(
+            {
+                "id": f"paper-{i:02d}",
+                "qa": qa,
+                "status": "ok" if i % 5 else "short",
+                "model": "teacher-x",
+                "prompt_style": "paper",
+                "raw_output": "...",
+            }
+        )
     # a later line wins: paper-11's latest reply could not be parsed
     recs.append({"id": "paper-11", "qa": [], "status": "unparsed", "raw_output": "gibberish", "error": "none"})
     write_jsonl(work / "seed.jsonl", recs)
@@ -184,9 +240,9 @@ def test_builder_splits_are_paper_level_and_deterministic(tmp_path):
     assert row["output"].startswith("Keywords:") and "Q1:" in row["output"]
     assert [m["role"] for m in row["messages"]][-1] == "assistant"
     assert row["input"].startswith("We grew")
-    assert dsd["train"].features["qa"] == datasets.List({"question": datasets.Value("string"),
-                                                         "answer": datasets.Value("string"),
-                                                         "origin": datasets.Value("string")})
+    assert dsd["train"].features["qa"] == datasets.List(
+        {"question": datasets.Value("string"), "answer": datasets.Value("string"), "origin": datasets.Value("string")}
+    )
 
 
 def test_publish_folder_loads_with_load_dataset(tmp_path):
@@ -271,8 +327,13 @@ def test_evaluated_config_and_quality_section(tmp_path):
 
 def test_publish_without_any_usable_record_is_a_clear_error(tmp_path):
     work = make_work(tmp_path, n=2)
-    write_jsonl(work / "seed.jsonl", [{"id": "paper-00", "status": "unparsed", "qa": [], "raw_output": "?"},
-                                      {"id": "paper-01", "status": "failed", "error": "boom"}])
+    write_jsonl(
+        work / "seed.jsonl",
+        [
+            {"id": "paper-00", "status": "unparsed", "qa": [], "raw_output": "?"},
+            {"id": "paper-01", "status": "failed", "error": "boom"},
+        ],
+    )
     with pytest.raises(ValueError, match="no config has usable records"):
         write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))
 
@@ -283,10 +344,18 @@ def test_card_renders_when_metrics_have_no_value(tmp_path):
     from sciqag_dataset.evaluation.evaluate import run_evaluate
 
     work = make_work(tmp_path, n=1)
-    write_jsonl(work / "generated.jsonl", [{"id": "paper-00", "status": "short", "model": "gen",
-                                            "qa": [{"question": "Why anneal the film?", "answer": "Grain growth.",
-                                                    "origin": "generator"}]}])
+    write_jsonl(
+        work / "generated.jsonl",
+        [
+            {
+                "id": "paper-00",
+                "status": "short",
+                "model": "gen",
+                "qa": [{"question": "Why anneal the film?", "answer": "Grain growth.", "origin": "generator"}],
+            }
+        ],
+    )
     run_evaluate(work, EvaluateConfig())
     out = write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))
     card = (out / "README.md").read_text()
-    assert "mean pairwise similarity\nn/a" in card and "0 % of answers contain" in card
+    assert "mean pairwise similarity n/a" in card and "0 % of answers contain" in card

@@ -1,6 +1,7 @@
 """The stage contract, for every per-paper stage: two shards and a merge equal one unsharded run, and a
 changed input redoes just that record. Real parts throughout: spaCy + pke, the packaged MiniLM, a real
 `transformers serve` (``says_server``: complete, deterministic replies) as teacher, generator and judge."""
+
 from __future__ import annotations
 
 import json
@@ -11,26 +12,35 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import write_jsonl
+from helpers import write_jsonl
 
 from sciqag_dataset.builders import generate, keywords, seed
 from sciqag_dataset.config import GenerateConfig, SeedConfig
-from sciqag_dataset.evaluation import coverage, diversity, filter as filtering, numeric, racar
+from sciqag_dataset.evaluation import coverage, diversity, numeric, racar
+from sciqag_dataset.evaluation import filter as filtering
 from sciqag_dataset.evaluation.merge import merge_evaluation
 from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.runner import in_shard, merge_shards, run_stage, shard_files
 from sciqag_dataset.stage import Stage
 
-TOPICS = ["sodium layered oxide cathode", "halide perovskite film", "nickel iron hydroxide catalyst",
-          "garnet solid electrolyte", "zeolite membrane", "bismuth telluride thermoelectric"]
+TOPICS = [
+    "sodium layered oxide cathode",
+    "halide perovskite film",
+    "nickel iron hydroxide catalyst",
+    "garnet solid electrolyte",
+    "zeolite membrane",
+    "bismuth telluride thermoelectric",
+]
 
 
 def paper(i: int) -> dict:
     t = TOPICS[i]
-    text = (f"The {t} was prepared at {400 + 25 * i} C for {i + 2} hours. Its performance improved by {10 + i} % "
-            f"after annealing. Grain growth at 450 C raised the density of the {t}. We measured a band gap of "
-            f"{1.1 + i / 10:.1f} eV and a conductivity of {i + 3}.5 S/cm. The {t} kept 90 % of its capacity.")
+    text = (
+        f"The {t} was prepared at {400 + 25 * i} C for {i + 2} hours. Its performance improved by {10 + i} % "
+        f"after annealing. Grain growth at 450 C raised the density of the {t}. We measured a band gap of "
+        f"{1.1 + i / 10:.1f} eV and a conductivity of {i + 3}.5 S/cm. The {t} kept 90 % of its capacity."
+    )
     return {"id": f"paper-{i}", "title": f"A study of the {t}", "text": text}  # ids in both of 2 shards
 
 
@@ -52,20 +62,25 @@ def client(server) -> LLMClient:
 
 def stages(server) -> list:
     qa_cfg = {"n_pairs": 1, "context_tokens": 2048, "chars_per_token": 1.0}
-    return [keywords.stage(n=5, workers=1),
-            seed.stage(client(server), SeedConfig(**qa_cfg)),
-            generate.stage(client(server), GenerateConfig(prompt_style="paper", **qa_cfg)),
-            numeric.stage(), coverage.stage(), diversity.stage(),
-            racar.stage([client(server)], max_attempts=1, context_tokens=2048, chars_per_token=1.0),
-            filtering.stage(drop_source_references=True, min_numeric_ratio=0.5)]
+    return [
+        keywords.stage(n=5, workers=1),
+        seed.stage(client(server), SeedConfig(**qa_cfg)),
+        generate.stage(client(server), GenerateConfig(prompt_style="paper", **qa_cfg)),
+        numeric.stage(),
+        coverage.stage(),
+        diversity.stage(),
+        racar.stage([client(server)], max_attempts=1, context_tokens=2048, chars_per_token=1.0),
+        filtering.stage(drop_source_references=True, min_numeric_ratio=0.5),
+    ]
 
 
 def outputs(path: Path) -> dict[str, dict]:
     return {r["id"]: r for r in iter_latest(path)}
 
 
-@pytest.mark.parametrize("name", ["keywords", "seed", "generate", "numeric", "coverage", "diversity", "racar",
-                                  "filter"])
+@pytest.mark.parametrize(
+    "name", ["keywords", "seed", "generate", "numeric", "coverage", "diversity", "racar", "filter"]
+)
 def test_two_shards_and_a_merge_equal_one_run(base, says_server, tmp_path, name):
     stage = next(s for s in stages(says_server) if s.name == name)
     whole, sharded = tmp_path / "whole", tmp_path / "sharded"
@@ -97,7 +112,9 @@ def test_a_changed_paper_is_redone_in_every_stage_and_nothing_else(base, says_se
         summary = run_stage(stage, work, progress=False)
         assert summary.counts["skipped"] == len(TOPICS) - 1, (stage.name, summary.counts)
         after = outputs(work / stage.output_file)
-        assert [pid for pid in after if after[pid]["fingerprint"] != before[pid]["fingerprint"]] == ["paper-2"], stage.name
+        assert [pid for pid in after if after[pid]["fingerprint"] != before[pid]["fingerprint"]] == ["paper-2"], (
+            stage.name
+        )
         if stage.describe:  # the LLM stages: their clients count what they asked
             described = stage.describe()
             usages = [j["usage"] for j in described["judges"]] if "judges" in described else [described["usage"]]
@@ -116,17 +133,30 @@ def test_an_edited_paper_is_redone_by_sciqag_run_and_nothing_else(says_server, t
         (papers / f"{p['id']}.txt").write_text(f"{p['title']}\n\nDOI: 10.5555/contract.{i}\n\n{p['text']}\n")
     endpoint = {"url": says_server.base_url, "model": says_server.model, "max_tokens": 40}
     config = tmp_path / "run.yaml"
-    config.write_text(yaml.safe_dump({
-        "work_dir": str(tmp_path / "work"), "inputs": [str(papers)], "keywords": {"n": 5, "workers": 1},
-        "teacher": endpoint, "generator": endpoint, "judge": endpoint,
-        "seed": {"n_pairs": 1, "context_tokens": 2048, "chars_per_token": 1.0},
-        "generate": {"n_pairs": 1, "context_tokens": 2048, "chars_per_token": 1.0, "prompt_style": "paper"},
-        "evaluate": {"max_attempts": 1, "context_tokens": 2048, "chars_per_token": 1.0, "plots": False}}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "work_dir": str(tmp_path / "work"),
+                "inputs": [str(papers)],
+                "keywords": {"n": 5, "workers": 1},
+                "teacher": endpoint,
+                "generator": endpoint,
+                "judge": endpoint,
+                "seed": {"n_pairs": 1, "context_tokens": 2048, "chars_per_token": 1.0},
+                "generate": {"n_pairs": 1, "context_tokens": 2048, "chars_per_token": 1.0, "prompt_style": "paper"},
+                "evaluate": {"max_attempts": 1, "context_tokens": 2048, "chars_per_token": 1.0, "plots": False},
+            }
+        )
+    )
     work = tmp_path / "work"
 
     def run() -> dict:
-        proc = subprocess.run([sys.executable, "-m", "sciqag_dataset.cli", "run", str(config)],
-                              capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(
+            [sys.executable, "-m", "sciqag_dataset.cli", "run", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         manifests = [json.loads(m.read_text()) for m in work.glob("*_manifest.json")]
         return {m["stage"]: m for m in manifests}
@@ -153,17 +183,25 @@ def test_resume_reads_the_latest_line_of_each_record_and_keeps_no_records(tmp_pa
     hashes, never the records (bench/runner.py measures the memory)."""
     from sciqag_dataset.runner import Finished
 
-    out = write_jsonl(tmp_path / "s.jsonl", [
-        {"id": "a", "status": "ok", "fingerprint": "f1", "qa": ["x" * 1000]},
-        {"id": "b", "status": "ok", "fingerprint": "f1"}, {"id": "b", "status": "failed", "error": "boom"},
-        {"id": "c", "status": "failed", "error": "boom"}, {"id": "c", "status": "short", "fingerprint": "f2"},
-        {"id": "d", "status": "ok", "fingerprint": "old"}, {"id": "d", "status": "ok", "fingerprint": "new"}])
+    out = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            {"id": "a", "status": "ok", "fingerprint": "f1", "qa": ["x" * 1000]},
+            {"id": "b", "status": "ok", "fingerprint": "f1"},
+            {"id": "b", "status": "failed", "error": "boom"},
+            {"id": "c", "status": "failed", "error": "boom"},
+            {"id": "c", "status": "short", "fingerprint": "f2"},
+            {"id": "d", "status": "ok", "fingerprint": "old"},
+            {"id": "d", "status": "ok", "fingerprint": "new"},
+        ],
+    )
     with out.open("a") as f:
         f.write("{not json\n")
     done = Finished(out)
-    assert [done.has(i, fp) for i, fp in [("a", "f1"), ("a", "f2"), ("b", "f1"), ("c", "f2"), ("d", "old"),
-                                          ("d", "new"), ("e", "f1")]] == [True, False, False, True, False, True,
-                                                                          False]
+    assert [
+        done.has(i, fp)
+        for i, fp in [("a", "f1"), ("a", "f2"), ("b", "f1"), ("c", "f2"), ("d", "old"), ("d", "new"), ("e", "f1")]
+    ] == [True, False, False, True, False, True, False]
     assert [done.has_id(i) for i in "abcde"] == [True, True, True, True, False]
     assert done.duplicates == 3 and len(done) == 3
     assert len(Finished(tmp_path / "absent.jsonl")) == 0
@@ -192,23 +230,29 @@ def test_a_sharded_rerun_never_lets_a_merge_restore_an_older_line(tmp_path, inte
     shard 0 skips its records (finished in the unsharded output) and copies their v2 lines into the shard file,
     so that a merge keeps v2: also when that rerun stops early."""
     params = {"v": 1}
-    run_stage(Stage(name="s", inputs=_papers(12), process=_Version(1), params=params), tmp_path, shard=(0, 2),
-              progress=False)
+    run_stage(
+        Stage(name="s", inputs=_papers(12), process=_Version(1), params=params), tmp_path, shard=(0, 2), progress=False
+    )
     run_stage(Stage(name="s", inputs=_papers(12), process=_Version(2), params={"v": 2}), tmp_path, progress=False)
     shard_ids = [r["id"] for r in iter_latest(tmp_path / "s.shard-0-of-2.jsonl")]
     assert shard_ids
     # one new paper in shard 0 whose processing stops the rerun
     new = next(f"p{i}" for i in range(12, 100) if in_shard(f"p{i}", 0, 2))
-    stage = Stage(name="s", inputs=lambda work: iter([{"id": f"p{i}"} for i in range(12)] + [{"id": new}]),
-                  process=_Version(2, stop_at=new if interrupted else None), params={"v": 2})
+    stage = Stage(
+        name="s",
+        inputs=lambda work: iter([{"id": f"p{i}"} for i in range(12)] + [{"id": new}]),
+        process=_Version(2, stop_at=new if interrupted else None),
+        params={"v": 2},
+    )
     if interrupted:
         with pytest.raises(KeyboardInterrupt):
             run_stage(stage, tmp_path, shard=(0, 2), progress=False)
     else:
         assert run_stage(stage, tmp_path, shard=(0, 2), progress=False).counts["skipped"] == len(shard_ids)
     merge_shards(tmp_path, "s.jsonl")
-    assert {r["id"]: r["v"] for r in iter_latest(tmp_path / "s.jsonl") if r["id"] != new} == \
-        {f"p{i}": 2 for i in range(12)}
+    assert {r["id"]: r["v"] for r in iter_latest(tmp_path / "s.jsonl") if r["id"] != new} == {
+        f"p{i}": 2 for i in range(12)
+    }
 
 
 def test_a_resume_with_nothing_to_do_leaves_the_output_as_it_is(tmp_path):

@@ -15,6 +15,7 @@ lm-evaluation-harness tasks. Results layout::
     RESULTS/leaderboard.json, .md, .png              mean and 95 % bootstrap CI per metric and model
     RESULTS/cache.sqlite                             model replies (a rerun asks nothing twice)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,20 +41,34 @@ class BenchmarkRun:
     summaries: dict[str, list[Summary]] = field(default_factory=dict)  # model -> its stages' summaries
 
 
-def run_benchmark(data: str, results: str | Path, models: list[LLMClient], *, judges: list[LLMClient] | None = None,
-                  config: str | None = None, split: str = "test", limit: int | None = None,
-                  authors_test_set: bool = False, system_prompt: str | None = None,
-                  bertscore_model: str | None = "sentence-transformers/all-MiniLM-L6-v2", judge_batch: int = 10,
-                  combine: str = "mean", max_attempts: int = 3, structured: bool = True,
-                  bootstrap_samples: int = 1000, progress: bool = True) -> BenchmarkRun:
+def run_benchmark(
+    data: str,
+    results: str | Path,
+    models: list[LLMClient],
+    *,
+    judges: list[LLMClient] | None = None,
+    config: str | None = None,
+    split: str = "test",
+    limit: int | None = None,
+    authors_test_set: bool = False,
+    system_prompt: str | None = None,
+    bertscore_model: str | None = "sentence-transformers/all-MiniLM-L6-v2",
+    judge_batch: int = 10,
+    combine: str = "mean",
+    max_attempts: int = 3,
+    structured: bool = True,
+    bootstrap_samples: int = 1000,
+    progress: bool = True,
+) -> BenchmarkRun:
     """Ask every model every question closed-book, score the answers, and write the leaderboard."""
     results = Path(results)
     folders = [model_dir(c.name) for c in models]
     if len(set(folders)) < len(folders):
-        raise UserError("two models under benchmark share a name (" + ", ".join(c.name for c in models) + "): their "
-                        "answers would share a folder; give each a name of its own")
-    questions, info = load_questions(data, config=config, split=split, limit=limit,
-                                     authors_test_set=authors_test_set)
+        raise UserError(
+            "two models under benchmark share a name (" + ", ".join(c.name for c in models) + "): their "
+            "answers would share a folder; give each a name of its own"
+        )
+    questions, info = load_questions(data, config=config, split=split, limit=limit, authors_test_set=authors_test_set)
     write_questions(results, questions, info)
     prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
     scorer = ReferenceScorer(bertscore_model)
@@ -62,11 +77,28 @@ def run_benchmark(data: str, results: str | Path, models: list[LLMClient], *, ju
     for client, folder in zip(models, folders):
         stages = [answer_stage(client, system_prompt=prompt, folder=folder), score_stage(scorer, folder=folder)]
         if judges:
-            stages.append(judge_stage(judges, folder=folder, batch_size=judge_batch, combine=combine,
-                                      max_attempts=max_attempts, structured=structured))
+            stages.append(
+                judge_stage(
+                    judges,
+                    folder=folder,
+                    batch_size=judge_batch,
+                    combine=combine,
+                    max_attempts=max_attempts,
+                    structured=structured,
+                )
+            )
         run.summaries[client.name] = [run_stage(s, results, progress=progress) for s in stages]
-        write_predictions(results, folder, {"model": client.name, "endpoints": client.describe()["endpoints"],
-                                            "params": client.params, "questions_digest": info["digest"], **alike,
-                                            "judges": [j.name for j in judges or []]})
+        write_predictions(
+            results,
+            folder,
+            {
+                "model": client.name,
+                "endpoints": client.describe()["endpoints"],
+                "params": client.params,
+                "questions_digest": info["digest"],
+                **alike,
+                "judges": [j.name for j in judges or []],
+            },
+        )
     run.board = leaderboard(results, samples=bootstrap_samples, current=alike)
     return run

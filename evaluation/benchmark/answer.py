@@ -6,11 +6,12 @@ by fingerprint, failure isolation, a progress bar, a manifest) -> ``models/<mode
 ``score_stage``: each answer's reference-based scores (``metrics.ReferenceScorer``) ->
 ``models/<model>/scores.jsonl``; a changed answer or reference is scored again, nothing else.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient
@@ -19,8 +20,10 @@ from sciqag_dataset.stage import Stage, digest
 from .metrics import ReferenceScorer
 from .questions import read_questions
 
-DEFAULT_SYSTEM_PROMPT = ("You are an expert scientist answering a closed-book question. Answer from your own "
-                         "knowledge in one to three sentences, stating numbers with their units.")
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an expert scientist answering a closed-book question. Answer from your own "
+    "knowledge in one to three sentences, stating numbers with their units."
+)
 
 
 def model_dir(name: str) -> str:
@@ -44,15 +47,28 @@ def answer_stage(client: LLMClient, *, system_prompt: str = DEFAULT_SYSTEM_PROMP
     async def ask(q: dict) -> dict:
         # an empty or cut reply is the model's answer (it scores 0), not a failure left out of the means
         resp = await client.chat(closed_book_messages(q["question"], system_prompt), partial=True)
-        return {"id": q["id"], "status": "ok", "prediction": resp.text.strip(), "finish_reason": resp.finish_reason,
-                "prompt_tokens": resp.prompt_tokens, "completion_tokens": resp.completion_tokens}
+        return {
+            "id": q["id"],
+            "status": "ok",
+            "prediction": resp.text.strip(),
+            "finish_reason": resp.finish_reason,
+            "prompt_tokens": resp.prompt_tokens,
+            "completion_tokens": resp.completion_tokens,
+        }
 
-    return Stage(name="answer", inputs=_questions, process=ask, output=f"{folder}/answers.jsonl",
-                 params={"model": client.name, "params": client.params, "system_prompt": system_prompt},
-                 concurrency=client.concurrency * max(1, len(client.urls)),
-                 count=lambda results: len(read_questions(results)),
-                 progress=lambda: {"calls": client.usage.requests, "cached": client.usage.cached},
-                 describe=lambda: {"model": client.describe()}, close=client.aclose, unit="question")
+    return Stage(
+        name="answer",
+        inputs=_questions,
+        process=ask,
+        output=f"{folder}/answers.jsonl",
+        params={"model": client.name, "params": client.params, "system_prompt": system_prompt},
+        concurrency=client.concurrency * max(1, len(client.urls)),
+        count=lambda results: len(read_questions(results)),
+        progress=lambda: {"calls": client.usage.requests, "cached": client.usage.cached},
+        describe=lambda: {"model": client.describe()},
+        close=client.aclose,
+        unit="question",
+    )
 
 
 def answered(results: Path, folder: str) -> dict[str, dict]:
@@ -66,6 +82,7 @@ def _scored_inputs(folder: str):
         for q in read_questions(results):
             if q["id"] in answers:
                 yield {"id": q["id"], "prediction": answers[q["id"]]["prediction"], "reference": q["reference"]}
+
     return inputs
 
 
@@ -74,12 +91,23 @@ class _Score:
         self.scorer = scorer
 
     def __call__(self, rec: dict) -> dict:
-        return {"id": rec["id"], "status": "ok", "prediction_digest": digest(rec["prediction"]),
-                **self.scorer(rec["prediction"], rec["reference"])}
+        return {
+            "id": rec["id"],
+            "status": "ok",
+            "prediction_digest": digest(rec["prediction"]),
+            **self.scorer(rec["prediction"], rec["reference"]),
+        }
 
 
 def score_stage(scorer: ReferenceScorer, *, folder: str) -> Stage:
     inputs = _scored_inputs(folder)
-    return Stage(name="score", inputs=inputs, process=_Score(scorer), count=lambda results: sum(1 for _ in inputs(results)),
-                 output=f"{folder}/scores.jsonl", params={"bertscore_model": scorer.bertscore_model},
-                 describe=scorer.describe, unit="answer")
+    return Stage(
+        name="score",
+        inputs=inputs,
+        process=_Score(scorer),
+        count=lambda results: sum(1 for _ in inputs(results)),
+        output=f"{folder}/scores.jsonl",
+        params={"bertscore_model": scorer.bertscore_model},
+        describe=scorer.describe,
+        unit="answer",
+    )

@@ -3,6 +3,7 @@
 Only the text between our two markers is ours: a card without them gets the section appended; every other
 line of the card stays as it was. Only a card `sciqag publish` wrote (its `sciqag` tag) is edited.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,18 +21,30 @@ START, END = "<!-- sciqag-benchmark:start -->", "<!-- sciqag-benchmark:end -->"
 def section(board: dict, command: str) -> str:
     q = board["questions"]
     kept = q.get("authors_test_set")
-    selection = (f"Questions kept as the authors' test set: 3 on every RACAR dimension but agnosticism and no "
-                 f"reference to the source (\"Figure 3\", \"this paper\"): {kept['kept']} kept, {kept['dropped']} "
-                 f"dropped, {kept['unscored']} without the scores to decide.\n\n" if kept else "")
-    return "\n".join([
-        START, "## Benchmark", "",
-        "Closed-book QA: each model saw a system prompt and the question only, never the paper. "
-        "Reference-based scores compare its answer with the reference answer (exact match and token F1 as in "
-        "SQuAD, ROUGE, sentence BLEU on sacrebleu's 0–100 scale, BERTScore F1, number agreement: the share of "
-        "the reference's numbers the answer states); `judge_*` are an LLM judge's 1–3 scores of correctness "
-        "and completeness against the reference.", "",
-        selection + markdown(board),
-        f"Reproduce: `{command}`", END, ""])
+    selection = (
+        f"Questions kept as the authors' test set: 3 on every RACAR dimension but agnosticism and no "
+        f'reference to the source ("Figure 3", "this paper"): {kept["kept"]} kept, {kept["dropped"]} '
+        f"dropped, {kept['unscored']} without the scores to decide.\n\n"
+        if kept
+        else ""
+    )
+    return "\n".join(
+        [
+            START,
+            "## Benchmark",
+            "",
+            "Closed-book QA: each model saw a system prompt and the question only, never the paper. "
+            "Reference-based scores compare its answer with the reference answer (exact match and token F1 as in "
+            "SQuAD, ROUGE, sentence BLEU on sacrebleu's 0–100 scale, BERTScore F1, number agreement: the share of "
+            "the reference's numbers the answer states); `judge_*` are an LLM judge's 1–3 scores of correctness "
+            "and completeness against the reference.",
+            "",
+            selection + markdown(board),
+            f"Reproduce: `{command}`",
+            END,
+            "",
+        ]
+    )
 
 
 def check_card(folder: str | Path) -> str:

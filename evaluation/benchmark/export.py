@@ -9,6 +9,7 @@ BLEU and chrF. BERTScore, number agreement and the LLM judge stay ``sciqag bench
 Local data (a file or a published folder) is copied into the task folder and found from the task's own files,
 so the folder can be moved or shared whole; a Hub id stays a Hub id.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from sciqag_dataset.errors import UserError
 from sciqag_dataset.atomic import write_whole
+from sciqag_dataset.errors import UserError
 
 from .answer import DEFAULT_SYSTEM_PROMPT
 from .questions import CONFIG_ORDER, FILE_SUFFIXES, _configs, load_questions
@@ -74,10 +75,16 @@ def source(data: str, out: Path, config: str | None = None, split: str = "test")
         pairs, _ = load_questions(data, config=config, split=split)
         split = split if path.is_dir() else "test"
         (out / DATA_DIR).mkdir(parents=True, exist_ok=True)
-        written = write_whole(out / DATA_DIR / f"{split}.jsonl", "".join(
-            json.dumps({"question": p["question"], "answer": p["reference"]}, ensure_ascii=False) + "\n" for p in pairs))
-        return {"path": None, "name": None, "split": split, "flatten": False,
-                "file": f"{DATA_DIR}/{split}.jsonl"}, [written]
+        written = write_whole(
+            out / DATA_DIR / f"{split}.jsonl",
+            "".join(
+                json.dumps({"question": p["question"], "answer": p["reference"]}, ensure_ascii=False) + "\n"
+                for p in pairs
+            ),
+        )
+        return {"path": None, "name": None, "split": split, "flatten": False, "file": f"{DATA_DIR}/{split}.jsonl"}, [
+            written
+        ]
     available = _configs(data)
     config = config or next((c for c in CONFIG_ORDER if c in available), None)
     if config not in available:
@@ -91,25 +98,37 @@ def lm_eval_task(src: dict, system_prompt: str, max_tokens: int) -> dict:
         where = {"custom_dataset": "!function utils.load"}
     else:
         where = {"dataset_path": src["path"], **({"dataset_name": src["name"]} if src["name"] else {})}
-    task = {"task": TASK, **where, "test_split": src["split"], "output_type": "generate_until",
-            # with --apply_chat_template lm-eval sends the description as the system message
-            "description": system_prompt,
-            "doc_to_text": "{{question}}", "doc_to_target": "{{answer}}",
-            "target_delimiter": " ",
-            "generation_kwargs": {"until": STOP, "max_gen_toks": max_tokens, "do_sample": False,
-                                  "temperature": 0.0},
-            "metric_list": [
-                {"metric": "exact_match", "aggregation": "mean", "higher_is_better": True, "ignore_case": True,
-                 "ignore_punctuation": True},
-                {"metric": "bleu", "aggregation": "bleu", "higher_is_better": True},
-                {"metric": "chrf", "aggregation": "chrf", "higher_is_better": True}],
-            "metadata": {"version": 1.0}}
+    task = {
+        "task": TASK,
+        **where,
+        "test_split": src["split"],
+        "output_type": "generate_until",
+        # with --apply_chat_template lm-eval sends the description as the system message
+        "description": system_prompt,
+        "doc_to_text": "{{question}}",
+        "doc_to_target": "{{answer}}",
+        "target_delimiter": " ",
+        "generation_kwargs": {"until": STOP, "max_gen_toks": max_tokens, "do_sample": False, "temperature": 0.0},
+        "metric_list": [
+            {
+                "metric": "exact_match",
+                "aggregation": "mean",
+                "higher_is_better": True,
+                "ignore_case": True,
+                "ignore_punctuation": True,
+            },
+            {"metric": "bleu", "aggregation": "bleu", "higher_is_better": True},
+            {"metric": "chrf", "aggregation": "chrf", "higher_is_better": True},
+        ],
+        "metadata": {"version": 1.0},
+    }
     if src["flatten"]:
         task["process_docs"] = "!function utils.flatten"
     return task
 
 
-_LIGHTEVAL = '''"""Written by `sciqag export-task lighteval`: the SciQAG closed-book QA benchmark as a lighteval custom task.
+_LIGHTEVAL = '''"""Written by `sciqag export-task lighteval`: the SciQAG closed-book QA benchmark as a lighteval
+custom task.
 
 The system prompt is the model's (lighteval's endpoint backends take it from the model config: see
 {model_config}); the question alone is the user message.
@@ -148,33 +167,75 @@ sciqag = LightevalTaskConfig(
 TASKS_TABLE = [sciqag]
 '''
 
-_LITELLM = {"model_parameters": {
-    "model_name": "openai/MODEL", "provider": "openai", "base_url": "http://127.0.0.1:8080/v1", "api_key": "none",
-    "concurrent_requests": 8, "max_model_length": 4096, "timeout": 600, "api_max_retry": 5,
-    "generation_parameters": {"temperature": 0.0, "seed": 0}}}
+_LITELLM = {
+    "model_parameters": {
+        "model_name": "openai/MODEL",
+        "provider": "openai",
+        "base_url": "http://127.0.0.1:8080/v1",
+        "api_key": "none",
+        "concurrent_requests": 8,
+        "max_model_length": 4096,
+        "timeout": 600,
+        "api_max_retry": 5,
+        "generation_parameters": {"temperature": 0.0, "seed": 0},
+    }
+}
 
 
 def lighteval_files(src: dict, out: Path, system_prompt: str, max_tokens: int) -> list[Path]:
     """The task file and a LiteLLM model config carrying the system prompt."""
     if src["flatten"]:
-        raise UserError(f"lighteval reads one question per row: export the `evaluated` config of {src['path']} "
-                        f"(or a local copy of the dataset), not `{src['name']}`")
+        raise UserError(
+            f"lighteval reads one question per row: export the `evaluated` config of {src['path']} "
+            f"(or a local copy of the dataset), not `{src['name']}`"
+        )
     written = []
     config = out / f"{TASK}_litellm.yaml"
-    model = {"model_parameters": {**_LITELLM["model_parameters"], "system_prompt": system_prompt,
-                                  "generation_parameters": {**_LITELLM["model_parameters"]["generation_parameters"],
-                                                            "max_new_tokens": max_tokens}}}
-    written.append(write_whole(config, "# set model_name (openai/<the served name>), base_url and api_key\n"
-                               + yaml.safe_dump(model, sort_keys=False, allow_unicode=True)))
-    written.append(write_whole(out / f"{TASK}_lighteval.py", _LIGHTEVAL.format(
-        model_config=config.name, task=TASK, subset=src["name"], split=src["split"], max_tokens=max_tokens, stop=STOP,
-        # the copied data is found from the task file, wherever the folder now lies
-        repo=f"str(Path(__file__).parent / {DATA_DIR!r})" if src["file"] else repr(src["path"]))))
+    model = {
+        "model_parameters": {
+            **_LITELLM["model_parameters"],
+            "system_prompt": system_prompt,
+            "generation_parameters": {
+                **_LITELLM["model_parameters"]["generation_parameters"],
+                "max_new_tokens": max_tokens,
+            },
+        }
+    }
+    written.append(
+        write_whole(
+            config,
+            "# set model_name (openai/<the served name>), base_url and api_key\n"
+            + yaml.safe_dump(model, sort_keys=False, allow_unicode=True),
+        )
+    )
+    written.append(
+        write_whole(
+            out / f"{TASK}_lighteval.py",
+            _LIGHTEVAL.format(
+                model_config=config.name,
+                task=TASK,
+                subset=src["name"],
+                split=src["split"],
+                max_tokens=max_tokens,
+                stop=STOP,
+                # the copied data is found from the task file, wherever the folder now lies
+                repo=f"str(Path(__file__).parent / {DATA_DIR!r})" if src["file"] else repr(src["path"]),
+            ),
+        )
+    )
     return written
 
 
-def export_task(harness: str, data: str, output: str | Path, *, config: str | None = None, split: str = "test",
-                system_prompt: str | None = None, max_tokens: int = 256) -> list[Path]:
+def export_task(
+    harness: str,
+    data: str,
+    output: str | Path,
+    *,
+    config: str | None = None,
+    split: str = "test",
+    system_prompt: str | None = None,
+    max_tokens: int = 256,
+) -> list[Path]:
     """Write the task files for ``harness`` into ``output`` (created; our files only are replaced)."""
     if harness not in HARNESSES:
         raise UserError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
@@ -198,8 +259,12 @@ def export_task(harness: str, data: str, output: str | Path, *, config: str | No
 def how_to_run(harness: str, out: Path) -> str:
     """The command to run the exported task; README gives the same one (tests/test_export_task.py checks that)."""
     if harness == "lm-eval":
-        return (f"Run it (the folder is self-contained: move or share it whole): lm_eval --model "
-                f"local-chat-completions --apply_chat_template --include_path {shlex.quote(str(out))} --tasks {TASK} "
-                f"--model_args {MODEL_ARGS}")
-    return (f"Run it (lighteval in its own venv): lighteval endpoint litellm {out / f'{TASK}_litellm.yaml'} '{TASK}|0' "
-            f"--custom-tasks {out / f'{TASK}_lighteval.py'}")
+        return (
+            f"Run it (the folder is self-contained: move or share it whole): lm_eval --model "
+            f"local-chat-completions --apply_chat_template --include_path {shlex.quote(str(out))} --tasks {TASK} "
+            f"--model_args {MODEL_ARGS}"
+        )
+    return (
+        f"Run it (lighteval in its own venv): lighteval endpoint litellm {out / f'{TASK}_litellm.yaml'} '{TASK}|0' "
+        f"--custom-tasks {out / f'{TASK}_lighteval.py'}"
+    )

@@ -8,6 +8,7 @@ with replacement), questions answered and failed, and tokens -> ``leaderboard.js
 ``leaderboard.png``. Models answered on another question set, system prompt or BERTScore model are left out,
 and named. Scores and judgements join an answer only while they are of that very answer.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,9 @@ def write_predictions(results: Path, folder: str, info: dict) -> Path:
     """Join the questions with this model's answers, scores and judgements into its predictions file."""
     base = results / folder
     answers, scores = _latest(base / "answers.jsonl"), _latest(base / "scores.jsonl")
-    judged = {item["id"]: item for batch in _latest(base / "judgements.jsonl").values()
-              for item in batch.get("items") or []}
+    judged = {
+        item["id"]: item for batch in _latest(base / "judgements.jsonl").values() for item in batch.get("items") or []
+    }
     rows = []
     for q in read_questions(results):
         ans = answers.get(q["id"]) or {}
@@ -55,15 +57,22 @@ def write_predictions(results: Path, folder: str, info: dict) -> Path:
         score = score if current and score.get("prediction_digest") == current else {}
         judge = judged.get(q["id"]) or {}
         judge = judge if current and judge.get("prediction_digest") == current else {}
-        rows.append({
-            "id": q["id"], "paper_id": q.get("paper_id"), "question": q["question"], "reference": q["reference"],
-            "prediction": ans.get("prediction") if ok else None,
-            "status": "answered" if ok else "failed" if ans else "not asked",
-            "error": None if ok else ans.get("error"), "finish_reason": ans.get("finish_reason"),
-            "prompt_tokens": ans.get("prompt_tokens"), "completion_tokens": ans.get("completion_tokens"),
-            **{m: (score if m in REFERENCE_METRICS else judge).get(m) for m in METRICS},
-            "judge_reasons": judge.get("judge_reasons"),
-        })
+        rows.append(
+            {
+                "id": q["id"],
+                "paper_id": q.get("paper_id"),
+                "question": q["question"],
+                "reference": q["reference"],
+                "prediction": ans.get("prediction") if ok else None,
+                "status": "answered" if ok else "failed" if ans else "not asked",
+                "error": None if ok else ans.get("error"),
+                "finish_reason": ans.get("finish_reason"),
+                "prompt_tokens": ans.get("prompt_tokens"),
+                "completion_tokens": ans.get("completion_tokens"),
+                **{m: (score if m in REFERENCE_METRICS else judge).get(m) for m in METRICS},
+                "judge_reasons": judge.get("judge_reasons"),
+            }
+        )
     write_whole(base / PREDICTIONS, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     (base / MODEL_INFO).write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return base / PREDICTIONS
@@ -89,12 +98,21 @@ def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[st
         if not values:
             continue
         low, high = bootstrap_ci(values, samples=samples)
-        metrics[m] = {"mean": round(float(np.mean(values)), 4), "ci95": [round(low, 4), round(high, 4)],
-                      "n": len(values)}
-    return {"model": info["model"], "endpoint": info.get("endpoints"), "questions": len(rows),
-            "answered": len(answered), "failed": sum(r["status"] == "failed" for r in rows),
-            "prompt_tokens": sum(r.get("prompt_tokens") or 0 for r in answered),
-            "completion_tokens": sum(r.get("completion_tokens") or 0 for r in answered), "metrics": metrics}
+        metrics[m] = {
+            "mean": round(float(np.mean(values)), 4),
+            "ci95": [round(low, 4), round(high, 4)],
+            "n": len(values),
+        }
+    return {
+        "model": info["model"],
+        "endpoint": info.get("endpoints"),
+        "questions": len(rows),
+        "answered": len(answered),
+        "failed": sum(r["status"] == "failed" for r in rows),
+        "prompt_tokens": sum(r.get("prompt_tokens") or 0 for r in answered),
+        "completion_tokens": sum(r.get("completion_tokens") or 0 for r in answered),
+        "metrics": metrics,
+    }
 
 
 def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = None) -> dict[str, Any]:
@@ -105,17 +123,19 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
     for path in sorted((results / "models").glob(f"*/{MODEL_INFO}")):
         info = json.loads(path.read_text(encoding="utf-8"))
         if info.get("questions_digest") != qinfo["digest"] or any(
-                current is not None and info.get(k) != current.get(k) for k in COMPARABLE):
+            current is not None and info.get(k) != current.get(k) for k in COMPARABLE
+        ):
             stale.append(info.get("model") or path.parent.name)
             continue
         entries.append(model_entry(list(read_jsonl(path.parent / PREDICTIONS)), info, samples=samples))
     if stale:
-        log.warning("left out of the leaderboard, answered on another question set, system prompt or BERTScore "
-                    "model: %s", ", ".join(stale))
+        log.warning(
+            "left out of the leaderboard, answered on another question set, system prompt or BERTScore model: %s",
+            ", ".join(stale),
+        )
     key = next((m for m in ("judge_correctness", "f1") if all(m in e["metrics"] for e in entries)), None)
     entries.sort(key=lambda e: -(e["metrics"][key]["mean"] if key else 0))
-    board = {"questions": qinfo, "ranked_by": key, "bootstrap_samples": samples, "models": entries,
-             "left_out": stale}
+    board = {"questions": qinfo, "ranked_by": key, "bootstrap_samples": samples, "models": entries, "left_out": stale}
     (results / "leaderboard.json").write_text(json.dumps(board, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (results / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
     if any(e["metrics"] for e in entries):
@@ -135,15 +155,20 @@ def markdown(board: dict) -> str:
     shown = [m for m in METRICS if any(m in e["metrics"] for e in board["models"])]
     q = board["questions"]
     source = f"`{q['data']}`" + (f" (config `{q['config']}`, split `{q['split']}`)" if q.get("config") else "")
-    lines = [f"Closed-book answers to {plural(q['questions'], 'question')} of {source}; mean [95 % bootstrap CI] "
-             "over the answered questions" + (f", ranked by {board['ranked_by']}" if board["ranked_by"] else "") + ".",
-             "",
-             "| model | answered | failed | " + " | ".join(shown) + " | completion tokens |",
-             "|---|---:|---:|" + "---:|" * len(shown) + "---:|"]
+    lines = [
+        f"Closed-book answers to {plural(q['questions'], 'question')} of {source}; mean [95 % bootstrap CI] "
+        "over the answered questions" + (f", ranked by {board['ranked_by']}" if board["ranked_by"] else "") + ".",
+        "",
+        "| model | answered | failed | " + " | ".join(shown) + " | completion tokens |",
+        "|---|---:|---:|" + "---:|" * len(shown) + "---:|",
+    ]
     for e in board["models"]:
         cells = [_cell(e["metrics"].get(m)) for m in shown]
-        lines.append(f"| {e['model']} | {e['answered']} | {e['failed']} | " + " | ".join(cells)
-                     + f" | {e['completion_tokens']} |")
+        lines.append(
+            f"| {e['model']} | {e['answered']} | {e['failed']} | "
+            + " | ".join(cells)
+            + f" | {e['completion_tokens']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -152,7 +177,9 @@ def board_title(board: dict, width: int = 72) -> str:
     q = board["questions"]
     where = ", ".join(f"{k} {q[k]}" for k in ("config", "split") if q.get(k))
     ranked = f"; ranked by {board['ranked_by']}" if board.get("ranked_by") else ""
-    data = f"Closed-book QA on {q['data']}" + (f" ({where})" if where else "") + f": {plural(q['questions'], 'question')}"
+    data = (
+        f"Closed-book QA on {q['data']}" + (f" ({where})" if where else "") + f": {plural(q['questions'], 'question')}"
+    )
     how = f"mean and 95 % bootstrap CI over each model's answered questions{ranked}"
     return wrap(data, width) + "\n" + wrap(how, width)
 
@@ -173,10 +200,16 @@ def bars_figure(board: dict):
     y = np.arange(len(names))
     for ax, m in zip(axes.flat, shown):
         means = [e["metrics"].get(m, {}).get("mean", np.nan) for e in board["models"]]
-        err = [[max(0.0, mu - e["metrics"][m]["ci95"][0]) if m in e["metrics"] else 0 for mu, e in
-                zip(means, board["models"])],
-               [max(0.0, e["metrics"][m]["ci95"][1] - mu) if m in e["metrics"] else 0 for mu, e in
-                zip(means, board["models"])]]
+        err = [
+            [
+                max(0.0, mu - e["metrics"][m]["ci95"][0]) if m in e["metrics"] else 0
+                for mu, e in zip(means, board["models"])
+            ],
+            [
+                max(0.0, e["metrics"][m]["ci95"][1] - mu) if m in e["metrics"] else 0
+                for mu, e in zip(means, board["models"])
+            ],
+        ]
         ax.barh(y, means, xerr=err, capsize=3, color="#4c72b0")
         ax.set_title(m, fontsize=9)
         ax.set_xlim(left=0)
@@ -184,7 +217,7 @@ def bars_figure(board: dict):
         ax.tick_params(axis="y", labelsize=8)
     axes[0, 0].set_yticks(y, names)
     axes[0, 0].invert_yaxis()  # shared: the first-ranked model on top in every panel
-    for ax in list(axes.flat)[len(shown):]:
+    for ax in list(axes.flat)[len(shown) :]:
         ax.axis("off")
     fig.suptitle(board_title(board, int(12 * size[0])), fontsize=9)  # ~12 characters an inch at size 9
     return fig

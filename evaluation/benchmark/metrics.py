@@ -10,6 +10,7 @@
   no baseline rescaling (none exists for the default all-MiniLM-L6-v2), so values sit high: compare models
   with each other, not with published BERTScores.
 """
+
 from __future__ import annotations
 
 import re
@@ -93,8 +94,9 @@ class ReferenceScorer:
     def describe(self) -> dict:
         if not self.bertscore_model:
             return {"bertscore": None}
-        return {"bertscore": {"model": self.bertscore_model, "layer": self._location[1], "idf": False,
-                              "rescaled": False}}
+        return {
+            "bertscore": {"model": self.bertscore_model, "layer": self._location[1], "idf": False, "rescaled": False}
+        }
 
     def __call__(self, prediction: str, reference: str) -> dict[str, float | None]:
         rouge = self._rouge.score(reference, prediction)

@@ -6,15 +6,17 @@ A file is JSON (a list of pairs), JSON Lines or parquet, with ``question``/``ans
 Only what a closed-book model may see and what scoring needs is kept: an id, the question, the reference
 answer and the paper id; never the paper's text or keywords.
 """
+
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.atomic import write_whole
+from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.jsonl import read_jsonl
 from sciqag_dataset.stage import digest
 from sciqag_dataset.text_repair import repair
@@ -93,8 +95,10 @@ def _configs(data: str) -> list[str]:
     try:
         return list(get_dataset_config_names(data))
     except Exception as exc:  # not a dataset folder, no such Hub repo, no network
-        raise UserError(f"cannot read {data!r} as a published dataset (a folder with a README.md declaring "
-                        f"`configs:`, or a Hub id): {type(exc).__name__}: {exc}") from None
+        raise UserError(
+            f"cannot read {data!r} as a published dataset (a folder with a README.md declaring "
+            f"`configs:`, or a Hub id): {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def _pairs_of(config: str, rows) -> Iterator[tuple[str, dict, dict]]:
@@ -122,8 +126,10 @@ def _from_dataset(data: str, config: str | None, split: str, authors_test_set: b
     elif config not in available:
         raise UserError(f"{data}: no config {config!r} (it has: {', '.join(available)})")
     if authors_test_set and config != "evaluated":
-        raise UserError("--authors-test-set keeps pairs by their RACAR scores: it needs the `evaluated` config, "
-                        f"which {data} does not have")
+        raise UserError(
+            "--authors-test-set keeps pairs by their RACAR scores: it needs the `evaluated` config, "
+            f"which {data} does not have"
+        )
     try:
         rows = load_dataset(data, config, split=split)
     except ValueError as exc:
@@ -138,20 +144,32 @@ def _from_dataset(data: str, config: str | None, split: str, authors_test_set: b
             verdicts["kept"] += 1
         q, a = _pick(pair, "question"), _pick(pair, "answer")
         if q and a:
-            questions.append({"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id", row.get("id"))})
+            questions.append(
+                {"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id", row.get("id"))}
+            )
         else:
             empty.append(qid)
     if empty:
-        log.warning("%s: %d pair(s) without a question or an answer were left out (%s)", data, len(empty),
-                    ", ".join(empty[:10]))
+        log.warning(
+            "%s: %d pair(s) without a question or an answer were left out (%s)",
+            data,
+            len(empty),
+            ", ".join(empty[:10]),
+        )
     info: dict[str, Any] = {"data": data, "config": config, "split": split, "pairs_without_text": empty}
     if authors_test_set:
         info["authors_test_set"] = verdicts
     return questions, info
 
 
-def load_questions(data: str, *, config: str | None = None, split: str = "test", limit: int | None = None,
-                   authors_test_set: bool = False) -> tuple[list[dict], dict]:
+def load_questions(
+    data: str,
+    *,
+    config: str | None = None,
+    split: str = "test",
+    limit: int | None = None,
+    authors_test_set: bool = False,
+) -> tuple[list[dict], dict]:
     """The benchmark's questions from ``data`` and a description of where they came from."""
     path = Path(data)
     if path.is_file() and path.suffix in FILE_SUFFIXES:
@@ -159,8 +177,12 @@ def load_questions(data: str, *, config: str | None = None, split: str = "test",
             raise UserError("--authors-test-set needs a published `evaluated` config, not a file of pairs")
         questions, info = _from_file(path)
         if info["rows_without_pair"]:
-            log.warning("%s: %d row(s) without a question and an answer were left out (rows %s)", path,
-                        len(info["rows_without_pair"]), info["rows_without_pair"][:10])
+            log.warning(
+                "%s: %d row(s) without a question and an answer were left out (rows %s)",
+                path,
+                len(info["rows_without_pair"]),
+                info["rows_without_pair"][:10],
+            )
     elif path.is_file():
         raise UserError(f"{data}: a file of pairs must be {', '.join(FILE_SUFFIXES)}")
     elif not path.exists() and (data.startswith((".", "/")) or data.count("/") > 1):
@@ -178,8 +200,11 @@ def load_questions(data: str, *, config: str | None = None, split: str = "test",
         raise UserError(f"{data}: no question-answer pairs to ask")
     if limit is not None:
         questions = questions[:limit]
-    info.update(questions=len(questions), limit=limit, digest=digest([[q["id"], q["question"], q["reference"]]
-                                                                      for q in questions]))
+    info.update(
+        questions=len(questions),
+        limit=limit,
+        digest=digest([[q["id"], q["question"], q["reference"]] for q in questions]),
+    )
     return questions, info
 
 

@@ -7,6 +7,7 @@ flags, and every option, key variable and output folder is checked before any wo
 Exit status: 0 all done; 1 some papers failed (a rerun retries them) or a bug (shown with its
 traceback); 2 a user error, on one line; 130 interrupted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,16 +17,38 @@ import sys
 from pathlib import Path
 
 from .. import __version__, pipeline, remote, scale
-from ..config import (STAGES, EvaluateConfig, ExecutorConfig, FilterConfig, GenerateConfig, IngestConfig,
-                      KeywordsConfig, PublishConfig, SeedConfig)
+from ..config import (
+    STAGES,
+    EvaluateConfig,
+    ExecutorConfig,
+    FilterConfig,
+    GenerateConfig,
+    IngestConfig,
+    KeywordsConfig,
+    PublishConfig,
+    SeedConfig,
+)
 from ..console import run_command, setup_logging
 from ..errors import MissingInput, UserError
 from ..folders import WORK_LAYOUT, check_publish_target, claim
 from ..llm.endpoint import EndpointConfig
+from ..metrics import default_metrics
 from ..trainers.config import TrainConfig
+from ..wiring import PAPERS
 from . import benchmark as benchmark_cli
 from . import report
-from .flags import Deprecated, Parser, _csv, add_embedded, add_judge, add_section, add_work, command, resolve_config
+from .flags import (
+    Deprecated,
+    Parser,
+    _csv,
+    add_embedded,
+    add_judge,
+    add_plugins,
+    add_section,
+    add_work,
+    command,
+    resolve_config,
+)
 from .train import main as train_main
 
 log = logging.getLogger(__name__)
@@ -33,13 +56,9 @@ log = logging.getLogger(__name__)
 
 def check_keys(cfg, stages) -> None:
     """Resolve the key of every endpoint the given stages will call (UserError for an unset variable)."""
-    if "seed" in stages:
-        cfg.teacher.api_key("teacher.api_key_env")
-    if "generate" in stages:
-        cfg.generator.api_key("generator.api_key_env")
-    if "evaluate" in stages:
-        for i, judge in enumerate(pipeline.judges(cfg)):
-            judge.api_key("judge.api_key_env" if i == 0 else f"evaluate.judges[{i - 1}].api_key_env")
+    for stage in stages:
+        for option, endpoint in pipeline.endpoints_of(cfg, stage):
+            endpoint.api_key(f"{option}.api_key_env")
 
 
 def prepare_work(cfg, stages=()) -> Path:
@@ -61,13 +80,13 @@ def check_inputs(cfg) -> None:
 
 def existing_work(cfg) -> None:
     """The work dir of a stage after ingest must hold papers: refused before anything is written there."""
-    papers = Path(cfg.work_dir) / "papers.jsonl"
+    papers = Path(cfg.work_dir) / PAPERS
     if not papers.exists():
-        raise MissingInput(f"{papers} not found: run `sciqag ingest {cfg.work_dir} PAPERS` (or `sciqag run`) "
-                           "first")
+        raise MissingInput(f"{papers} not found: run `sciqag ingest {cfg.work_dir} PAPERS` (or `sciqag run`) first")
 
 
 # ---------------------------------------------------------------- commands
+
 
 def cmd_ingest(args) -> int:
     inputs = getattr(args, "root.inputs") or []
@@ -117,8 +136,11 @@ def cmd_evaluate(args) -> int:
     existing_work(cfg)
     ev = cfg.evaluate
     if ev.metrics is None and not cfg.judge.url:
-        print("No judge endpoint configured: running diversity, coverage and numeric; add --judge-endpoint "
-              "(or --metrics racar for the embedded model) for RACAR.", file=sys.stderr)
+        print(
+            f"No judge endpoint configured: running {', '.join(default_metrics(False))}; add --judge-endpoint "
+            "(or --metrics racar for the embedded model) for RACAR.",
+            file=sys.stderr,
+        )
     ev.resolve_metrics(bool(cfg.judge.url))
     ev.validate()
     prepare_work(cfg, ["evaluate"] if ev.needs_judge() else [])
@@ -183,12 +205,14 @@ def cmd_run(args) -> int:
         status = pipeline.run_all(cfg, show, done)
     else:
         status = scale.run_scaled(cfg, show, done)
-    report.run_summary(Path(cfg.work_dir), done.seconds, done.embedded,
-                       cfg.output_dir if "publish" in cfg.stages else None)
+    report.run_summary(
+        Path(cfg.work_dir), done.seconds, done.embedded, cfg.output_dir if "publish" in cfg.stages else None
+    )
     return status
 
 
 # ---------------------------------------------------------------- the parser
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="sciqag", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -196,14 +220,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = command(sub, "ingest", "read papers (txt, md, json/jsonl, SciQAG JSON, JATS/Elsevier XML, HTML, PDF) into "
-                               "WORK/papers.jsonl")
+    p = command(
+        sub,
+        "ingest",
+        "read papers (txt, md, json/jsonl, SciQAG JSON, JATS/Elsevier XML, HTML, PDF) into WORK/papers.jsonl",
+    )
     add_work(p)
-    p.add_argument("root.inputs", nargs="*", metavar="PAPERS",
-                   help="files, folders or fsspec URLs (s3://, hf://, https://...) (default: the config's inputs)")
-    p.add_argument("-o", "--work", dest="old_work", action=Deprecated,  # `-o` is an output folder elsewhere
-                   note="{flag} WORK is deprecated: write `sciqag ingest WORK PAPERS...`, the work directory "
-                        "first, as every stage takes it")
+    p.add_argument(
+        "root.inputs",
+        nargs="*",
+        metavar="PAPERS",
+        help="files, folders or fsspec URLs (s3://, hf://, https://...) (default: the config's inputs)",
+    )
+    p.add_argument(
+        "-o",
+        "--work",
+        dest="old_work",
+        action=Deprecated,  # `-o` is an output folder elsewhere
+        note="{flag} WORK is deprecated: write `sciqag ingest WORK PAPERS...`, the work directory "
+        "first, as every stage takes it",
+    )
     add_section(p, "ingest", IngestConfig)
     p.set_defaults(func=cmd_ingest)
 
@@ -219,8 +255,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_embedded(p)
     p.set_defaults(func=cmd_seed)
 
-    p = command(sub, "generate", "generator QA pairs for every paper -> WORK/generated.jsonl (TGI, vLLM, SGLang, "
-                                 "OpenAI, transformers serve; resumable)")
+    p = command(
+        sub,
+        "generate",
+        "generator QA pairs for every paper -> WORK/generated.jsonl (TGI, vLLM, SGLang, "
+        "OpenAI, transformers serve; resumable)",
+    )
     add_work(p)
     add_section(p, "generator", EndpointConfig, title="generator endpoint (any OpenAI-compatible server)")
     add_section(p, "generate", GenerateConfig)
@@ -228,8 +268,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_embedded(p)
     p.set_defaults(func=cmd_generate)
 
-    p = command(sub, "evaluate", "RACAR judge, question diversity, coverage with evidence, numeric validation -> "
-                                 "WORK/evaluated.jsonl (one row per QA pair), summary, plots")
+    p = command(
+        sub,
+        "evaluate",
+        "RACAR judge, question diversity, coverage with evidence, numeric validation -> "
+        "WORK/evaluated.jsonl (one row per QA pair), summary, plots",
+    )
     add_work(p)
     add_section(p, "evaluate", EvaluateConfig)
     add_judge(p)
@@ -247,30 +291,42 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "publish", PublishConfig)
     p.set_defaults(func=cmd_publish)
 
-    p = command(sub, "run", "every stage from one config: ingest -> keywords -> seed -> generate -> evaluate -> "
-                            "publish")
-    p.add_argument("config", nargs="?", help="YAML config (default: built-in defaults, sample papers, "
-                                             "embedded local model)")
+    p = command(
+        sub, "run", "every stage from one config: ingest -> keywords -> seed -> generate -> evaluate -> publish"
+    )
+    p.add_argument(
+        "config", nargs="?", help="YAML config (default: built-in defaults, sample papers, embedded local model)"
+    )
     p.add_argument("--config", dest="config_flag", metavar="CONFIG", help="the same, as the other commands take it")
     p.add_argument("--work", dest="root.work_dir", metavar="WORK", help="work directory (default sciqag_work)")
-    p.add_argument("--inputs", nargs="+", dest="root.inputs", metavar="INPUT",
-                   help="papers to ingest instead of the samples")
-    p.add_argument("--stages", type=_csv, dest="root.stages", metavar="LIST",
-                   help="comma-separated subset of " + ",".join(STAGES))
+    p.add_argument(
+        "--inputs", nargs="+", dest="root.inputs", metavar="INPUT", help="papers to ingest instead of the samples"
+    )
+    p.add_argument(
+        "--stages", type=_csv, dest="root.stages", metavar="LIST", help="comma-separated subset of " + ",".join(STAGES)
+    )
+    add_plugins(p)
     add_section(p, "keywords", KeywordsConfig, skip=("workers",))  # --workers: the executor's (YAML: keywords.workers)
     add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
     add_section(p, "seed", SeedConfig)
     add_section(p, "generator", EndpointConfig, prefix="generator-", title="generator endpoint")
     add_judge(p)
-    add_section(p, "executor", ExecutorConfig, title="executor (datatrove: each per-paper stage as jobs of --tasks ranks)")
+    add_section(
+        p, "executor", ExecutorConfig, title="executor (datatrove: each per-paper stage as jobs of --tasks ranks)"
+    )
     add_section(p, "publish", PublishConfig)
     add_embedded(p)
     p.set_defaults(func=cmd_run)
 
     benchmark_cli.add_parsers(sub)
 
-    command(sub, "train", "fine-tune the generator on the seed config (TRL SFT + PEFT / DeepSpeed) -> model folder; "
-                          "`sciqag train --help` for its options", add_help=False)
+    command(
+        sub,
+        "train",
+        "fine-tune the generator on the seed config (TRL SFT + PEFT / DeepSpeed) -> model folder; "
+        "`sciqag train --help` for its options",
+        add_help=False,
+    )
     return parser
 
 
@@ -294,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     at = next((i for i, a in enumerate(argv[:2]) if a == "train"), None)
     if at is not None and all(a in ("-v", "-vv", "--verbose") for a in argv[:at]):
-        return train_main(argv[:at] + argv[at + 1:])  # TRL's own parser: its flags, its --help
+        return train_main(argv[:at] + argv[at + 1 :])  # TRL's own parser: its flags, its --help
     args = parse(argv)
     args.argv = argv
     setup_logging(args.verbose)

@@ -1,4 +1,5 @@
 """`sciqag benchmark` and `sciqag export-task`: the published test split as a closed-book QA benchmark."""
+
 from __future__ import annotations
 
 import shlex
@@ -6,7 +7,7 @@ import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
-from .. import pipeline
+from .. import benchmark_run, pipeline
 from ..config import BenchmarkConfig
 from ..console import plural
 from ..errors import UserError
@@ -22,8 +23,11 @@ EXIT_OK, EXIT_FAILED_RECORDS = 0, 1
 
 def _model_template(args) -> dict:
     """The model options given as flags (all but --endpoint and --model): they apply to every model."""
-    return {f.name: v for f in fields(ModelEndpointConfig) if f.name not in ("url", "model")
-            and (v := getattr(args, f"model.{f.name}", None)) is not None}
+    return {
+        f.name: v
+        for f in fields(ModelEndpointConfig)
+        if f.name not in ("url", "model") and (v := getattr(args, f"model.{f.name}", None)) is not None
+    }
 
 
 def cmd_benchmark(args) -> int:
@@ -34,7 +38,7 @@ def cmd_benchmark(args) -> int:
     flags = _model_template(args)
     urls, names = getattr(args, "model.url"), getattr(args, "model.model")
     if urls or names:
-        b.models = pipeline.benchmark_models(replace(ModelEndpointConfig(), **flags), urls, names)
+        b.models = benchmark_run.benchmark_models(replace(ModelEndpointConfig(), **flags), urls, names)
     else:  # the config's models, or the embedded one
         b.models = [replace(m, **flags) for m in b.models or [ModelEndpointConfig()]]
     cfg.validate()
@@ -50,7 +54,7 @@ def cmd_benchmark(args) -> int:
     cfg.work_dir = str(results)  # the reply cache and the embedded server's log live with the results
     cfg.save(results / "config.yaml")
     with pipeline.Endpoints(cfg) as endpoints:
-        run = pipeline.benchmark(cfg, endpoints)
+        run = benchmark_run.benchmark(cfg, endpoints)
     if b.update_card:
         command = "sciqag " + " ".join(shlex.quote(redact(a)) for a in args.argv)
         print(f"Benchmark section updated: {update_card(b.update_card, run.board, command)}")
@@ -66,16 +70,26 @@ def print_board(results: Path, run) -> int:
     print((results / "leaderboard.md").read_text(encoding="utf-8"))
     print(f"Results: {results.resolve()} (leaderboard.json, leaderboard.png, models/*/predictions.jsonl)")
     if failed:
-        print(f"  {plural(failed, 'question or batch', 'questions or batches')} failed; rerun the same command to "
-              "retry them (finished ones are not asked again).", file=sys.stderr)
+        print(
+            f"  {plural(failed, 'question or batch', 'questions or batches')} failed; rerun the same command to "
+            "retry them (finished ones are not asked again).",
+            file=sys.stderr,
+        )
         return EXIT_FAILED_RECORDS
     return EXIT_OK
 
 
 def cmd_export_task(args) -> int:
     claim(args.output, "task", option="--output")  # never writes into a folder of someone else's
-    written = export.export_task(args.harness, args.data, args.output, config=args.data_config, split=args.split,
-                                 system_prompt=args.system_prompt, max_tokens=args.max_tokens)
+    written = export.export_task(
+        args.harness,
+        args.data,
+        args.output,
+        config=args.data_config,
+        split=args.split,
+        system_prompt=args.system_prompt,
+        max_tokens=args.max_tokens,
+    )
     for path in written:
         print(f"wrote {path}")
     print(export.how_to_run(args.harness, Path(args.output)))
@@ -83,27 +97,50 @@ def cmd_export_task(args) -> int:
 
 
 def add_parsers(sub) -> None:
-    p = command(sub, "benchmark", "closed-book QA: ask models the published test split's questions, score the "
-                                  "answers -> RESULTS (predictions per model, leaderboard)")
-    p.add_argument("benchmark.data", nargs="?", metavar="DATA",
-                   help="a published folder or Hub id, or a JSON/JSONL/parquet file of question/answer pairs")
+    p = command(
+        sub,
+        "benchmark",
+        "closed-book QA: ask models the published test split's questions, score the "
+        "answers -> RESULTS (predictions per model, leaderboard)",
+    )
+    p.add_argument(
+        "benchmark.data",
+        nargs="?",
+        metavar="DATA",
+        help="a published folder or Hub id, or a JSON/JSONL/parquet file of question/answer pairs",
+    )
     p.add_argument("--config", help="YAML config (its benchmark:, judge: and embedded: sections)")
     add_section(p, "benchmark", BenchmarkConfig)
-    add_section(p, "model", ModelEndpointConfig, repeat=("model",),
-                title="models under benchmark (each --model pairs with an --endpoint in order; one --model for "
-                      "several endpoints: its replicas; none: the embedded model)")
-    add_judge(p, title="judge endpoint (each --judge-endpoint is a judge of its own; with none, --judge uses the "
-                       "embedded model)")
+    add_section(
+        p,
+        "model",
+        ModelEndpointConfig,
+        repeat=("model",),
+        title="models under benchmark (each --model pairs with an --endpoint in order; one --model for "
+        "several endpoints: its replicas; none: the embedded model)",
+    )
+    add_judge(
+        p,
+        title="judge endpoint (each --judge-endpoint is a judge of its own; with none, --judge uses the "
+        "embedded model)",
+    )
     add_embedded(p, "benchmark")
     p.set_defaults(func=cmd_benchmark)
 
-    p = command(sub, "export-task", "write the benchmark as a lighteval custom task or an lm-evaluation-harness "
-                                    "task over the published test split")
+    p = command(
+        sub,
+        "export-task",
+        "write the benchmark as a lighteval custom task or an lm-evaluation-harness "
+        "task over the published test split",
+    )
     p.add_argument("harness", choices=export.HARNESSES)
     p.add_argument("data", metavar="DATA", help="a published folder or Hub id, or a JSON/JSONL/parquet file")
     p.add_argument("-o", "--output", required=True, help="folder for the task files")
-    p.add_argument("--data-config", choices=("evaluated", "generated", "seed"),
-                   help="config of a published dataset (default: evaluated, else generated, else seed)")
+    p.add_argument(
+        "--data-config",
+        choices=("evaluated", "generated", "seed"),
+        help="config of a published dataset (default: evaluated, else generated, else seed)",
+    )
     p.add_argument("--split", default="test", help="split (default test)")
     p.add_argument("--system-prompt", help="default: the closed-book instruction `sciqag benchmark` uses")
     p.add_argument("--max-tokens", type=int, default=256, help="answer budget (default 256)")

@@ -6,6 +6,7 @@ metadata (``config.py``), so a YAML key, a flag and a default are the same optio
 (``--config``, or ``WORK/config.yaml`` written by an earlier run), then flags; the result is checked
 before any work starts.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,10 @@ from ..errors import UserError
 from ..llm.endpoint import JudgeEndpointConfig
 
 #: The judge flags of every command that may call a judge (evaluate, run, benchmark): one definition.
-JUDGE_TITLE = ("judge endpoint (each --judge-endpoint is a judge of its own: several make a committee; "
-               "--judge-model pairs with them in order, or one applies to all)")
+JUDGE_TITLE = (
+    "judge endpoint (each --judge-endpoint is a judge of its own: several make a committee; "
+    "--judge-model pairs with them in order, or one applies to all)"
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,8 +41,12 @@ class Parser(argparse.ArgumentParser):
         if extra:
             command = self._subcommand(getattr(parsed, "command", None)) or self
             known = list(command._option_string_actions)
-            hints = [f"{a} (did you mean {near[0]}?)" if (near := difflib.get_close_matches(a.split("=")[0], known, 1))
-                     else a for a in extra]
+            hints = [
+                f"{a} (did you mean {near[0]}?)"
+                if (near := difflib.get_close_matches(a.split("=")[0], known, 1))
+                else a
+                for a in extra
+            ]
             command.error("unrecognized arguments: " + " ".join(hints))
         return parsed
 
@@ -81,8 +88,16 @@ def _base(hint):
     return hint
 
 
-def add_section(parser: argparse.ArgumentParser, section: str, cls, *, prefix: str = "", title: str | None = None,
-                skip: tuple[str, ...] = (), repeat: tuple[str, ...] = ()) -> None:
+def add_section(
+    parser: argparse.ArgumentParser,
+    section: str,
+    cls,
+    *,
+    prefix: str = "",
+    title: str | None = None,
+    skip: tuple[str, ...] = (),
+    repeat: tuple[str, ...] = (),
+) -> None:
     """A flag per field of ``cls`` with ``dest="section.field"``; ``prefix`` names them apart
     (``--judge-concurrency``); ``repeat`` makes more fields repeatable. Absent flags stay None and leave the
     YAML value alone."""
@@ -96,8 +111,11 @@ def add_section(parser: argparse.ArgumentParser, section: str, cls, *, prefix: s
         if "short" in meta and not prefix:
             names.insert(0, meta["short"])
         kind = _base(hints[f.name])
-        kw: dict = {"dest": f"{section}.{f.name}", "default": None,
-                    "help": (meta.get("help") or "").replace("%%", "%").replace("%", "%%")}
+        kw: dict = {
+            "dest": f"{section}.{f.name}",
+            "default": None,
+            "help": (meta.get("help") or "").replace("%%", "%").replace("%", "%%"),
+        }
         if kind is bool:
             kw["action"] = argparse.BooleanOptionalAction
         elif f.name in repeat:
@@ -109,8 +127,11 @@ def add_section(parser: argparse.ArgumentParser, section: str, cls, *, prefix: s
             if "choices" in meta:  # LIST hides them: name them, from the field's own choices
                 kw["help"] += f" (any of: {', '.join(meta['choices'])})"
         else:
-            kw.update(type=kind, metavar=meta.get("metavar") or ("{" + ",".join(meta["choices"]) + "}"
-                                                                  if "choices" in meta else f.name.upper()))
+            kw.update(
+                type=kind,
+                metavar=meta.get("metavar")
+                or ("{" + ",".join(meta["choices"]) + "}" if "choices" in meta else f.name.upper()),
+            )
         if f.default is not dataclasses.MISSING and f.default is not None and kind is not bool:
             kw["help"] += f" (default {f.default})"
         group.add_argument(*names, **kw)
@@ -118,9 +139,25 @@ def add_section(parser: argparse.ArgumentParser, section: str, cls, *, prefix: s
 
 def add_work(parser: argparse.ArgumentParser) -> None:
     """WORK first, as every stage takes it; with --config it may be left out (the config's work_dir)."""
-    parser.add_argument("work", nargs="?", metavar="WORK",
-                        help="work directory (default: the --config's work_dir, as `sciqag run` takes it)")
+    parser.add_argument(
+        "work",
+        nargs="?",
+        metavar="WORK",
+        help="work directory (default: the --config's work_dir, as `sciqag run` takes it)",
+    )
     parser.add_argument("--config", help="YAML config (default: WORK/config.yaml if present)")
+    add_plugins(parser)
+
+
+def add_plugins(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugins",
+        type=_csv,
+        dest="root.plugins",
+        metavar="MODULES",
+        help="Python modules to import first, comma-separated: they register metrics of their own "
+        "(examples/custom_metric.py)",
+    )
 
 
 def add_judge(parser: argparse.ArgumentParser, title: str = JUDGE_TITLE) -> None:
@@ -131,13 +168,23 @@ def add_judge(parser: argparse.ArgumentParser, title: str = JUDGE_TITLE) -> None
 def add_embedded(parser: argparse.ArgumentParser, command_name: str | None = None) -> None:
     """The `embedded:` flags. ``command_name``: a command that asks the embedded model no QA pairs, where
     --embedded-profile changes nothing: it is left out of --help, and still accepted with a note."""
-    add_section(parser, "embedded", EmbeddedConfig, skip=("profile",) if command_name else (),
-                title="embedded model (used by endpoint sections with no url)")
+    add_section(
+        parser,
+        "embedded",
+        EmbeddedConfig,
+        skip=("profile",) if command_name else (),
+        title="embedded model (used by endpoint sections with no url)",
+    )
     if command_name:
-        parser.add_argument("--embedded-profile", "--no-embedded-profile", dest="unused_embedded_profile",
-                            action=Deprecated, nargs=0,
-                            note=f"{{flag}} does nothing in `sciqag {command_name}` (it shapes how seed and "
-                                 "generate ask the embedded model): leave it out")
+        parser.add_argument(
+            "--embedded-profile",
+            "--no-embedded-profile",
+            dest="unused_embedded_profile",
+            action=Deprecated,
+            nargs=0,
+            note=f"{{flag}} does nothing in `sciqag {command_name}` (it shapes how seed and "
+            "generate ask the embedded model): leave it out",
+        )
 
 
 def resolve_config(args: argparse.Namespace) -> Config:

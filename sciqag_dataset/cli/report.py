@@ -1,4 +1,5 @@
 """What the CLI prints after each stage: one line of counts, and the evaluation's short table."""
+
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ from ..console import plural
 from ..records import stage_records
 from ..runner import Summary
 from ..schema import RACAR_DIMENSIONS as DIMENSIONS
+from ..wiring import EVALUATION_SUMMARY, INGEST_REPORT, WIRING
 
 EXIT_OK, EXIT_FAILED_RECORDS = 0, 1
 
@@ -21,8 +23,11 @@ def summary_line(summary: Summary, advice: str | None = None) -> int:
     for a reason a rerun can change: a server, a network, a timeout)."""
     print(summary.line())
     if summary.failed:
-        print(f"  {plural(summary.failed, 'paper')} failed; " + (advice or "rerun the same command to retry them "
-              "(finished papers are not redone)."), file=sys.stderr)
+        print(
+            f"  {plural(summary.failed, 'paper')} failed; "
+            + (advice or "rerun the same command to retry them (finished papers are not redone)."),
+            file=sys.stderr,
+        )
         return EXIT_FAILED_RECORDS
     return EXIT_OK
 
@@ -30,22 +35,30 @@ def summary_line(summary: Summary, advice: str | None = None) -> int:
 def ingested(work: Path, summary: Summary) -> int:
     """The ingest summary, then papers ok / partial / failed per format (from ingest_report.json)."""
     # a file that could not be read fails the same way on a rerun: it is the file that must change
-    status = summary_line(summary, "their files and why are in ingest_report.json: a rerun reads them again only "
-                                   "once they changed (a fixed or replaced file), or when the failure was a "
-                                   "download or a time limit.")
+    status = summary_line(
+        summary,
+        "their files and why are in ingest_report.json: a rerun reads them again only "
+        "once they changed (a fixed or replaced file), or when the failure was a "
+        "download or a time limit.",
+    )
     try:
-        formats = json.loads((work / "ingest_report.json").read_text(encoding="utf-8")).get("formats") or {}
+        formats = json.loads((work / INGEST_REPORT).read_text(encoding="utf-8")).get("formats") or {}
     except (OSError, ValueError):
         return status
     if formats:
         print(f"  {'format':<12} {'ok':>6} {'partial':>8} {'failed':>7} {'words/paper':>12}")
         for name, c in formats.items():
             read = c["ok"] + c["partial"]
-            print(f"  {name:<12} {c['ok']:>6} {c['partial']:>8} {c['failed']:>7} "
-                  f"{(c['words'] / read if read else 0):>12.0f}")
+            print(
+                f"  {name:<12} {c['ok']:>6} {c['partial']:>8} {c['failed']:>7} "
+                f"{(c['words'] / read if read else 0):>12.0f}"
+            )
         if any(c["partial"] for c in formats.values()):
-            print("  partial papers are left out of publish (publish --allow-partial keeps them); "
-                  "see ingest_report.json", file=sys.stderr)
+            print(
+                "  partial papers are left out of publish (publish --allow-partial keeps them); "
+                "see ingest_report.json",
+                file=sys.stderr,
+            )
     return status
 
 
@@ -60,9 +73,12 @@ def print_evaluation(work: Path, summaries: dict, out=None) -> None:
     out = out or sys.stdout
     for s in summaries.values():
         print(s.line(), file=out)
-    summary = json.loads((work / "evaluation_summary.json").read_text(encoding="utf-8"))
-    print(f"\nEvaluated {plural(summary['pairs'], 'QA pair')} of {plural(summary['papers'], 'paper')} "
-          f"({summary['source']}) -> {work / 'evaluated.jsonl'}", file=out)
+    summary = json.loads((work / EVALUATION_SUMMARY).read_text(encoding="utf-8"))
+    print(
+        f"\nEvaluated {plural(summary['pairs'], 'QA pair')} of {plural(summary['papers'], 'paper')} "
+        f"({summary['source']}) -> {work / 'evaluated.jsonl'}",
+        file=out,
+    )
     r = summary.get("racar")
     if r:
         print(f"  RACAR ({', '.join(r['judges'])}; {plural(r['judge_calls_per_paper'], 'call')}/paper)", file=out)
@@ -76,18 +92,29 @@ def print_evaluation(work: Path, summaries: dict, out=None) -> None:
     d = summary.get("diversity")
     if d:
         bins = d["bins"]
-        print(f"  diversity ({', '.join(d['methods'])}): mean similarity {_fmt(bins['mean'])}; "
-              + ", ".join(f"{b} {_fmt(bins[b], True)}" for b in ("<0.3", "0.3-0.5", "0.5-0.7", ">0.7")), file=out)
+        print(
+            f"  diversity ({', '.join(d['methods'])}): mean similarity {_fmt(bins['mean'])}; "
+            + ", ".join(f"{b} {_fmt(bins[b], True)}" for b in ("<0.3", "0.3-0.5", "0.5-0.7", ">0.7")),
+            file=out,
+        )
     c = summary.get("coverage")
     if c:
-        print(f"  coverage ({c['definition']}): {_fmt(c['coverage'], True)} "
-              f"(released {_fmt(c['coverage_released'], True)}, eq1 {_fmt(c['coverage_eq1'], True)}); "
-              f"chunk rate per answer {_fmt(c['chunk_rate'], True)}", file=out)
+        print(
+            f"  coverage ({c['definition']}): {_fmt(c['coverage'], True)} "
+            f"(released {_fmt(c['coverage_released'], True)}, eq1 {_fmt(c['coverage_eq1'], True)}); "
+            f"chunk rate per answer {_fmt(c['chunk_rate'], True)}",
+            file=out,
+        )
     n = summary.get("numeric")
     if n:
-        print(f"  numeric: {_fmt(n['answers_with_numbers'], True)} of answers have numbers; "
-              f"{_fmt(n['supported_ratio'], True)} of their {plural(n['numbers'], 'number')} occur in the paper",
-              file=out)
+        print(
+            f"  numeric: {_fmt(n['answers_with_numbers'], True)} of answers have numbers; "
+            f"{_fmt(n['supported_ratio'], True)} of their {plural(n['numbers'], 'number')} occur in the paper",
+            file=out,
+        )
+    for name in set(summary["metrics"]) - {"racar", "diversity", "coverage", "numeric"}:  # a plugin's metric
+        if summary.get(name):
+            print(f"  {name}: {json.dumps(summary[name], ensure_ascii=False)[:300]}", file=out)
     stale = {m: v["stale"] for m, v in summary["metrics"].items() if v["stale"]}
     if stale:
         print(f"  left out (QA changed since): {stale}", file=out)
@@ -115,21 +142,22 @@ def published(out: Path, copies: list[str]) -> int:
 
 
 def filtered(work: Path, result: dict) -> int:
-    print(f"filter: {plural(result['pairs'], 'pair')} -> {result['kept']} kept, {result['dropped']} dropped, "
-          f"{result['missing']} missing a required score -> {work / 'filtered.jsonl'}")
+    print(
+        f"filter: {plural(result['pairs'], 'pair')} -> {result['kept']} kept, {result['dropped']} dropped, "
+        f"{result['missing']} missing a required score -> {work / 'filtered.jsonl'}"
+    )
     for label, by in (("failed", result["failed_by_rule"]), ("missing", result["missing_by_rule"])):
         if by:
             print(f"  {label}: " + ", ".join(f"{k} {n}" for k, n in by.items()))
     return EXIT_OK
 
 
-def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, output: Path | None,
-                out=None) -> None:
+def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, output: Path | None, out=None) -> None:
     """The block at the end of `sciqag run`: what each QA stage gave, how long each stage took, which
     embedded backend answered, and where the results are."""
     out = out or sys.stdout
     print("\nSummary", file=out)
-    for stage, name in (("seed", "seed.jsonl"), ("generate", "generated.jsonl")):
+    for stage, name in (("seed", WIRING["seed"].output), ("generate", WIRING["generate"].output)):
         if not (work / name).exists():
             continue
         recs = list(stage_records(work, name))
@@ -137,15 +165,22 @@ def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, out
         pairs = sum(len(r.get("qa") or []) for r in recs)
         many = sum(len(r.get("qa") or []) >= 5 for r in recs)
         off = sum(len(r.get("off_passage") or []) for r in recs)
-        print(f"  {stage:<9} {plural(len(recs), 'paper')}: "
-              + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items()))
-              + f"; {plural(pairs, 'QA pair')}, {plural(many, 'paper')} with 5 or more"
-              + (f"; {plural(off, 'pair')} not about their paper dropped (see warnings)" if off else ""), file=out)
+        print(
+            f"  {stage:<9} {plural(len(recs), 'paper')}: "
+            + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items()))
+            + f"; {plural(pairs, 'QA pair')}, {plural(many, 'paper')} with 5 or more"
+            + (f"; {plural(off, 'pair')} not about their paper dropped (see warnings)" if off else ""),
+            file=out,
+        )
     if seconds:
-        print("  time      " + ", ".join(f"{k} {v:.0f}s" for k, v in seconds.items())
-              + f" (total {sum(seconds.values()):.0f}s)", file=out)
+        print(
+            "  time      "
+            + ", ".join(f"{k} {v:.0f}s" for k, v in seconds.items())
+            + f" (total {sum(seconds.values()):.0f}s)",
+            file=out,
+        )
     if embedded:
         print(f"  model     embedded SmolLM2-135M-Instruct on {embedded}", file=out)
     print(f"  work dir  {work.resolve()}", file=out)
     if output is not None and output.exists():
-        print(f"  dataset   {output.resolve()}  (datasets.load_dataset(\"{output}\", \"seed\"))", file=out)
+        print(f'  dataset   {output.resolve()}  (datasets.load_dataset("{output}", "seed"))', file=out)

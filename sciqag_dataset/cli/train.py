@@ -12,11 +12,12 @@ A YAML file given first holds the fields at its top level or under ``train:`` (o
 flags override it; every flag is a field of TrainArgs, TRL's SFTConfig or ModelConfig
 (``sciqag train --help`` lists them; ``--learning_rate`` and ``--learning-rate`` are the same).
 """
+
 from __future__ import annotations
 
 import sys
 
-from .. import pipeline
+from .. import augmentation
 from ..console import run_command, setup_logging
 from ..trainers.augment import run_augment
 from ..trainers.config import TrainConfig, parser
@@ -29,14 +30,17 @@ def cmd_train(argv: list[str]) -> int:
         return 0
     cfg = TrainConfig.parse(argv)
     if cfg.args.augment:
-        result = run_augment(cfg, pipeline.augment_generate, pipeline.augment_judge)
+        result = run_augment(cfg, augmentation.augment_generate, augmentation.augment_judge)
     else:
         result = train(cfg)
     if result is not None:  # None: a non-main rank of a distributed run
         losses = result.losses
-        print(f"Generator saved to {result.output_dir} (prompt style {cfg.args.prompt_style}, "
-              f"{result.data['train']['examples']} training examples"
-              + (f", final loss {losses[-1]:.4f}" if losses else "") + ")")
+        print(
+            f"Generator saved to {result.output_dir} (prompt style {cfg.args.prompt_style}, "
+            f"{result.data['train']['examples']} training examples"
+            + (f", final loss {losses[-1]:.4f}" if losses else "")
+            + ")"
+        )
         if result.runtime.get("hub_url"):
             print(f"Uploaded to the Hub: {result.runtime['hub_url']}")
     return 0
@@ -48,8 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     verbose = sum(argv.count(flag) for flag in ("-v", "--verbose")) + 2 * argv.count("-vv")
     argv = [a for a in argv if a not in ("-v", "-vv", "--verbose")]
     setup_logging(verbose)
-    return run_command(cmd_train, argv, "sciqag train",
-                       interrupted="checkpoints (if any) are under OUTPUT/checkpoints; rerun to resume")
+    return run_command(
+        cmd_train,
+        argv,
+        "sciqag train",
+        interrupted="checkpoints (if any) are under OUTPUT/checkpoints; rerun to resume",
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""A metric of your own in one module (docs/ARCHITECTURE.md): how many words does each question take?
+
+Its column reaches ``evaluated.jsonl``, the published `evaluated` config (typed) and the card, and
+``sciqag filter`` can drop pairs by it. Name the module in the config's ``plugins:`` (or ``--plugins``):
+
+    sciqag evaluate sciqag_work --plugins sciqag_dataset.examples.custom_metric --metrics numeric,question_words
+    sciqag filter sciqag_work --config filter.yaml   # filter: {thresholds: {max_question_words: 25}}
+    sciqag publish sciqag_work
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+
+from datasets import Value
+
+from sciqag_dataset import records
+from sciqag_dataset.jsonl import iter_latest
+from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, num, register
+from sciqag_dataset.stage import Stage
+
+
+def _words(paper: dict) -> dict:
+    counts = [len((pair["question"] or "").split()) for pair in paper["qa"]]
+    return {
+        "id": paper["id"],
+        "status": "ok",
+        "pair_metrics": [{"question_words": n} for n in counts],
+        "paper_metrics": {"mean_question_words": mean(counts) if counts else None},
+    }
+
+
+def question_words_stage(source: str) -> Stage:
+    """Words per question of every paper's usable QA pairs -> WORK/question_words.jsonl."""
+    return Stage(
+        name="question_words",
+        inputs=lambda work: records.qa_papers(work, source),
+        process=_words,
+        count=lambda work: records.count_qa(work, source),
+    )
+
+
+def _summary(path, cfg) -> dict:
+    counts = [p["question_words"] for rec in iter_latest(path) for p in rec["pair_metrics"]]
+    return {"questions": len(counts), "mean": mean(counts) if counts else None, "longest": max(counts, default=None)}
+
+
+def _at_most(row: dict, limit: int) -> str | None:
+    words = row.get("question_words")
+    return MISSING if words is None else FAIL if words > limit else None
+
+
+METRIC = register(
+    Metric(
+        name="question_words",
+        cost=5,
+        help="words per question (an example plugin)",
+        build=lambda ctx: question_words_stage(ctx.source),
+        pair_columns={"question_words": Value("int32")},
+        paper_columns={"mean_question_words": Value("float32")},
+        summarize=_summary,
+        card=lambda s: f"**Question length**: {num(s['mean'])} words per question on average, {s['longest']} at most.",
+        rules=(Rule("max_question_words", _at_most, lambda limit: f"questions of at most {limit} words"),),
+        how_to_run="sciqag evaluate WORK --plugins sciqag_dataset.examples.custom_metric --metrics question_words",
+    )
+)

@@ -1,0 +1,52 @@
+"""`sciqag benchmark` from the config: the models under test and the judge committee as LLM clients."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .config import Config
+from .errors import UserError
+from .evaluation import benchmark as benchmark_module
+from .llm import embedded
+from .llm.endpoint import ModelEndpointConfig
+from .pipeline import Endpoints, committee, judges
+
+
+def benchmark_models(template, urls: list[str] | None, models: list[str] | None) -> list:
+    """The models named by ``--endpoint``/``--model`` (paired in order, or one model for every endpoint,
+    which are then its replicas); none: the embedded model."""
+    if models and not urls:
+        raise UserError(
+            f"--model {models[0]} needs an --endpoint that serves it (without one, the benchmark asks "
+            f"the embedded {embedded.DEFAULT_MODEL_ID})"
+        )
+    members = committee(template, [], urls, models, flag="")
+    if any(not m.model for m in members):
+        raise UserError("name the model an --endpoint serves with --model (one for all endpoints, or one each)")
+    grouped: dict[str | None, list] = {}
+    for m in members:  # one model on several endpoints: one entry, its replicas
+        grouped.setdefault(m.model, []).append(m)
+    return [replace(ms[0], url=[m.url for m in ms] if len(ms) > 1 else ms[0].url) for ms in grouped.values()]
+
+
+def benchmark(cfg: Config, endpoints: Endpoints) -> benchmark_module.BenchmarkRun:
+    b = cfg.benchmark
+    models = [endpoints.client(m) for m in b.models or [ModelEndpointConfig()]]
+    judging = b.judge if b.judge is not None else bool(cfg.judge.url)
+    return benchmark_module.run_benchmark(
+        b.data,
+        b.output_dir,
+        models,
+        judges=[endpoints.client(j) for j in judges(cfg)] if judging else None,
+        config=b.config,
+        split=b.split,
+        limit=b.limit,
+        authors_test_set=b.authors_test_set,
+        system_prompt=b.system_prompt,
+        bertscore_model=b.bertscore_model if b.bertscore else None,
+        judge_batch=b.judge_batch,
+        combine=b.combine,
+        max_attempts=b.max_attempts,
+        structured=b.structured,
+        bootstrap_samples=b.bootstrap_samples,
+    )

@@ -1,0 +1,177 @@
+"""The metric registry: every column `sciqag evaluate` can add, declared once by the module that computes it.
+
+A :class:`Metric` says what its stage is, which columns it adds to the `evaluated` rows (with their
+``datasets`` types), what it costs (the run order: cheapest first, so an LLM outage loses the least),
+whether it needs the judge endpoint, how it sums up over the dataset, what the card says about it and
+which filter rules read it. Config choices, the run order, the `evaluated` schema, the merge, the summary,
+the card and the filter all read the registry, so a metric is one module plus ``register(METRIC)``.
+
+The built-in metrics register when ``sciqag_dataset.evaluation`` is imported; a module of your own
+registers when it is imported, e.g. through the config's ``plugins:`` list (``--plugin MODULE``).
+See ``examples/custom_metric.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+
+#: a filter rule's verdict on one row: None passes, FAIL drops it, MISSING drops it for lack of a value
+FAIL, MISSING = "fail", "missing"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A filter rule reading a metric's columns: ``sciqag filter`` keeps a pair only if every rule passes."""
+
+    name: str  # the rule's key in the filter rules, e.g. "min_chunk_rate"
+    check: Callable[[dict, Any], str | None]  # (evaluated row, the rule's value) -> None | FAIL | MISSING
+    describe: Callable[[Any], str]  # the rule in words, for the card: value -> "answer chunk rate ≥ 0.5"
+
+
+def at_least(column: str) -> Callable[[dict, Any], str | None]:
+    """The common rule: the row's ``column`` must be at least the threshold (a missing value is MISSING)."""
+
+    def check(row: dict, threshold) -> str | None:
+        value = row.get(column)
+        return MISSING if value is None else FAIL if value < threshold else None
+
+    return check
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a metric's stage is built from: the evaluate config, the QA source and the LLM clients."""
+
+    cfg: Any  # config.EvaluateConfig
+    source: str  # "generated" or "seed": the QA pairs evaluated
+    judges: Sequence[Any] = ()  # LLMClients (several: a committee)
+    llm: Any = None  # the client of a metric that needs one LLM (diversity's: its own, else the first judge)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One extension point of `sciqag evaluate`: a stage over papers whose records carry, per paper,
+    ``pair_metrics`` (a list aligned with the paper's QA pairs) and ``paper_metrics``."""
+
+    name: str  # the stage name and its file, WORK/<name>.jsonl
+    build: Callable[[Context], Any]  # -> stage.Stage
+    pair_columns: Mapping[str, Any] = field(default_factory=dict)  # column -> datasets feature, per QA pair
+    paper_columns: Mapping[str, Any] = field(default_factory=dict)  # column -> datasets feature, per paper
+    cost: int = 50  # the run order, cheapest first (numeric 10, coverage 20, diversity 30, racar 90)
+    needs_llm: Callable[[Any], bool] = field(default=lambda cfg: False)  # (EvaluateConfig) -> needs the judge
+    default: str = (
+        "always"  # run when --metrics is not given: "always" | "with_judge" (a judge is configured) | "never"
+    )
+    view: Callable[[dict, Any], dict] | None = None  # (record, EvaluateConfig) -> the record as merged
+    summarize: Callable[[Path, Any], dict] | None = None  # (its records that fit, EvaluateConfig) -> summary
+    card: Callable[[dict], str] | None = None  # its summary -> the card's Markdown paragraph
+    not_run: str | None = None  # what the card says when it was not run (None: nothing)
+    rules: tuple[Rule, ...] = ()
+    how_to_run: str = ""  # the command that computes it, for errors ("sciqag evaluate WORK --metrics numeric")
+    help: str = ""  # one line for --metrics and docs
+
+
+_REGISTRY: dict[str, Metric] = {}
+#: keys of evaluation_summary.json beside the metrics' own
+RESERVED = frozenset({"source", "papers", "pairs", "metrics", "plots", "card", "features"})
+
+
+def register(metric: Metric) -> Metric:
+    """Add a metric (importing its module twice is harmless); a different metric under a taken name is an error."""
+    if not metric.name.isidentifier() or metric.name in RESERVED:
+        raise ValueError(
+            f"a metric needs a name that is an identifier and not one of {sorted(RESERVED)}, not {metric.name!r}"
+        )
+    old = _REGISTRY.get(metric.name)
+    if old is not None and old.build.__module__ != metric.build.__module__:
+        raise ValueError(f"a metric named {metric.name!r} is already registered (by {old.build.__module__})")
+    taken = {
+        c: m.name for m in _REGISTRY.values() if m.name != metric.name for c in (*m.pair_columns, *m.paper_columns)
+    }
+    clash = sorted(c for c in (*metric.pair_columns, *metric.paper_columns) if c in taken)
+    if clash:
+        raise ValueError(f"metric {metric.name!r}: column(s) {clash} already belong to {taken[clash[0]]!r}")
+    _REGISTRY[metric.name] = metric
+    return metric
+
+
+def registered() -> list[Metric]:
+    """Every metric, in the order they were registered (the order of their columns)."""
+    return list(_REGISTRY.values())
+
+
+def get_metric(name: str) -> Metric:
+    if name not in _REGISTRY:
+        raise UserError(f"unknown metric {name!r}: choose from {', '.join(NAMES) or '(none registered)'}")
+    return _REGISTRY[name]
+
+
+def default_metrics(judge_configured: bool) -> list[str]:
+    """What `sciqag evaluate` runs when --metrics is not given."""
+    wanted = {"always"} | ({"with_judge"} if judge_configured else set())
+    return [m.name for m in _REGISTRY.values() if m.default in wanted]
+
+
+def run_order(names: Sequence[str]) -> list[Metric]:
+    """The chosen metrics, cheapest first."""
+    return sorted((get_metric(n) for n in names), key=lambda m: m.cost)
+
+
+def pair_columns() -> dict[str, Any]:
+    return {c: f for m in _REGISTRY.values() for c, f in m.pair_columns.items()}
+
+
+def paper_columns() -> dict[str, Any]:
+    return {c: f for m in _REGISTRY.values() for c, f in m.paper_columns.items()}
+
+
+def rules() -> dict[str, tuple[Metric, Rule]]:
+    """Every filter rule by name, with the metric whose columns it reads."""
+    return {r.name: (m, r) for m in _REGISTRY.values() for r in m.rules}
+
+
+class _Names(Sequence):
+    """The registered names as they are when read (a config field's ``choices`` is declared before a plugin
+    registers its metric)."""
+
+    def __getitem__(self, i):
+        return list(_REGISTRY)[i]
+
+    def __len__(self) -> int:
+        return len(_REGISTRY)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(_REGISTRY))
+
+    def __contains__(self, name) -> bool:
+        return name in _REGISTRY
+
+    def __repr__(self) -> str:
+        return repr(tuple(_REGISTRY))
+
+
+NAMES: Sequence[str] = _Names()
+
+
+def load_plugins(modules: Sequence[str]) -> None:
+    """Import each module named in the config's ``plugins:`` (it registers its metrics as it is imported)."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise UserError(f"plugin {name!r} cannot be imported: {exc} (is it installed, or on PYTHONPATH?)") from exc
+
+
+def pct(x: float | None, digits: int = 0) -> str:
+    """A share as the card writes it: 0.683 -> "68 %"; None -> "n/a"."""
+    return "n/a" if x is None else f"{x * 100:.{digits}f} %"
+
+
+def num(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
