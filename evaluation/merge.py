@@ -24,6 +24,7 @@ from sciqag_dataset import metrics, records
 from sciqag_dataset.atomic import replacing, write_json
 from sciqag_dataset.config import EvaluateConfig
 from sciqag_dataset.jsonl import JsonlIndex, JsonlWriter
+from sciqag_dataset.pair_ids import pair_ids
 from sciqag_dataset.qa.rules import refers_to_source
 from sciqag_dataset.runner import FAILED
 from sciqag_dataset.schema import RACAR_DIMENSIONS, conform, evaluated_features
@@ -85,8 +86,10 @@ def _rows(
     paper_metrics: dict[str, Any] = {}
     for name, rec in recs.items():  # a metric fills only its own columns
         paper_metrics.update({k: v for k, v in (rec.get("paper_metrics") or {}).items() if k in mine[name][1]})
+    ids = pair_ids(paper["id"], [p.get("question") or "" for p in paper["qa"]])
     for k, pair in enumerate(paper["qa"]):
         row: dict[str, Any] = {
+            "pair_id": ids[k],
             "paper_id": paper["id"],
             "title": paper.get("title"),
             "doi": doi,

@@ -195,3 +195,19 @@ def coverage_histogram(
     values: Iterable[float], path, *, label: str = "coverage", unit: str = "value", caption: str = ""
 ) -> Path:
     return _save(coverage_figure(values, label=label, unit=unit), path, caption)
+
+
+def agreement_confusion(matrix, dimension: str, path, caption: str = "") -> Path:
+    """A 3 x 3 count of judge score (rows) against human score (columns) for one RACAR dimension."""
+    fig, ax = _pyplot().subplots(figsize=(3.8, 3.4))
+    ax.imshow(matrix, cmap="Blues")
+    for i in range(3):
+        for j in range(3):
+            dark = matrix[i, j] > matrix.max() / 2
+            ax.text(j, i, str(int(matrix[i, j])), ha="center", va="center", color="white" if dark else "black")
+    ax.set_xticks(range(3), ["1", "2", "3"])
+    ax.set_yticks(range(3), ["1", "2", "3"])
+    ax.set_xlabel("reviewer score")
+    ax.set_ylabel("judge score")
+    ax.set_title(wrap(f"{dimension}: judge vs reviewers ({plural(int(matrix.sum()), 'rating')})", 40))
+    return _save(fig, path, caption)

@@ -19,11 +19,13 @@ import datasets
 from . import __version__
 from .errors import MissingInput, UserError
 from .jsonl import JsonlIndex, read_jsonl
+from .pair_ids import pair_id, pair_ids
 from .qa.format import to_instruction
 from .qa.prompts import PROMPT_STYLES
 from .records import stage_records, usable
-from .schema import conform, evaluated_features, features_for
-from .wiring import CONFIG_FILES, EVALUATED, EVALUATION_SUMMARY, FILTERED, PAPERS
+from .review.store import apply_decision, decisions, read_reviews
+from .schema import EVALUATED_BASE, REVIEW_COLUMNS, conform, evaluated_features, features_for
+from .wiring import CONFIG_FILES, EVALUATED, EVALUATION_SUMMARY, FILTERED, PAPERS, REVIEWS
 
 CITATION = """\
 @article{wan2024sciqag,
@@ -45,13 +47,14 @@ def evaluated_file(work: Path) -> str:
 
 def evaluated_columns(work: Path | None) -> datasets.Features:
     """The `evaluated` rows' columns as the run's merge wrote them (its summary records them, a plugin metric's
-    included), else those of the metrics registered in this process."""
+    included), else those of the metrics registered in this process; then what reviewers decided."""
     summary = Path(work) / EVALUATION_SUMMARY if work else None
     if summary is not None and summary.exists():
         features = json.loads(summary.read_text(encoding="utf-8")).get("features")
         if features:
-            return datasets.Features.from_dict(features)
-    return evaluated_features()
+            recorded = datasets.Features.from_dict(features)
+            return datasets.Features({**EVALUATED_BASE, **recorded, **REVIEW_COLUMNS})
+    return datasets.Features({**evaluated_features(), **REVIEW_COLUMNS})
 
 
 def split_of(paper_id: str, train: float = 0.8, validation: float = 0.1) -> str:
@@ -124,6 +127,8 @@ class SciQAG(datasets.GeneratorBasedBuilder):
         for rec in stage_records(work, f"{name}.jsonl"):
             if not usable(rec) or not keep(rec):
                 continue
+            ids = pair_ids(rec["id"], [p.get("question") or "" for p in rec.get("qa") or []])
+            rec["qa"] = [{**p, "pair_id": i} for p, i in zip(rec.get("qa") or [], ids)]
             if name == "seed":
                 # the style it was asked in, if a generator can be trained on it (not the embedded profile's)
                 style = rec.get("prompt_style") if rec.get("prompt_style") in PROMPT_STYLES else "paper"
@@ -134,10 +139,15 @@ class SciQAG(datasets.GeneratorBasedBuilder):
         features = self.info.features
         if self.config.name == "evaluated":  # one row per QA pair; the split follows its paper
             papers = JsonlIndex(work / STAGE_FILES["papers"])
+            decided = decisions(read_reviews(work / REVIEWS))  # only the reviewed pairs: small
             for n, row in enumerate(read_jsonl(work / evaluated_file(work))):
                 if not self.config.allow_partial and partial(papers.get(row["paper_id"])):
                     continue
-                if split_of(row["paper_id"], self.config.train, self.config.validation) == split:
+                if split_of(row["paper_id"], self.config.train, self.config.validation) != split:
+                    continue
+                row.setdefault("pair_id", pair_id(row["paper_id"], row.get("question") or ""))  # an older merge
+                row = apply_decision(row, decided.get(row["pair_id"]))
+                if row is not None:  # None: dropped by its reviewers
                     yield f"{row['paper_id']}-{n}", conform(row, features)
             return
         for rec in self._records(work):

@@ -29,6 +29,7 @@ from .errors import MissingInput, UserError
 from .folders import MARKER, check_publish_target, install_publish, new_staging
 from .jsonl import iter_latest
 from .records import USABLE
+from .review.card import human_review
 from .runner import manifest_path
 from .wiring import EVALUATION_SUMMARY, FILTER_SUMMARY, PAPERS
 
@@ -123,7 +124,8 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                 "column of the stage files)"
             )
         quality = _quality(work, staging)
-        card = render_card(work, cfg, counts, configs_yaml, features, excluded, quality)
+        review = human_review(work, staging)
+        card = render_card(work, cfg, counts, configs_yaml, features, excluded, quality, review)
         card.save(staging / "README.md")
         install_publish(staging, out)
     finally:
@@ -229,7 +231,9 @@ def _split_notes(counts: list[dict]) -> list[str]:
     return notes
 
 
-def render_card(work: Path, cfg: Config, counts, configs_yaml, features, excluded, quality=None) -> DatasetCard:
+def render_card(
+    work: Path, cfg: Config, counts, configs_yaml, features, excluded, quality=None, review=None
+) -> DatasetCard:
     pc = cfg.publish
     formats = Counter(p.get("source_format") or "unknown" for p in iter_latest(work / PAPERS))  # streamed
     n_pairs = sum(r["pairs"] for r in counts)
@@ -274,6 +278,8 @@ def render_card(work: Path, cfg: Config, counts, configs_yaml, features, exclude
             citation=CITATION,
             quality=quality,
             filter_rules=_filter_rules(quality),
+            review=review,
+            calibration=((quality or {}).get("filter") or {}).get("calibration"),
         )
 
 

@@ -89,6 +89,7 @@ RECORD = Features({**PAPER_COLUMNS, **KEYWORD_COLUMNS, **GENERATION_COLUMNS, **I
 #: The `evaluated` config has one row per QA pair (what filtering and benchmarks want): these columns, then
 #: each registered metric's (``metrics.Metric.pair_columns`` and ``paper_columns``).
 EVALUATED_BASE = {
+    "pair_id": Value("string"),  # stable across reruns and publishes (``pair_ids``)
     "paper_id": Value("string"),
     "title": Value("string"),
     "doi": Value("string"),
@@ -96,6 +97,16 @@ EVALUATED_BASE = {
     "question": Value("string"),
     "answer": Value("string"),
     "origin": Value("string"),
+}
+
+
+#: What people decided about a pair in `sciqag review`, added to the published `evaluated` rows: who reviewed
+#: it, their mean score per RACAR dimension, and the generated text where a reviewer edited it.
+REVIEW_COLUMNS = {
+    "reviewed_by": List(Value("string")),
+    **{f"human_{d}": Value("float32") for d in RACAR_DIMENSIONS},
+    "original_question": Value("string"),
+    "original_answer": Value("string"),
 }
 
 
@@ -125,8 +136,13 @@ CONFIG_COLUMNS: dict[str, list[str]] = {
 }
 
 
+#: A published pair also carries its stable id (``pair_ids``); stage records do not store it.
+PUBLISHED_QA_PAIR = {**QA_PAIR, "pair_id": Value("string")}
+
+
 def features_for(config: str) -> Features:
-    return Features({name: RECORD[name] for name in CONFIG_COLUMNS[config]})
+    published = {**RECORD, "qa": List(PUBLISHED_QA_PAIR)}
+    return Features({name: published[name] for name in CONFIG_COLUMNS[config]})
 
 
 def empty_value(feature):

@@ -25,6 +25,8 @@ INGEST_REPORT, EVALUATION_SUMMARY, FILTER_SUMMARY = (
     "evaluation_summary.json",
     "filter_summary.json",
 )
+#: people's reviews (`sciqag review`, appended) and their agreement with the judge (`sciqag agreement`)
+REVIEWS, AGREEMENT = "reviews.jsonl", "agreement.json"
 
 WIRING: dict[str, Wire] = {
     w.stage: w

@@ -25,6 +25,7 @@ SLOW_FIXTURES = {
     "embedded_server",  # llama.cpp or transformers serving the packaged SmolLM2
     "test_train.py::trained",  # a LoRA fine-tuning run (~13 s)
     "test_keywords.py::nlp",  # loads the spaCy pipeline (~7 s)
+    "evaluated_review_work",  # runs the evaluate stage with the real embedder (~10 s)
 }
 # Not listed: test_coverage.py's `model` (MiniLM, ~7 s). Most of that is importing sentence-transformers, which
 # the next quick test to touch the embedder would pay instead, so marking it moves the cost, not removes it.
@@ -136,3 +137,19 @@ def paper_host(tmp_path_factory):
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", root / "papers"
     httpd.shutdown()
+
+
+@pytest.fixture(scope="session")
+def evaluated_review_work(tmp_path_factory) -> Path:
+    """Four papers, 20 pairs, evaluated (RACAR by a scripted judge, real coverage): built once per session."""
+    from review_samples import evaluated_work
+
+    return evaluated_work(tmp_path_factory.mktemp("review-template"))
+
+
+@pytest.fixture
+def review_work(evaluated_review_work, tmp_path) -> Path:
+    """A fresh copy of the evaluated review work directory for one test to change."""
+    import shutil
+
+    return Path(shutil.copytree(evaluated_review_work, tmp_path / "work"))

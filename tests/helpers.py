@@ -10,6 +10,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from sciqag_dataset.schema import RACAR_DIMENSIONS
+
 
 class RecordingProxy:
     """A loopback HTTP proxy in front of a real server: it records each request's path, headers and body, then
@@ -134,6 +136,25 @@ class ScriptedChat:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class ScriptedJudge(ScriptedChat):
+    """FAKE OpenAI-style endpoint (loopback): replies written by the test, chosen by the prompt's dimension.
+
+    ``replies[dim]`` is a list: attempt k gets item k (the last one repeats). With
+    ``reject_structured`` every request carrying ``response_format`` gets a 400.
+    """
+
+    def __init__(self, replies: dict[str, list[str]], reject_structured: bool = False):
+        def reply(body):
+            if reject_structured and "response_format" in body:
+                return 400, {"error": {"message": "response_format is not supported"}}
+            prompt = body["messages"][-1]["content"]
+            dim = next(d for d in RACAR_DIMENSIONS if f"Rate the {d}" in prompt)
+            attempt = prompt.count("a previous reply to this request could not be used")
+            return replies[dim][min(attempt, len(replies[dim]) - 1)]
+
+        super().__init__(reply)
 
 
 class FakeHfApi:

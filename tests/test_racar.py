@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import ScriptedChat, read_jsonl, write_jsonl
+from helpers import ScriptedJudge, read_jsonl, write_jsonl
 
 from sciqag_dataset.evaluation import racar
 from sciqag_dataset.evaluation.judge_prompts import build_racar_messages, racar_response_format
@@ -201,25 +201,6 @@ def test_tiny_server_malformed_reply_is_retried_as_a_new_request(says_server, tm
 
 def _judgements(scores):
     return json.dumps([{"score": s, "reasons": f"scored {s}"} for s in scores])
-
-
-class ScriptedJudge(ScriptedChat):
-    """FAKE OpenAI-style endpoint (loopback): replies written by the test, chosen by the prompt's dimension.
-
-    ``replies[dim]`` is a list: attempt k gets item k (the last one repeats). With
-    ``reject_structured`` every request carrying ``response_format`` gets a 400.
-    """
-
-    def __init__(self, replies: dict[str, list[str]], reject_structured: bool = False):
-        def reply(body):
-            if reject_structured and "response_format" in body:
-                return 400, {"error": {"message": "response_format is not supported"}}
-            prompt = body["messages"][-1]["content"]
-            dim = next(d for d in RACAR_DIMENSIONS if f"Rate the {d}" in prompt)
-            attempt = prompt.count("a previous reply to this request could not be used")
-            return replies[dim][min(attempt, len(replies[dim]) - 1)]
-
-        super().__init__(reply)
 
 
 def test_committee_with_retry_and_structured_fallback(tmp_path):

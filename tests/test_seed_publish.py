@@ -18,6 +18,7 @@ from sciqag_dataset.builders.seed import seed_one
 from sciqag_dataset.config import Config, SeedConfig
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.llm.server import LocalServer
+from sciqag_dataset.pair_ids import pair_id
 from sciqag_dataset.publish import push_to_hub, write_folder
 from sciqag_dataset.qa.prompts import fit_to_context
 from sciqag_dataset.runner import run_stage
@@ -241,8 +242,16 @@ def test_builder_splits_are_paper_level_and_deterministic(tmp_path):
     assert [m["role"] for m in row["messages"]][-1] == "assistant"
     assert row["input"].startswith("We grew")
     assert dsd["train"].features["qa"] == datasets.List(
-        {"question": datasets.Value("string"), "answer": datasets.Value("string"), "origin": datasets.Value("string")}
+        {
+            "question": datasets.Value("string"),
+            "answer": datasets.Value("string"),
+            "origin": datasets.Value("string"),
+            "pair_id": datasets.Value("string"),
+        }
     )
+    # every published pair carries its stable id: the paper id and a hash of the question
+    for pair in row["qa"]:
+        assert pair["pair_id"] == pair_id(row["id"], pair["question"])
 
 
 def test_publish_folder_loads_with_load_dataset(tmp_path):

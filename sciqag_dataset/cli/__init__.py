@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from .. import __version__, pipeline, remote, scale
+from ..atomic import write_json
 from ..config import (
     STAGES,
     EvaluateConfig,
@@ -30,13 +31,15 @@ from ..config import (
 )
 from ..console import run_command, setup_logging
 from ..errors import MissingInput, UserError
+from ..evaluation.calibrate import calibrate
 from ..folders import WORK_LAYOUT, check_publish_target, claim
 from ..llm.endpoint import EndpointConfig
 from ..metrics import default_metrics
 from ..trainers.config import TrainConfig
-from ..wiring import PAPERS
+from ..wiring import FILTER_SUMMARY, PAPERS
 from . import benchmark as benchmark_cli
 from . import report
+from . import review as review_cli
 from .flags import (
     Deprecated,
     Parser,
@@ -159,7 +162,18 @@ def cmd_filter(args) -> int:
         gone = pipeline.clear_filter(cfg)
         print(f"Filter cleared ({', '.join(gone) or 'there was none'}): the next publish takes every evaluated pair.")
         return 0
-    return report.filtered(Path(cfg.work_dir), pipeline.filter_evaluated(cfg))
+    calibration = None
+    if args.calibrate:
+        if cfg.filter.min_racar is not None:
+            raise UserError("--calibrate chooses --min-racar from the reviews: give one or the other")
+        calibration = calibrate(cfg.work_dir)
+        report.calibration(calibration)
+        cfg.filter.min_racar = calibration["threshold"]
+    result = pipeline.filter_evaluated(cfg)
+    if calibration:  # the card says where the threshold came from
+        result["calibration"] = calibration
+        write_json(Path(cfg.work_dir) / FILTER_SUMMARY, result)
+    return report.filtered(Path(cfg.work_dir), result)
 
 
 def check_publish_targets(cfg) -> None:
@@ -284,6 +298,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_work(p)
     add_section(p, "filter", FilterConfig, title="rules (all must pass; a pair missing a needed score is not kept)")
     p.add_argument("--clear", action="store_true", help="undo the filter: the next publish takes every evaluated pair")
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="choose --min-racar as the threshold that best reproduces the reviewers' keep/drop decisions "
+        "(`sciqag review`); prints precision and recall per threshold",
+    )
     p.set_defaults(func=cmd_filter)
 
     p = command(sub, "publish", "parquet configs + dataset card -> a folder `load_dataset` reads")
@@ -319,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     benchmark_cli.add_parsers(sub)
+    review_cli.add_parsers(sub)
 
     command(
         sub,

@@ -141,6 +141,20 @@ def published(out: Path, copies: list[str]) -> int:
     return EXIT_OK
 
 
+def calibration(result: dict) -> None:
+    print(
+        f"calibration on {plural(result['pairs'], 'reviewed pair')} ({result['kept_by_people']} kept by people): "
+        "keep a pair when its RACAR mean is at least"
+    )
+    print(f"  {'threshold':>9} {'precision':>9} {'recall':>6} {'agree':>5} {'kept':>5}")
+    for row in result["table"]:
+        mark = "  <- chosen" if row["threshold"] == result["threshold"] else ""
+        print(
+            f"  {row['threshold']:>9.2f} {row['precision']:>9.2f} {row['recall']:>6.2f} {row['agreement']:>5.2f} "
+            f"{row['kept']:>5}{mark}"
+        )
+
+
 def filtered(work: Path, result: dict) -> int:
     print(
         f"filter: {plural(result['pairs'], 'pair')} -> {result['kept']} kept, {result['dropped']} dropped, "

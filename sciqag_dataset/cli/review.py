@@ -1,0 +1,125 @@
+"""`sciqag review` (people rate and correct pairs in the browser) and `sciqag agreement` (how well the
+judge and the people agree)."""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import webbrowser
+from pathlib import Path
+
+from ..console import plural
+from ..errors import Unavailable, UserError
+from ..evaluation.agreement import write_agreement
+from ..evaluation.ratings import collect
+from ..review.session import ReviewSession
+from ..review.store import check_reviewer
+from ..wiring import AGREEMENT, REVIEWS
+from .flags import command
+
+try:  # the `review` extra: a plain install still runs every other command
+    import uvicorn
+
+    from ..review.app import create_app
+except ImportError as exc:
+    uvicorn = create_app = exc
+
+
+def _work(path: str) -> Path:
+    work = Path(path)
+    if not work.is_dir():
+        raise UserError(f"{work} is not a work directory (run `sciqag evaluate WORK` first)")
+    return work
+
+
+def cmd_review(args) -> int:
+    if isinstance(create_app, ImportError):
+        raise Unavailable(f"`sciqag review` needs {create_app.name}: pip install 'sciqag-hf[review]'")
+    work = _work(args.work)
+    if args.reviewer:
+        check_reviewer(args.reviewer)
+    session = ReviewSession(
+        work,
+        Path(args.reviews) if args.reviews else work / REVIEWS,
+        sample=args.sample,
+        overlap=args.overlap,
+        seed=args.seed,
+        blind=args.blind,
+    )
+    token = secrets.token_urlsafe(24)
+    app = create_app(session, token)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", args.port))
+    except OSError as e:
+        raise UserError(
+            f"port {args.port} on 127.0.0.1 is taken ({e.strerror}): pass --port 0 for a free one"
+        ) from None
+    port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/?token={token}"
+    if args.reviewer:
+        url += f"&reviewer={args.reviewer}"
+    n = args.sample or len(session.entries)
+    print(
+        f"Reviewing {plural(n, 'pair')} of {work} (of {len(session.entries)}); every action is saved to "
+        f"{session.log.path}.\nOpen {url}\n(only this machine can reach it; Ctrl-C stops the server, nothing is lost)",
+        flush=True,
+    )
+    if args.open:
+        webbrowser.open(url)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[sock])
+    return 0
+
+
+def cmd_agreement(args) -> int:
+    work = _work(args.work)
+    ratings = collect(work, args.ratings or (), reviews=args.reviews)
+    if not ratings.humans():
+        raise UserError(
+            f"no human ratings: review pairs with `sciqag review {work}` or pass --ratings FILE (CSV or JSONL)"
+        )
+    out = write_agreement(work, ratings, Path(args.output) if args.output else None, rounds=args.bootstrap)
+    print(f"Agreement of {plural(len(ratings.kinds), 'rater')} written to {out}")
+    return 0
+
+
+def add_parsers(sub) -> None:
+    p = command(
+        sub, "review", "rate and correct QA pairs in the browser (local, token-protected) -> WORK/reviews.jsonl"
+    )
+    p.add_argument("work", metavar="WORK", help="a work directory that `sciqag evaluate` has run in")
+    p.add_argument("--reviewer", metavar="NAME", help="your name, saved with every action (else the page asks)")
+    p.add_argument("--sample", type=int, metavar="N", help="review N pairs, stratified by RACAR mean and paper")
+    p.add_argument("--overlap", type=int, default=0, metavar="K", help="of them, K pairs every reviewer sees")
+    p.add_argument("--seed", type=int, default=0, help="the sample's seed (the same seed gives the same pairs)")
+    p.add_argument("--blind", action="store_true", help="hide the judge's scores (else shown as suggestions)")
+    p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free one)")
+    p.add_argument("--open", action="store_true", help="open the page in the default browser")
+    p.add_argument("--reviews", metavar="FILE", help=f"the reviews file (default WORK/{REVIEWS})")
+    p.set_defaults(func=cmd_review)
+
+    p = command(
+        sub,
+        "agreement",
+        "agreement between the judge and people, per RACAR dimension (kappa, Spearman, Krippendorff's alpha)",
+    )
+    p.add_argument("work", metavar="WORK", help="the work directory reviewed")
+    p.add_argument(
+        "--ratings",
+        nargs="+",
+        metavar="FILE",
+        help="more ratings, CSV or JSONL: pair_id, rater, relevance, agnosticism, completeness, accuracy, "
+        "reasonableness (1-3, blanks allowed), optionally keep (0/1)",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help=f"where to write the result (default WORK/{AGREEMENT})")
+    p.add_argument("--reviews", metavar="FILE", help=f"the reviews file (default WORK/{REVIEWS})")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=500,
+        metavar="N",
+        help="bootstrap rounds for the 95 %% intervals (~10 s per 1000 rounds and pair of raters)",
+    )
+    p.set_defaults(func=cmd_agreement)

@@ -1,0 +1,168 @@
+"""What the review page shows and saves, independent of the web layer.
+
+Rows and papers are read from their files when a pair is shown (the queue holds offsets), and the reviews
+file is tailed before every answer, so what another tab or reviewer saved a moment ago is seen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+from ..jsonl import JsonlIndex
+from ..schema import RACAR_DIMENSIONS
+from ..wiring import EVALUATED, PAPERS
+from .queue import Entry, build_queue, scan, stratum
+from .store import ReviewLog, append_review, check_reviewer, reviewed
+
+STATUSES = ("all", "todo", "done", "kept", "dropped", "edited")
+SCORE_FILTERS = ("all", "low", "mid", "high", "unscored")
+
+
+def evidence_spans(text: str, evidence: list[str]) -> list[tuple[int, int]]:
+    """Where the evidence sentences stand in ``text`` (whitespace may differ), merged and sorted."""
+    spans = []
+    for sentence in evidence or []:
+        words = sentence.split()
+        if not words:
+            continue
+        m = re.search(r"\s+".join(map(re.escape, words)), text)
+        if m:
+            spans.append((m.start(), m.end()))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def passage(text: str, evidence: list[str]) -> list[dict]:
+    """The paper text as segments, the evidence ones marked (the page builds them as text, never as HTML)."""
+    out, at = [], 0
+    for start, end in evidence_spans(text, evidence):
+        if start > at:
+            out.append({"text": text[at:start], "mark": False})
+        out.append({"text": text[start:end], "mark": True})
+        at = end
+    if at < len(text):
+        out.append({"text": text[at:], "mark": False})
+    return out
+
+
+def status_of(state: dict, row: dict) -> set[str]:
+    tags = {"done" if reviewed(state) else "todo"}
+    if state.get("keep") is True:
+        tags.add("kept")
+    if state.get("keep") is False:
+        tags.add("dropped")
+    if any(k in state and state[k] != row.get(k) for k in ("question", "answer")):
+        tags.add("edited")
+    return tags
+
+
+class ReviewSession:
+    """One work directory under review: queues per reviewer, rows by offset, the reviews file."""
+
+    def __init__(
+        self,
+        work: Path,
+        reviews: Path,
+        *,
+        sample: int | None = None,
+        overlap: int = 0,
+        seed: int = 0,
+        blind: bool = False,
+    ):
+        self.work, self.blind = Path(work), blind
+        self.params = {"sample": sample, "overlap": overlap, "seed": seed}
+        self.entries = scan(self.work)
+        build_queue(self.entries, "check", **self.params)  # bad parameters fail at start, not on first page
+        self.log = ReviewLog(Path(reviews)).refresh()
+        self.papers = JsonlIndex(self.work / PAPERS)
+        self.queues: dict[str, list[Entry]] = {}
+        self.lock = threading.Lock()
+
+    def queue(self, reviewer: str) -> list[Entry]:
+        if reviewer not in self.queues:
+            mine = {pid for (r, pid) in self.log.states if r == reviewer}
+            self.queues[reviewer] = build_queue(self.entries, reviewer, already=mine, **self.params)
+        return self.queues[reviewer]
+
+    def _row(self, entry: Entry) -> dict:
+        with (self.work / EVALUATED).open("rb") as f:
+            f.seek(entry.offset)
+            return json.loads(f.readline())
+
+    def _matches(self, reviewer: str, entry: Entry, status: str, score: str) -> bool:
+        if score != "all" and stratum(entry.mean) != score:
+            return False
+        if status == "all":
+            return True
+        state = self.log.of(reviewer, entry.pair_id)
+        if status in ("todo", "done", "kept", "dropped"):  # no row read needed
+            return status in status_of(state, {}) - {"edited"}
+        return status in status_of(state, self._row(entry))
+
+    def find(self, reviewer: str, start: int, step: int, status: str = "all", score: str = "all") -> int | None:
+        """The first index from ``start`` (inclusive) going by ``step`` whose pair passes the filters."""
+        reviewer = check_reviewer(reviewer)
+        with self.lock:
+            self.log.refresh()
+            q = self.queue(reviewer)
+            i = start
+            while 0 <= i < len(q):
+                if self._matches(reviewer, q[i], status, score):
+                    return i
+                i += step
+            return None
+
+    def show(self, reviewer: str, index: int) -> dict:
+        """Everything the page needs for the reviewer's ``index``-th pair."""
+        reviewer = check_reviewer(reviewer)
+        with self.lock:
+            self.log.refresh()
+            q = self.queue(reviewer)
+            if not q:
+                return {"total": 0, "done": 0, "reviewer": reviewer}
+            index = min(max(index, 0), len(q) - 1)
+            entry = q[index]
+            row = self._row(entry)
+            paper = self.papers.get(entry.paper_id) or {}
+            state = self.log.of(reviewer, entry.pair_id)
+            done = sum(reviewed(self.log.of(reviewer, e.pair_id)) for e in q)
+        judge = None
+        if not self.blind and any(row.get(d) is not None for d in RACAR_DIMENSIONS):
+            reasons = row.get("racar_reasons") or {}
+            judge = {d: {"score": row.get(d), "reason": reasons.get(d)} for d in RACAR_DIMENSIONS}
+        return {
+            "reviewer": reviewer,
+            "index": index,
+            "total": len(q),
+            "done": done,
+            "pair_id": entry.pair_id,
+            "paper_id": entry.paper_id,
+            "title": row.get("title") or paper.get("title") or entry.paper_id,
+            "doi": row.get("doi"),
+            "question": row.get("question"),
+            "answer": row.get("answer"),
+            "passage": passage(paper.get("text") or "", row.get("context") or []),
+            "judge": judge,
+            "state": {k: v for k, v in state.items() if k != "time"},
+            "status": sorted(status_of(state, row)),
+        }
+
+    def save(self, reviewer: str, pair_id: str, changes: dict) -> dict:
+        """Append one action for a pair of the reviewer's queue; returns the pair's state after it."""
+        reviewer = check_reviewer(reviewer)
+        with self.lock:
+            if pair_id not in {e.pair_id for e in self.queue(reviewer)}:
+                raise KeyError(pair_id)
+            append_review(self.log.path, reviewer, pair_id, changes)
+            self.log.refresh()
+            state = self.log.of(reviewer, pair_id)
+            done = sum(reviewed(self.log.of(reviewer, e.pair_id)) for e in self.queue(reviewer))
+        return {"state": {k: v for k, v in state.items() if k != "time"}, "done": done}

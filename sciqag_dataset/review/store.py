@@ -1,0 +1,191 @@
+"""``WORK/reviews.jsonl``: every reviewer action, appended as it happens, never rewritten.
+
+One line per action: ``{"reviewer", "pair_id", "time", "changes": {field: value}}``; a value of ``null``
+clears the field. A reviewer's view of a pair is the fold of their lines in file order, so a reload, a
+second tab, a second reviewer or a second server on the same file lose nothing: each append holds an
+exclusive lock, and a reader takes only whole lines, tailing the file from where it stopped.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UserError
+from ..schema import RACAR_DIMENSIONS
+
+SCORES = {1, 2, 3}
+TEXT_FIELDS = ("question", "answer", "comment")
+FIELDS = (*RACAR_DIMENSIONS, "keep", *TEXT_FIELDS)
+MAX_TEXT = 20_000
+
+
+def check_reviewer(name: str) -> str:
+    name = (name or "").strip()
+    if not name or len(name) > 64 or not name.isprintable() or any(c in name for c in "<>&\"'"):
+        raise UserError(f"reviewer name {name!r}: 1 to 64 printable characters, none of < > & \" '")
+    return name
+
+
+def check_changes(changes: object) -> dict:
+    """The changes of one action, checked: RACAR scores 1-3, keep true/false, texts; null clears."""
+    if not isinstance(changes, dict) or not changes:
+        raise UserError("changes must be a non-empty object")
+    for k, v in changes.items():
+        if k not in FIELDS:
+            raise UserError(f"unknown field {k!r}: one of {', '.join(FIELDS)}")
+        if v is None:
+            continue
+        if k in RACAR_DIMENSIONS and (isinstance(v, bool) or v not in SCORES):
+            raise UserError(f"{k} must be 1, 2 or 3 (or null), not {v!r}")
+        if k == "keep" and not isinstance(v, bool):
+            raise UserError(f"keep must be true or false (or null), not {v!r}")
+        if k in TEXT_FIELDS and (not isinstance(v, str) or len(v) > MAX_TEXT):
+            raise UserError(f"{k} must be text of at most {MAX_TEXT} characters")
+    return dict(changes)
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def append_review(path: Path, reviewer: str, pair_id: str, changes: dict) -> dict:
+    """Append one checked action under an exclusive lock, flushed to disk before returning."""
+    event = {
+        "reviewer": check_reviewer(reviewer),
+        "pair_id": str(pair_id),
+        "time": now(),
+        "changes": check_changes(changes),
+    }
+    line = (json.dumps(event, ensure_ascii=False) + "\n").encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # closing releases the lock
+    return event
+
+
+@dataclass
+class ReviewLog:
+    """The folded state of a reviews file, brought up to date by ``refresh`` (reads only new lines)."""
+
+    path: Path
+    offset: int = 0
+    states: dict[tuple[str, str], dict] = field(default_factory=dict)  # (reviewer, pair_id) -> fields + time
+    skipped: int = 0  # lines that were not a review action (reported, never fatal)
+
+    def refresh(self) -> ReviewLog:
+        if not self.path.exists():
+            return self
+        with self.path.open("rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1  # a line still being written is read next time
+        for raw in data[:end].splitlines():
+            self._apply(raw)
+        self.offset += end
+        return self
+
+    def _apply(self, raw: bytes) -> None:
+        try:
+            event = json.loads(raw)
+            key = (check_reviewer(event["reviewer"]), str(event["pair_id"]))
+            changes = check_changes(event["changes"])
+        except (ValueError, KeyError, TypeError, UserError):
+            self.skipped += 1
+            return
+        state = self.states.setdefault(key, {})
+        for k, v in changes.items():
+            if v is None:
+                state.pop(k, None)
+            else:
+                state[k] = v
+        state["time"] = event.get("time")
+
+    def of(self, reviewer: str, pair_id: str) -> dict:
+        return self.states.get((reviewer, pair_id), {})
+
+    def reviewers(self) -> list[str]:
+        return sorted({r for r, _ in self.states})
+
+
+def read_reviews(path: Path) -> ReviewLog:
+    return ReviewLog(Path(path)).refresh()
+
+
+def reviewed(state: dict) -> bool:
+    """A pair counts as reviewed by someone once they scored every dimension or decided keep/drop."""
+    return "keep" in state or all(d in state for d in RACAR_DIMENSIONS)
+
+
+@dataclass
+class Decision:
+    """What the reviewers of one pair decided together."""
+
+    reviewers: list[str]
+    scores: dict[str, float]  # mean human score per dimension, where someone scored it
+    keep: bool | None  # None: nobody decided; False when more reviewers dropped it than kept it
+    question: str | None  # the latest edit, if any
+    answer: str | None
+
+
+def decisions(log: ReviewLog) -> dict[str, Decision]:
+    """Per pair id, the reviewers' combined decision."""
+    by_pair: dict[str, list[tuple[str, dict]]] = {}
+    for (reviewer, pid), state in log.states.items():
+        if state.keys() - {"time"}:
+            by_pair.setdefault(pid, []).append((reviewer, state))
+    out = {}
+    for pid, states in by_pair.items():
+        scores = {}
+        for d in RACAR_DIMENSIONS:
+            given = [s[d] for _, s in states if d in s]
+            if given:
+                scores[d] = sum(given) / len(given)
+        votes = [s["keep"] for _, s in states if "keep" in s]
+        keep = None if not votes else votes.count(False) <= votes.count(True)
+        latest = sorted(states, key=lambda rs: rs[1].get("time") or "")
+        edit = {k: s[k] for _, s in latest for k in ("question", "answer") if k in s}
+        out[pid] = Decision(
+            reviewers=sorted(r for r, _ in states),
+            scores=scores,
+            keep=keep,
+            question=edit.get("question"),
+            answer=edit.get("answer"),
+        )
+    return out
+
+
+def human_ratings(log: ReviewLog) -> Iterator[dict]:
+    """One rating row per reviewer and pair: ``pair_id, rater`` and the scores and keep they gave."""
+    for (reviewer, pid), state in sorted(log.states.items()):
+        row = {"pair_id": pid, "rater": reviewer}
+        row.update({d: state.get(d) for d in RACAR_DIMENSIONS})
+        row["keep"] = state.get("keep")
+        if any(row[k] is not None for k in (*RACAR_DIMENSIONS, "keep")):
+            yield row
+
+
+def apply_decision(row: dict, decision: Decision | None) -> dict | None:
+    """An `evaluated` row as people left it: None if they dropped it; their edit in place of the generated
+    text (kept in ``original_question``/``original_answer``); who reviewed it and their mean scores."""
+    if decision is None:
+        return row
+    if decision.keep is False:
+        return None
+    row = dict(row, reviewed_by=decision.reviewers)
+    row.update({f"human_{d}": decision.scores.get(d) for d in RACAR_DIMENSIONS})
+    for key in ("question", "answer"):
+        edit = getattr(decision, key)
+        if edit is not None and edit != row.get(key):
+            row[f"original_{key}"], row[key] = row.get(key), edit
+    return row
