@@ -10,7 +10,7 @@ import sys
 
 import datasets
 import pytest
-from helpers import read_jsonl
+from helpers import read_jsonl, write_jsonl
 from starlette.testclient import TestClient
 
 from sciqag_dataset.config import Config
@@ -21,6 +21,7 @@ from sciqag_dataset.evaluation.ratings import Ratings, collect, read_ratings_fil
 from sciqag_dataset.pair_ids import pair_id, pair_ids, paper_of
 from sciqag_dataset.publish import write_folder
 from sciqag_dataset.review.app import create_app
+from sciqag_dataset.review.dataset import copy_for_review
 from sciqag_dataset.review.queue import Entry, build_queue, stratum
 from sciqag_dataset.review.session import ReviewSession, passage
 from sciqag_dataset.review.store import append_review, decisions, read_reviews
@@ -148,7 +149,7 @@ def test_agreement_known_answers():
         rows.append({"pair_id": f"p#{k}", "rater": "judge", **{d: s for d in RACAR_DIMENSIONS}})
         rows.append({"pair_id": f"p#{k}", "rater": "ann", **{d: s for d in RACAR_DIMENSIONS}, "keep": s > 1})
         rows.append({"pair_id": f"p#{k}", "rater": "bob", **{d: 4 - s for d in RACAR_DIMENSIONS}, "keep": s < 3})
-    out = agreement(_ratings(rows), rounds=50, seed=1)
+    out = agreement(_ratings(rows), rounds=30, seed=1)
     rel = {(p["a"], p["b"]): p for p in out["dimensions"]["relevance"]["pairs"]}
     same, reverse = rel[("ann", "judge")], rel[("bob", "judge")]
     assert same["kappa"]["value"] == 1.0 and same["spearman"]["value"] == 1.0 and same["exact"]["value"] == 1.0
@@ -274,3 +275,42 @@ def test_filter_calibrate_picks_the_threshold_people_agree_with(review_work, tmp
     assert chosen["precision"] == chosen["recall"] == chosen["agreement"] == 1.0
     refused = sciqag("filter", str(review_work), "--calibrate", "--min-racar", "2", cwd=tmp_path)
     assert refused.returncode == 2 and "one or the other" in refused.stderr
+
+
+def test_ten_thousand_pairs_page_one_at_a_time(tmp_path):
+    work = tmp_path / "work"
+    papers = [
+        {"id": f"p{k}", "title": f"Paper {k}", "text": f"Sentence one of {k}. The value is {k} K."} for k in range(100)
+    ]
+    write_jsonl(work / "papers.jsonl", papers)
+    with (work / "evaluated.jsonl").open("w") as f:
+        for n in range(10_000):
+            pid, q = f"p{n % 100}", f"Question {n}?"
+            row = {"paper_id": pid, "question": q, "answer": f"{n} K.", "racar_mean": 1 + (n % 5) / 2}
+            row["context"] = [f"The value is {n % 100} K."]
+            if n % 2:  # half the rows come from an older merge without pair ids
+                row["pair_id"] = pair_id(pid, q)
+            f.write(json.dumps(row) + "\n")
+    session = ReviewSession(work, work / "reviews.jsonl")
+    last = session.show("ann", 9_999)
+    assert (
+        last["total"] == 10_000
+        and last["question"] == "Question 9999?"
+        and last["pair_id"] == pair_id("p99", "Question 9999?")
+    )
+    assert [s["text"] for s in last["passage"] if s["mark"]] == ["The value is 99 K."]
+    session.save("ann", last["pair_id"], {"keep": False})
+    assert session.find("ann", 0, 1, status="dropped") == 9_999
+    assert session.find("ann", 9_998, -1, status="done") is None
+
+
+def test_a_published_dataset_is_reviewed_from_a_copy_of_its_pairs(review_work, tmp_path):
+    out = write_folder(review_work, tmp_path / "published", Config(work_dir=str(review_work)))
+    folder = copy_for_review(str(out), tmp_path / "review")
+    session = ReviewSession(folder, folder / "reviews.jsonl")
+    pair = session.show("ann", 0)
+    assert session.entries and len(session.entries) == 20 and pair["text_missing"]  # `papers` is not published
+    assert pair["passage"] and all(s["mark"] for s in pair["passage"])  # the evidence sentences alone
+    assert copy_for_review(str(out), tmp_path / "review") == folder  # a rerun reuses the copy
+    with pytest.raises(UserError):
+        copy_for_review(str(tmp_path / "nothing-here"), tmp_path / "review2")

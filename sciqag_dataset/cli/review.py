@@ -12,6 +12,7 @@ from ..console import plural
 from ..errors import Unavailable, UserError
 from ..evaluation.agreement import write_agreement
 from ..evaluation.ratings import collect
+from ..review.dataset import copy_for_review, is_work_dir, looks_like_hub_id
 from ..review.session import ReviewSession
 from ..review.store import check_reviewer
 from ..wiring import AGREEMENT, REVIEWS
@@ -32,10 +33,24 @@ def _work(path: str) -> Path:
     return work
 
 
+def _source(args) -> Path:
+    """The folder to review in: WORK itself, or a copy of DATASET's pairs in --review-dir."""
+    if is_work_dir(args.source):
+        return Path(args.source)
+    path = Path(args.source)
+    if path.is_dir() and not (path / "README.md").exists():
+        raise UserError(f"{path} is neither a work directory with evaluated.jsonl nor a published dataset folder")
+    if not path.exists() and not looks_like_hub_id(args.source):
+        raise UserError(f"{args.source}: no such folder, and not a Hub dataset id (owner/name)")
+    folder = copy_for_review(args.source, args.review_dir)
+    print(f"Reviewing the `evaluated` pairs of {args.source}, copied to {folder}")
+    return folder
+
+
 def cmd_review(args) -> int:
     if isinstance(create_app, ImportError):
         raise Unavailable(f"`sciqag review` needs {create_app.name}: pip install 'sciqag-hf[review]'")
-    work = _work(args.work)
+    work = _source(args)
     if args.reviewer:
         check_reviewer(args.reviewer)
     session = ReviewSession(
@@ -89,7 +104,17 @@ def add_parsers(sub) -> None:
     p = command(
         sub, "review", "rate and correct QA pairs in the browser (local, token-protected) -> WORK/reviews.jsonl"
     )
-    p.add_argument("work", metavar="WORK", help="a work directory that `sciqag evaluate` has run in")
+    p.add_argument(
+        "source",
+        metavar="WORK|DATASET",
+        help="a work directory that `sciqag evaluate` has run in, or a published dataset (folder or Hub id)",
+    )
+    p.add_argument(
+        "--review-dir",
+        default="sciqag_review",
+        metavar="DIR",
+        help="for a DATASET: the folder its pairs are copied to and the reviews saved in (default sciqag_review)",
+    )
     p.add_argument("--reviewer", metavar="NAME", help="your name, saved with every action (else the page asks)")
     p.add_argument("--sample", type=int, metavar="N", help="review N pairs, stratified by RACAR mean and paper")
     p.add_argument("--overlap", type=int, default=0, metavar="K", help="of them, K pairs every reviewer sees")

@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MissingInput, UserError
+from ..pair_ids import pair_id
 from ..wiring import EVALUATED
 
 STRATA = ("low", "mid", "high", "unscored")
@@ -42,19 +44,24 @@ def scan(work: Path) -> list[Entry]:
     if not path.exists():
         raise MissingInput(f"{path} not found: run `sciqag evaluate {work}` first (review reads its pairs)")
     entries: dict[str, Entry] = {}
+    seen: dict[str, Counter] = {}  # rows of an older merge have no pair_id: made as `pair_ids` makes them
     offset = 0
     with path.open("rb") as f:
         for line in f:
             try:
                 row = json.loads(line)
-                pid = row["pair_id"]
+                paper = row["paper_id"]
             except (ValueError, KeyError, TypeError):
                 offset += len(line)
                 continue
+            pid = row.get("pair_id")
             if not pid:
-                raise UserError(f"{path} has rows without pair_id: rerun `sciqag evaluate {work}` to add them")
+                base = pair_id(paper, row.get("question") or "")
+                n = seen.setdefault(paper, Counter())
+                n[base] += 1
+                pid = base if n[base] == 1 else f"{base}-{n[base]}"
             entries.pop(pid, None)
-            entries[pid] = Entry(pid, row.get("paper_id") or "", row.get("racar_mean"), offset)
+            entries[pid] = Entry(pid, paper, row.get("racar_mean"), offset)
             offset += len(line)
     return list(entries.values())
 

@@ -53,6 +53,11 @@ def passage(text: str, evidence: list[str]) -> list[dict]:
     return out
 
 
+def _evidence_only(evidence: list[str]) -> list[dict]:
+    """Without the paper's text (a dataset published without `papers`), the evidence sentences alone."""
+    return [{"text": ("\n\n" if k else "") + e, "mark": True} for k, e in enumerate(evidence)]
+
+
 def status_of(state: dict, row: dict) -> set[str]:
     tags = {"done" if reviewed(state) else "todo"}
     if state.get("keep") is True:
@@ -134,6 +139,7 @@ class ReviewSession:
             paper = self.papers.get(entry.paper_id) or {}
             state = self.log.of(reviewer, entry.pair_id)
             done = sum(reviewed(self.log.of(reviewer, e.pair_id)) for e in q)
+        evidence = row.get("context") or []
         judge = None
         if not self.blind and any(row.get(d) is not None for d in RACAR_DIMENSIONS):
             reasons = row.get("racar_reasons") or {}
@@ -149,7 +155,8 @@ class ReviewSession:
             "doi": row.get("doi"),
             "question": row.get("question"),
             "answer": row.get("answer"),
-            "passage": passage(paper.get("text") or "", row.get("context") or []),
+            "passage": passage(paper["text"], evidence) if paper.get("text") else _evidence_only(evidence),
+            "text_missing": not paper.get("text"),
             "judge": judge,
             "state": {k: v for k, v in state.items() if k != "time"},
             "status": sorted(status_of(state, row)),

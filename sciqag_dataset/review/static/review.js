@@ -155,7 +155,9 @@ function render(full = true) {
       box.append(document.createTextNode(seg.text));
     }
   }
-  $("evidence-count").textContent = marks ? `· ${marks} evidence passage${marks > 1 ? "s" : ""} highlighted` : "· no evidence found in the text";
+  $("evidence-count").textContent = p.text_missing
+    ? "· the paper's text is not in this dataset: the answer's evidence sentences"
+    : marks ? `· ${marks} evidence passage${marks > 1 ? "s" : ""} highlighted` : "· no evidence found in the text";
   markAt = -1;
   box.scrollTop = 0;
   nextMark();

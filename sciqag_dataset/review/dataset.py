@@ -1,0 +1,57 @@
+"""Review a published dataset (a folder `sciqag publish` wrote, or its Hub id) rather than a work directory.
+
+Its `evaluated` rows (every split) and, when it has them, its `papers` are copied once into a review folder as
+``evaluated.jsonl`` and ``papers.jsonl``; the review then runs there as on a work directory, and
+``sciqag agreement`` reads it the same way. A rerun reuses the copy, so the queue and the offsets stay the same.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import datasets
+
+from ..atomic import replacing
+from ..errors import MissingInput
+from ..folders import claim
+from ..wiring import EVALUATED, PAPERS
+
+log = logging.getLogger(__name__)
+
+
+def is_work_dir(path: str | Path) -> bool:
+    return (Path(path) / EVALUATED).exists()
+
+
+def looks_like_hub_id(text: str) -> bool:
+    return re.fullmatch(r"[\w.-]+/[\w.-]+", text) is not None and not Path(text).exists()
+
+
+def _rows(source: str, config: str):
+    loaded = datasets.load_dataset(source, config)
+    for split in loaded.values():
+        yield from split
+
+
+def copy_for_review(source: str, folder: str | Path) -> Path:
+    """``folder`` holding the dataset's evaluated rows and papers (made once; reused as it is afterwards)."""
+    folder = claim(folder, "work", option="--review-dir")
+    if (folder / EVALUATED).exists():
+        return folder
+    try:
+        rows = _rows(source, "evaluated")
+        with replacing(folder / EVALUATED, durable=True) as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as exc:
+        raise MissingInput(f"{source} has no `evaluated` config to review ({exc})") from None
+    try:
+        with replacing(folder / PAPERS) as out:
+            for paper in _rows(source, "papers"):
+                out.write(json.dumps(paper, ensure_ascii=False, default=str) + "\n")
+    except (FileNotFoundError, ValueError) as exc:  # published without `papers`: the evidence is shown alone
+        log.info("%s has no `papers` config (%s): the page shows each answer's evidence only", source, exc)
+    return folder
