@@ -84,7 +84,11 @@ def cmd_review(args) -> int:
     if args.open:
         webbrowser.open(url)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the usual way to stop, nothing to resume but the review
+        pass
+    print(f"Review server stopped; every action is in {session.log.path}. The same command goes on.", flush=True)
     return 0
 
 
