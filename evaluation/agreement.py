@@ -82,9 +82,11 @@ def _bootstrap(stat: Callable[[np.ndarray], float], n: int, rounds: int, rng: np
     """``stat`` on all ``n`` items, and a percentile 95 % interval from ``rounds`` resamples of them."""
     value = stat(np.arange(n))
     draws = [stat(rng.integers(0, n, n)) for _ in range(rounds)] if n >= 2 and rounds else []
-    draws = [d for d in draws if not np.isnan(d)]
-    low, high = np.percentile(draws, [2.5, 97.5]) if len(draws) >= 20 else (np.nan, np.nan)
-    return {"value": _value(value), "low": _value(low), "high": _value(high), "n": n}
+    defined = [d for d in draws if not np.isnan(d)]
+    low, high = np.percentile(defined, [2.5, 97.5]) if len(defined) >= 20 else (np.nan, np.nan)
+    # a resample where the statistic is undefined (a rater constant on it) is left out of the interval: say so
+    out = {"value": _value(value), "low": _value(low), "high": _value(high), "n": n}
+    return out | ({"undefined_resamples": len(draws) - len(defined)} if len(defined) < len(draws) else {})
 
 
 def _table(ratings: Ratings, dimension: str) -> dict[str, dict[str, float]]:
@@ -111,11 +113,14 @@ def pairwise(by_rater: dict, a: str, b: str, dimension: str, rounds: int, rng) -
     return out
 
 
-def alpha(by_rater: dict, raters: Sequence[str], dimension: str, rounds: int, rng) -> dict | None:
+def alpha(
+    by_rater: dict, raters: Sequence[str], dimension: str, rounds: int, rng, units: set[str] | None = None
+) -> dict | None:
+    """Krippendorff's alpha of ``raters`` over the pairs two of them rated (or over ``units``)."""
     raters = [r for r in raters if r in by_rater]
     if len(raters) < 2:
         return None
-    pairs = sorted({p for r in raters for p in by_rater[r]})
+    pairs = sorted(units if units is not None else {p for r in raters for p in by_rater[r]})
     matrix = np.array([[by_rater[r].get(p, np.nan) for p in pairs] for r in raters], dtype=float)
     matrix = matrix[:, np.sum(~np.isnan(matrix), axis=0) >= 2]  # pairs seen by one rater say nothing
     if matrix.shape[1] == 0:
@@ -144,10 +149,15 @@ def agreement(ratings: Ratings, *, rounds: int = 500, seed: int = 0) -> dict:
         pairs = [p for a, b in itertools.combinations(raters, 2) if (p := pairwise(by_rater, a, b, dim, rounds, rng))]
         if not pairs:
             continue
+        # with the judge over the pairs two people rated: the judge rated every reviewed pair, and alpha over
+        # all of them would describe another sample than alpha among the people
+        by_people = [set(by_rater.get(h, {})) for h in humans]
+        shared = {p for p in set().union(*by_people) if sum(p in s for s in by_people) >= 2}
+        with_judge = alpha(by_rater, [*humans, JUDGE], dim, rounds, rng, shared) if JUDGE in judges else None
         out["dimensions"][dim] = {
             "pairs": pairs,
             "alpha_humans": alpha(by_rater, humans, dim, rounds, rng),
-            "alpha_all": alpha(by_rater, [*humans, JUDGE] if JUDGE in judges else humans, dim, rounds, rng),
+            "alpha_all": with_judge,
         }
         for p in pairs:
             k = p["kappa"]["value"]

@@ -8,11 +8,13 @@ reproduces the most decisions; ties go to the higher F1, then to the lower thres
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from sciqag_dataset.errors import Unavailable, UserError
+from sciqag_dataset.jsonl import read_jsonl
+from sciqag_dataset.pair_ids import RowIds
 from sciqag_dataset.review.store import decisions, read_reviews
+from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.wiring import EVALUATED, REVIEWS
 
 
@@ -25,17 +27,18 @@ def _curve():
 
 
 def reviewed_pairs(work: Path) -> tuple[list[float], list[int]]:
-    """Judge means and people's decisions (1 keep, 0 drop) of the pairs that have both."""
+    """Judge means and people's decisions (1 keep, 0 drop) of the pairs with a decision and all five scores."""
     decided = {pid: d.keep for pid, d in decisions(read_reviews(work / REVIEWS)).items() if d.keep is not None}
     means, kept = [], []
     if not decided or not (work / EVALUATED).exists():
         return means, kept
-    with (work / EVALUATED).open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            if row.get("pair_id") in decided and row.get("racar_mean") is not None:
-                means.append(float(row["racar_mean"]))
-                kept.append(int(decided[row["pair_id"]]))
+    ids = RowIds()
+    for row in read_jsonl(work / EVALUATED):
+        pid = ids(row)
+        # as the filter's min_racar rule: a pair with a dimension unscored is never kept, so it is no candidate
+        if pid in decided and all(row.get(d) is not None for d in RACAR_DIMENSIONS):
+            means.append(float(row["racar_mean"]))
+            kept.append(int(decided[pid]))
     return means, kept
 
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sciqag_dataset.errors import MissingInput, UserError
-from sciqag_dataset.jsonl import JsonlIndex
-from sciqag_dataset.review.store import human_ratings, read_reviews
+from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
+from sciqag_dataset.pair_ids import RowIds
+from sciqag_dataset.review.store import JUDGE, check_rater, human_ratings, read_reviews
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.wiring import EVALUATED, REVIEWS
 
-JUDGE = "judge"
 COLUMNS = ("pair_id", "rater", *RACAR_DIMENSIONS)
 
 
@@ -100,7 +100,10 @@ def read_ratings_file(path: str | Path) -> Iterator[dict]:
         pid, rater = str(rec.get("pair_id") or "").strip(), str(rec.get("rater") or "").strip()
         if not pid or not rater:
             raise UserError(f"{where}: pair_id and rater are required")
-        row = {"pair_id": pid, "rater": rater}
+        try:
+            row = {"pair_id": pid, "rater": check_rater(rater)}
+        except UserError as e:
+            raise UserError(f"{where}: {e}") from None
         row.update({d: _score(rec.get(d), where, d) for d in RACAR_DIMENSIONS})
         row["keep"] = _keep(rec.get("keep"), where)
         yield row
@@ -114,19 +117,18 @@ def _judge_rows(work: Path, wanted: set[str]) -> Iterator[dict]:
         return
     racar = JsonlIndex(work / "racar.jsonl")
     position: dict[str, int] = {}
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            k = position[row["paper_id"]] = position.get(row["paper_id"], -1) + 1
-            if row.get("pair_id") not in wanted or all(row.get(d) is None for d in RACAR_DIMENSIONS):
-                continue
-            yield {"pair_id": row["pair_id"], "rater": JUDGE, **{d: _rounded(row.get(d)) for d in RACAR_DIMENSIONS}}
+    ids = RowIds()
+    for row in read_jsonl(path):
+        k = position[row["paper_id"]] = position.get(row["paper_id"], -1) + 1
+        pid = ids(row)
+        if pid in wanted and any(row.get(d) is not None for d in RACAR_DIMENSIONS):
+            yield {"pair_id": pid, "rater": JUDGE, **{d: _rounded(row.get(d)) for d in RACAR_DIMENSIONS}}
             rec = racar.get(row["paper_id"]) or {}
             members = rec.get("judge_scores") or {}
             if len(members) > 1:
                 for name, scores in members.items():
                     yield {
-                        "pair_id": row["pair_id"],
+                        "pair_id": pid,
                         "rater": f"{JUDGE}:{name}",
                         **{d: _rounded(_at(scores.get(d), k)) for d in RACAR_DIMENSIONS},
                     }
@@ -141,11 +143,11 @@ def _rounded(score) -> int | None:
     return None if score is None else int(math.floor(float(score) + 0.5))
 
 
-def collect(work: str | Path, files: Iterable[str | Path] = (), reviews: str | Path | None = None) -> Ratings:
+def collect(work: str | Path, files: Iterable[str | Path] = ()) -> Ratings:
     """Every rater's rows for the pairs that at least one person rated."""
     work = Path(work)
     out = Ratings()
-    log = read_reviews(Path(reviews) if reviews else work / REVIEWS)
+    log = read_reviews(work / REVIEWS)
     for row in human_ratings(log):
         out.add(row, "reviewer")
     for path in files:

@@ -19,7 +19,7 @@ import datasets
 from . import __version__
 from .errors import MissingInput, UserError
 from .jsonl import JsonlIndex, read_jsonl
-from .pair_ids import pair_id, pair_ids
+from .pair_ids import RowIds, pair_ids
 from .qa.format import to_instruction
 from .qa.prompts import PROMPT_STYLES
 from .records import stage_records, usable
@@ -140,12 +140,13 @@ class SciQAG(datasets.GeneratorBasedBuilder):
         if self.config.name == "evaluated":  # one row per QA pair; the split follows its paper
             papers = JsonlIndex(work / STAGE_FILES["papers"])
             decided = decisions(read_reviews(work / REVIEWS))  # only the reviewed pairs: small
+            ids = RowIds()
             for n, row in enumerate(read_jsonl(work / evaluated_file(work))):
                 if not self.config.allow_partial and partial(papers.get(row["paper_id"])):
                     continue
+                row["pair_id"] = ids(row)  # counted on every row, so repeats number as merge numbers them
                 if split_of(row["paper_id"], self.config.train, self.config.validation) != split:
                     continue
-                row.setdefault("pair_id", pair_id(row["paper_id"], row.get("question") or ""))  # an older merge
                 row = apply_decision(row, decided.get(row["pair_id"]))
                 if row is not None:  # None: dropped by its reviewers
                     yield f"{row['paper_id']}-{n}", conform(row, features)

@@ -33,6 +33,22 @@ def pair_ids(paper_id: str, questions: Iterable[str]) -> list[str]:
     return ids
 
 
+class RowIds:
+    """The pair id of each `evaluated` row read in order: its own ``pair_id``, or (a row of an older merge)
+    the one ``pair_ids`` would give it, counting repeats of a question within its paper."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, Counter[str]] = {}
+
+    def __call__(self, row: dict) -> str:
+        if row.get("pair_id"):
+            return row["pair_id"]
+        base = pair_id(row["paper_id"], row.get("question") or "")
+        n = self.seen.setdefault(row["paper_id"], Counter())
+        n[base] += 1
+        return base if n[base] == 1 else f"{base}-{n[base]}"
+
+
 def paper_of(pid: str) -> str:
     """The paper id a pair id was made from."""
     return pid.rpartition("#")[0]

@@ -18,11 +18,11 @@ from sciqag_dataset.errors import UserError
 from sciqag_dataset.evaluation.agreement import agreement
 from sciqag_dataset.evaluation.merge import merge_evaluation
 from sciqag_dataset.evaluation.ratings import Ratings, collect, read_ratings_file
-from sciqag_dataset.pair_ids import pair_id, pair_ids, paper_of
+from sciqag_dataset.pair_ids import RowIds, pair_id, pair_ids, paper_of
 from sciqag_dataset.publish import write_folder
 from sciqag_dataset.review.app import create_app
 from sciqag_dataset.review.dataset import copy_for_review
-from sciqag_dataset.review.queue import Entry, build_queue, stratum
+from sciqag_dataset.review.queue import Entry, build_queue, stratified, stratum
 from sciqag_dataset.review.session import ReviewSession, passage
 from sciqag_dataset.review.store import append_review, decisions, read_reviews
 from sciqag_dataset.schema import RACAR_DIMENSIONS
@@ -89,6 +89,36 @@ def test_bad_actions_are_refused_and_null_clears(tmp_path):
     assert read_reviews(path).of("ann", "p#1") == {"accuracy": 2, "time": read_reviews(path).of("ann", "p#1")["time"]}
 
 
+def test_the_newest_edit_wins_even_if_its_author_acted_since(tmp_path):
+    path = tmp_path / "reviews.jsonl"
+    append_review(path, "ann", "p#1", {"answer": "ann's answer"})
+    append_review(path, "bob", "p#1", {"answer": "bob's answer"})
+    append_review(path, "ann", "p#1", {"accuracy": 2})  # ann's newest action, but not an edit
+    assert decisions(read_reviews(path))["p#1"].answer == "bob's answer"
+    with pytest.raises(UserError, match="empty answer"):
+        append_review(path, "ann", "p#1", {"answer": "  "})
+    for name in ("judge", "judge:gpt"):
+        with pytest.raises(UserError, match="reserved"):
+            append_review(path, name, "p#1", {"keep": True})
+
+
+def test_a_line_torn_by_a_killed_writer_is_dropped_and_the_next_action_kept(tmp_path):
+    path = tmp_path / "reviews.jsonl"
+    append_review(path, "ann", "p#1", {"keep": True})
+    with path.open("a") as f:
+        f.write('{"reviewer": "ann", "pair_id": "p#2", "chan')  # the writer was killed here
+    append_review(path, "ann", "p#3", {"keep": False})
+    log = read_reviews(path)
+    assert log.skipped == 0 and set(log.states) == {("ann", "p#1"), ("ann", "p#3")}
+
+
+def test_row_ids_number_repeats_as_merge_does():
+    rows = [{"paper_id": "p", "question": q} for q in ("Same?", "Other?", "same?")]
+    ids = RowIds()
+    assert [ids(r) for r in rows] == pair_ids("p", [r["question"] for r in rows])
+    assert RowIds()({"paper_id": "p", "question": "x", "pair_id": "given"}) == "given"
+
+
 def test_decisions_majority_latest_edit_and_mean_scores(tmp_path):
     path = tmp_path / "reviews.jsonl"
     append_review(path, "ann", "p#1", {**ALL3, "keep": False, "question": "Edited by ann?"})
@@ -117,8 +147,9 @@ def test_sample_is_stratified_spread_and_shares_its_overlap():
     b = build_queue(es, "bob", sample=15, overlap=5, seed=7)
     assert len(a) == len(b) == 15 and len({e.pair_id for e in a}) == 15
     assert a == build_queue(es, "ann", sample=15, overlap=5, seed=7)  # the same sample when resumed
-    shared = {e.pair_id for e in a} & {e.pair_id for e in b}
-    assert len(shared) >= 5
+    overlap = {e.pair_id for e in stratified(es, 5, "7/overlap")}
+    assert len(overlap) == 5 and overlap <= {e.pair_id for e in a} and overlap <= {e.pair_id for e in b}
+    assert {e.pair_id for e in a} != {e.pair_id for e in b}  # the rest is each reviewer's own
     assert {stratum(e.mean) for e in a} == {"low", "mid", "high", "unscored"}
     assert len({e.paper_id for e in a}) == 6  # spread over every paper
     reviewed = {"p5#9", "p4#8"}  # what ann reviewed before stays in her queue
@@ -197,6 +228,7 @@ def test_the_api_needs_its_token_and_loopback_and_saves_each_action(review_work)
     client = TestClient(create_app(session, "secret-token"), base_url="http://127.0.0.1:9")
     assert client.get("/?token=wrong").status_code == 403
     assert client.get("/api/pair?reviewer=ann").status_code == 403
+    assert client.get("/api/pair?reviewer=ann&token=sécret").status_code == 403  # not ASCII: refused, no crash
     other = TestClient(create_app(session, "secret-token"), base_url="http://attacker.example:9")
     assert other.get("/api/pair?reviewer=ann", headers={"X-Review-Token": "secret-token"}).status_code == 403
     h = {"X-Review-Token": "secret-token"}
@@ -217,8 +249,14 @@ def test_the_api_needs_its_token_and_loopback_and_saves_each_action(review_work)
     assert client.get("/api/pair?reviewer=ann&i=0", headers=h).json()["state"] == ALL3
     todo = client.get("/api/find?reviewer=ann&from=0&step=1&status=todo", headers=h).json()["i"]
     assert todo == 1
+    # an edit back to the generated text is no edit
+    second = client.get("/api/pair?reviewer=ann&i=1", headers=h).json()
+    back = {"reviewer": "ann", "pair_id": second["pair_id"], "changes": {"question": second["question"]}}
+    assert client.post("/api/review", headers=h, json=back).json()["state"] == {}
     blind = ReviewSession(review_work, review_work / "reviews.jsonl", blind=True)
-    assert blind.show("ann", 0)["judge"] is None
+    assert blind.show("ann", 0)["judge"] is None and blind.show("ann", 0)["blind"]
+    with pytest.raises(UserError, match="blind"):
+        blind.find("ann", 0, 1, score="high")
 
 
 def test_publish_applies_reviews_and_the_card_reports_agreement(review_work, tmp_path):

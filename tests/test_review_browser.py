@@ -100,9 +100,11 @@ def go_next(driver) -> None:
     wait_text(driver, "position", rf"^{before + 1} / ")
 
 
-def settle(driver) -> None:
-    wait_text(driver, "saved", r"Saved ✓|^$")
-    WebDriverWait(driver, 10).until(lambda d: "Saving" not in d.find_element(By.ID, "saved").text)
+def act(driver, *sequence) -> None:
+    """Keys whose actions save, then wait until the page says they are saved (cleared first: no stale "Saved")."""
+    driver.execute_script("document.getElementById('saved').textContent = ''")
+    keys(driver, *sequence)
+    wait_text(driver, "saved", r"^Saved ✓$")
 
 
 def test_keyboard_review_edit_drop_reload_and_two_reviewers(served, tmp_path):
@@ -113,8 +115,7 @@ def test_keyboard_review_edit_drop_reload_and_two_reviewers(served, tmp_path):
         assert wait_text(alice, "position", r"^1 / 20$")
         alice.save_screenshot(str(tmp_path / "01-first-pair.png"))
         for k in range(5):  # five pairs scored by keyboard and kept
-            keys(alice, *"32233", "y")
-            settle(alice)
+            act(alice, *"32233", "y")
             if k == 0:
                 alice.save_screenshot(str(tmp_path / "02-scored.png"))
             go_next(alice)
@@ -124,14 +125,14 @@ def test_keyboard_review_edit_drop_reload_and_two_reviewers(served, tmp_path):
         box = alice.find_element(By.ID, "question-box")
         box.send_keys(Keys.CONTROL, "a")
         box.send_keys("What does the edited question ask?")
+        alice.execute_script("document.getElementById('saved').textContent = ''")
         box.send_keys(Keys.ESCAPE)
-        settle(alice)
+        wait_text(alice, "saved", r"^Saved ✓$")
         assert alice.find_element(By.ID, "question").text == "What does the edited question ask?"
         alice.save_screenshot(str(tmp_path / "03-edited.png"))
         go_next(alice)
         dropped_id = alice.find_element(By.ID, "pair-id").text
-        keys(alice, "x")
-        settle(alice)
+        act(alice, "x")
         assert "on" in alice.find_element(By.ID, "drop").get_attribute("class")
 
         # a second reviewer at the same time, in another browser
@@ -139,14 +140,12 @@ def test_keyboard_review_edit_drop_reload_and_two_reviewers(served, tmp_path):
         try:
             bob.get(url + "&reviewer=bob")
             wait_text(bob, "position", r"^1 / 20$")
-            keys(bob, *"11111", "x")
-            settle(bob)
+            act(bob, *"11111", "x")
             bob_first = bob.find_element(By.ID, "pair-id").text
             go_next(bob)
             keys(alice, Keys.ARROW_LEFT)  # alice goes on while bob works
             wait_text(alice, "position", r"^6 / ")
-            keys(bob, *"222")
-            settle(bob)
+            act(bob, *"222")
             bob.save_screenshot(str(tmp_path / "04-bob.png"))
         finally:
             bob.quit()

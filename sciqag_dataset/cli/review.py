@@ -7,6 +7,7 @@ import secrets
 import socket
 import webbrowser
 from pathlib import Path
+from urllib.parse import urlencode
 
 from ..console import plural
 from ..errors import Unavailable, UserError
@@ -55,7 +56,7 @@ def cmd_review(args) -> int:
         check_reviewer(args.reviewer)
     session = ReviewSession(
         work,
-        Path(args.reviews) if args.reviews else work / REVIEWS,
+        work / REVIEWS,
         sample=args.sample,
         overlap=args.overlap,
         seed=args.seed,
@@ -72,9 +73,8 @@ def cmd_review(args) -> int:
             f"port {args.port} on 127.0.0.1 is taken ({e.strerror}): pass --port 0 for a free one"
         ) from None
     port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/?token={token}"
-    if args.reviewer:
-        url += f"&reviewer={args.reviewer}"
+    query = {"token": token, **({"reviewer": args.reviewer} if args.reviewer else {})}
+    url = f"http://127.0.0.1:{port}/?{urlencode(query)}"
     n = args.sample or len(session.entries)
     print(
         f"Reviewing {plural(n, 'pair')} of {work} (of {len(session.entries)}); every action is saved to "
@@ -94,7 +94,7 @@ def cmd_review(args) -> int:
 
 def cmd_agreement(args) -> int:
     work = _work(args.work)
-    ratings = collect(work, args.ratings or (), reviews=args.reviews)
+    ratings = collect(work, args.ratings or ())
     if not ratings.humans():
         raise UserError(
             f"no human ratings: review pairs with `sciqag review {work}` or pass --ratings FILE (CSV or JSONL)"
@@ -126,7 +126,6 @@ def add_parsers(sub) -> None:
     p.add_argument("--blind", action="store_true", help="hide the judge's scores (else shown as suggestions)")
     p.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free one)")
     p.add_argument("--open", action="store_true", help="open the page in the default browser")
-    p.add_argument("--reviews", metavar="FILE", help=f"the reviews file (default WORK/{REVIEWS})")
     p.set_defaults(func=cmd_review)
 
     p = command(
@@ -143,7 +142,6 @@ def add_parsers(sub) -> None:
         "reasonableness (1-3, blanks allowed), optionally keep (0/1)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help=f"where to write the result (default WORK/{AGREEMENT})")
-    p.add_argument("--reviews", metavar="FILE", help=f"the reviews file (default WORK/{REVIEWS})")
     p.add_argument(
         "--bootstrap",
         type=int,

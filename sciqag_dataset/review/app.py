@@ -16,9 +16,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import UserError
-from .session import SCORE_FILTERS, STATUSES, ReviewSession
+from .session import SCORE_FILTERS, STATUSES, NotInQueue, ReviewSession
 
-LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}
 
 
@@ -31,9 +31,9 @@ def create_app(session: ReviewSession, token: str | None = None) -> Starlette:
     token = token or secrets.token_urlsafe(24)
 
     def allowed(request: Request) -> bool:
-        host = (request.headers.get("host") or "").rsplit(":", 1)[0]
+        host = request.url.hostname or ""
         given = request.headers.get("x-review-token") or request.query_params.get("token") or ""
-        return host in LOOPBACK and secrets.compare_digest(given, token)
+        return host in LOOPBACK and secrets.compare_digest(given.encode(), token.encode())
 
     def guarded(handler):
         async def endpoint(request: Request) -> Response:
@@ -41,10 +41,10 @@ def create_app(session: ReviewSession, token: str | None = None) -> Starlette:
                 return JSONResponse({"error": "forbidden: open the URL that `sciqag review` printed"}, 403)
             try:
                 return await handler(request)
-            except (UserError, ValueError) as e:
+            except NotInQueue as e:
+                return JSONResponse({"error": str(e)}, 404)
+            except ValueError as e:  # a UserError, or a bad number in the query
                 return JSONResponse({"error": str(e)}, 400)
-            except KeyError as e:
-                return JSONResponse({"error": f"not in this reviewer's queue: {e}"}, 404)
 
         return endpoint
 

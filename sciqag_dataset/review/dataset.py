@@ -14,12 +14,14 @@ from pathlib import Path
 
 import datasets
 
-from ..atomic import replacing
-from ..errors import MissingInput
+from ..atomic import replacing, write_json
+from ..errors import MissingInput, UserError
 from ..folders import claim
 from ..wiring import EVALUATED, PAPERS
 
 log = logging.getLogger(__name__)
+
+SOURCE = "review_source.json"  # which dataset the copy was made from
 
 
 def is_work_dir(path: str | Path) -> bool:
@@ -39,14 +41,22 @@ def _rows(source: str, config: str):
 def copy_for_review(source: str, folder: str | Path) -> Path:
     """``folder`` holding the dataset's evaluated rows and papers (made once; reused as it is afterwards)."""
     folder = claim(folder, "work", option="--review-dir")
+    marker = folder / SOURCE
     if (folder / EVALUATED).exists():
+        made_from = json.loads(marker.read_text(encoding="utf-8"))["source"] if marker.exists() else None
+        if made_from != str(source):
+            raise UserError(
+                f"--review-dir {folder} holds the pairs of {made_from or 'a work directory'}, not {source}: "
+                "choose another --review-dir"
+            )
         return folder
+    write_json(marker, {"source": str(source)})
     try:
         rows = _rows(source, "evaluated")
         with replacing(folder / EVALUATED, durable=True) as out:
             for row in rows:
                 out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetNotFoundError) as exc:
+    except (FileNotFoundError, ValueError) as exc:  # DatasetNotFoundError is a FileNotFoundError
         raise MissingInput(f"{source} has no `evaluated` config to review ({exc})") from None
     try:
         with replacing(folder / PAPERS) as out:

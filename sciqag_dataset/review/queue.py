@@ -13,12 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MissingInput, UserError
-from ..pair_ids import pair_id
+from ..pair_ids import RowIds
 from ..wiring import EVALUATED
 
 STRATA = ("low", "mid", "high", "unscored")
@@ -44,7 +43,7 @@ def scan(work: Path) -> list[Entry]:
     if not path.exists():
         raise MissingInput(f"{path} not found: run `sciqag evaluate {work}` first (review reads its pairs)")
     entries: dict[str, Entry] = {}
-    seen: dict[str, Counter] = {}  # rows of an older merge have no pair_id: made as `pair_ids` makes them
+    ids = RowIds()  # rows of an older merge have no pair_id
     offset = 0
     with path.open("rb") as f:
         for line in f:
@@ -54,12 +53,7 @@ def scan(work: Path) -> list[Entry]:
             except (ValueError, KeyError, TypeError):
                 offset += len(line)
                 continue
-            pid = row.get("pair_id")
-            if not pid:
-                base = pair_id(paper, row.get("question") or "")
-                n = seen.setdefault(paper, Counter())
-                n[base] += 1
-                pid = base if n[base] == 1 else f"{base}-{n[base]}"
+            pid = ids(row)
             entries.pop(pid, None)
             entries[pid] = Entry(pid, paper, row.get("racar_mean"), offset)
             offset += len(line)

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 
+from ..errors import UserError
 from ..jsonl import JsonlIndex
 from ..schema import RACAR_DIMENSIONS
 from ..wiring import EVALUATED, PAPERS
 from .queue import Entry, build_queue, scan, stratum
-from .store import ReviewLog, append_review, check_reviewer, reviewed
+from .store import ReviewLog, append_review, check_changes, check_reviewer, reviewed
+
+
+class NotInQueue(LookupError):
+    """A pair id the reviewer was not given."""
+
 
 STATUSES = ("all", "todo", "done", "kept", "dropped", "edited")
 SCORE_FILTERS = ("all", "low", "mid", "high", "unscored")
@@ -88,8 +93,7 @@ class ReviewSession:
         build_queue(self.entries, "check", **self.params)  # bad parameters fail at start, not on first page
         self.log = ReviewLog(Path(reviews)).refresh()
         self.papers = JsonlIndex(self.work / PAPERS)
-        self.queues: dict[str, list[Entry]] = {}
-        self.lock = threading.Lock()
+        self.queues: dict[str, list[Entry]] = {}  # the app calls in from one event-loop thread: no lock needed
 
     def queue(self, reviewer: str) -> list[Entry]:
         if reviewer not in self.queues:
@@ -115,30 +119,30 @@ class ReviewSession:
     def find(self, reviewer: str, start: int, step: int, status: str = "all", score: str = "all") -> int | None:
         """The first index from ``start`` (inclusive) going by ``step`` whose pair passes the filters."""
         reviewer = check_reviewer(reviewer)
-        with self.lock:
-            self.log.refresh()
-            q = self.queue(reviewer)
-            i = start
-            while 0 <= i < len(q):
-                if self._matches(reviewer, q[i], status, score):
-                    return i
-                i += step
-            return None
+        if self.blind and score != "all":
+            raise UserError("a blind review does not filter by the judge's score")
+        self.log.refresh()
+        q = self.queue(reviewer)
+        i = start
+        while 0 <= i < len(q):
+            if self._matches(reviewer, q[i], status, score):
+                return i
+            i += step
+        return None
 
     def show(self, reviewer: str, index: int) -> dict:
         """Everything the page needs for the reviewer's ``index``-th pair."""
         reviewer = check_reviewer(reviewer)
-        with self.lock:
-            self.log.refresh()
-            q = self.queue(reviewer)
-            if not q:
-                return {"total": 0, "done": 0, "reviewer": reviewer}
-            index = min(max(index, 0), len(q) - 1)
-            entry = q[index]
-            row = self._row(entry)
-            paper = self.papers.get(entry.paper_id) or {}
-            state = self.log.of(reviewer, entry.pair_id)
-            done = sum(reviewed(self.log.of(reviewer, e.pair_id)) for e in q)
+        self.log.refresh()
+        q = self.queue(reviewer)
+        if not q:
+            return {"total": 0, "done": 0, "reviewer": reviewer, "blind": self.blind}
+        index = min(max(index, 0), len(q) - 1)
+        entry = q[index]
+        row = self._row(entry)
+        paper = self.papers.get(entry.paper_id) or {}
+        state = self.log.of(reviewer, entry.pair_id)
+        done = sum(reviewed(self.log.of(reviewer, e.pair_id)) for e in q)
         evidence = row.get("context") or []
         judge = None
         if not self.blind and any(row.get(d) is not None for d in RACAR_DIMENSIONS):
@@ -158,6 +162,7 @@ class ReviewSession:
             "passage": passage(paper["text"], evidence) if paper.get("text") else _evidence_only(evidence),
             "text_missing": not paper.get("text"),
             "judge": judge,
+            "blind": self.blind,
             "state": {k: v for k, v in state.items() if k != "time"},
             "status": sorted(status_of(state, row)),
         }
@@ -165,11 +170,16 @@ class ReviewSession:
     def save(self, reviewer: str, pair_id: str, changes: dict) -> dict:
         """Append one action for a pair of the reviewer's queue; returns the pair's state after it."""
         reviewer = check_reviewer(reviewer)
-        with self.lock:
-            if pair_id not in {e.pair_id for e in self.queue(reviewer)}:
-                raise KeyError(pair_id)
-            append_review(self.log.path, reviewer, pair_id, changes)
-            self.log.refresh()
-            state = self.log.of(reviewer, pair_id)
-            done = sum(reviewed(self.log.of(reviewer, e.pair_id)) for e in self.queue(reviewer))
+        changes = check_changes(changes)
+        entry = next((e for e in self.queue(reviewer) if e.pair_id == pair_id), None)
+        if entry is None:
+            raise NotInQueue(f"{pair_id} is not in {reviewer}'s queue")
+        texts = {k for k in ("question", "answer") if isinstance((changes or {}).get(k), str)}
+        if texts:  # an edit back to the generated text is no edit
+            row = self._row(entry)
+            changes = {k: (None if k in texts and v == row.get(k) else v) for k, v in changes.items()}
+        append_review(self.log.path, reviewer, pair_id, changes)
+        self.log.refresh()
+        state = self.log.of(reviewer, pair_id)
+        done = sum(reviewed(self.log.of(reviewer, e.pair_id)) for e in self.queue(reviewer))
         return {"state": {k: v for k, v in state.items() if k != "time"}, "done": done}

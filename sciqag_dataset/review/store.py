@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
+from ..jsonl import JsonlWriter
 from ..schema import RACAR_DIMENSIONS
 
 SCORES = {1, 2, 3}
@@ -25,11 +26,22 @@ FIELDS = (*RACAR_DIMENSIONS, "keep", *TEXT_FIELDS)
 MAX_TEXT = 20_000
 
 
+JUDGE = "judge"  # the judge's name as a rater (a committee member: judge:<name>); no person may take it
+
+
+def check_rater(name: str) -> str:
+    """A person's name as a rater: not the judge's."""
+    name = (name or "").strip()
+    if name == JUDGE or name.startswith(JUDGE + ":"):
+        raise UserError(f"rater name {name!r} is reserved for the LLM judge: choose another")
+    return name
+
+
 def check_reviewer(name: str) -> str:
     name = (name or "").strip()
     if not name or len(name) > 64 or not name.isprintable() or any(c in name for c in "<>&\"'"):
         raise UserError(f"reviewer name {name!r}: 1 to 64 printable characters, none of < > & \" '")
-    return name
+    return check_rater(name)
 
 
 def check_changes(changes: object) -> dict:
@@ -47,6 +59,8 @@ def check_changes(changes: object) -> dict:
             raise UserError(f"keep must be true or false (or null), not {v!r}")
         if k in TEXT_FIELDS and (not isinstance(v, str) or len(v) > MAX_TEXT):
             raise UserError(f"{k} must be text of at most {MAX_TEXT} characters")
+        if k in ("question", "answer") and not v.strip():
+            raise UserError(f"an empty {k}: send null to go back to the generated one")
     return dict(changes)
 
 
@@ -62,15 +76,14 @@ def append_review(path: Path, reviewer: str, pair_id: str, changes: dict) -> dic
         "time": now(),
         "changes": check_changes(changes),
     }
-    line = (json.dumps(event, ensure_ascii=False) + "\n").encode()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    lock = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, line)
-        os.fsync(fd)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one writer at a time, across tabs, reviewers and servers
+        with JsonlWriter(path, fsync=True) as out:  # it drops a line a killed writer left half-written
+            out.write(event)
     finally:
-        os.close(fd)  # closing releases the lock
+        os.close(lock)  # closing releases the lock
     return event
 
 
@@ -81,6 +94,7 @@ class ReviewLog:
     path: Path
     offset: int = 0
     states: dict[tuple[str, str], dict] = field(default_factory=dict)  # (reviewer, pair_id) -> fields + time
+    edited: dict[tuple[str, str], dict] = field(default_factory=dict)  # the same -> {"question": time, ...}
     skipped: int = 0  # lines that were not a review action (reported, never fatal)
 
     def refresh(self) -> ReviewLog:
@@ -109,6 +123,8 @@ class ReviewLog:
                 state.pop(k, None)
             else:
                 state[k] = v
+            if k in ("question", "answer"):
+                self.edited.setdefault(key, {})[k] = event.get("time") or ""
         state["time"] = event.get("time")
 
     def of(self, reviewer: str, pair_id: str) -> dict:
@@ -142,7 +158,7 @@ def decisions(log: ReviewLog) -> dict[str, Decision]:
     """Per pair id, the reviewers' combined decision."""
     by_pair: dict[str, list[tuple[str, dict]]] = {}
     for (reviewer, pid), state in log.states.items():
-        if state.keys() - {"time"}:
+        if state.keys() - {"time", "comment"}:  # a comment alone decides nothing
             by_pair.setdefault(pid, []).append((reviewer, state))
     out = {}
     for pid, states in by_pair.items():
@@ -153,8 +169,11 @@ def decisions(log: ReviewLog) -> dict[str, Decision]:
                 scores[d] = sum(given) / len(given)
         votes = [s["keep"] for _, s in states if "keep" in s]
         keep = None if not votes else votes.count(False) <= votes.count(True)
-        latest = sorted(states, key=lambda rs: rs[1].get("time") or "")
-        edit = {k: s[k] for _, s in latest for k in ("question", "answer") if k in s}
+        edit = {}
+        for k in ("question", "answer"):  # the newest edit of each text, whoever made it
+            made = [(log.edited.get((r, pid), {}).get(k, ""), s[k]) for r, s in states if k in s]
+            if made:
+                edit[k] = max(made)[1]
         out[pid] = Decision(
             reviewers=sorted(r for r, _ in states),
             scores=scores,

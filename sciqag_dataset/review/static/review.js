@@ -24,6 +24,7 @@ const $ = (id) => document.getElementById(id);
 
 async function api(path, options = {}) {
   const res = await fetch(path, {
+    keepalive: true,  // a save sent as the page unloads still arrives
     ...options,
     headers: { "X-Review-Token": token, "Content-Type": "application/json" },
   });
@@ -179,6 +180,7 @@ async function load(i) {
   if (!p.total) { $("main").hidden = true; $("empty").hidden = false; return; }
   pair = p;
   index = p.index;
+  $("filter-score").parentElement.hidden = p.blind;  // a blind review hides every trace of the judge
   history.replaceState(null, "", `${location.pathname}${location.search}#i=${index}`);
   setActive(0);
   render(true);
@@ -207,13 +209,14 @@ function leaveText(key) {
   if (box.hidden) return;
   box.hidden = true;
   $(key).hidden = false;
-  $(key).textContent = box.value;
+  $(key).textContent = box.value.trim() ? box.value : pair[key];
 }
 
 function wireText() {
   for (const key of ["question", "answer"]) {
     const box = $(key + "-box");
-    box.addEventListener("input", () => queueText(key, box.value));
+    // an emptied box goes back to the generated text
+    box.addEventListener("input", () => queueText(key, box.value.trim() === "" ? null : box.value));
     box.addEventListener("blur", () => { flushText(); leaveText(key); });
     $("edit-" + key).addEventListener("click", () => editText(key));
     $(key).addEventListener("dblclick", () => editText(key));
