@@ -14,6 +14,8 @@ the notebook); one with no sentences is a failure record.
   top-k sentences. With 10 answers x k sentences it saturates near 100 %.
 - Per-answer ``chunk_rate`` (paper: 64 %): chunks hit by that answer's own top-k sentences / 10.
 - ``context``: the answer's best ``top_context`` sentences, best first (evidence for RAG use).
+- ``quotes`` and ``grounded``: those sentences with their offsets in the paper's text, and the share of the
+  answer's content words they hold (``grounding``).
 
 Output: ``WORK/coverage.jsonl``, one record per paper with ``pair_metrics`` aligned with ``qa`` and
 ``paper_metrics.coverage``; ``info`` carries both definitions' values, n, k and the model.
@@ -35,6 +37,7 @@ from sciqag_dataset.metrics import Metric, Rule, at_least, pct, register
 from sciqag_dataset.stage import Stage
 
 from .embedder import DEFAULT_MODEL, default_instruction, load_embedder
+from .grounding import grounded, quotes
 from .sentences import split_sentences
 
 log = logging.getLogger(__name__)
@@ -170,10 +173,17 @@ def coverage_record(
         paper, model, model_name=model_name, instruction=instruction, batch_size=batch_size
     )
     cov = coverage_from_matrix(sim)
-    pairs = [
-        {"chunk_rate": rate, "context": _evidence(ranked, sentences, top_context)}
-        for rate, ranked in zip(cov["chunk_rates"], cov["ranked"])
-    ]
+    text, pairs = paper.get("text") or "", []
+    for i, (rate, ranked) in enumerate(zip(cov["chunk_rates"], cov["ranked"])):
+        found = quotes(text, sentences, ranked, sim[i], top_context)
+        pairs.append(
+            {
+                "chunk_rate": rate,
+                "context": _evidence(ranked, sentences, top_context),
+                "quotes": found,
+                "grounded": grounded(paper["qa"][i].get("answer") or "", found),
+            }
+        )
     return {
         "id": paper["id"],
         "status": "ok",
@@ -233,7 +243,8 @@ def stage(
         process=one,
         setup=one.setup,
         # not the definition: a record holds both, so switching needs no recomputation
-        params={"model": model_name, "top_context": top_context, "instruction": instruction},
+        # "quotes": records before quotes and grounding are recomputed once
+        params={"model": model_name, "top_context": top_context, "instruction": instruction, "quotes": 1},
         count=lambda work: records.count_qa(work, source),
     )
 
@@ -244,7 +255,15 @@ def coverage_summary(recs) -> dict:
     ok = [r for r in recs if r.get("status") == "ok"]
     covs = [r["paper_metrics"]["coverage"] for r in ok if r["paper_metrics"].get("coverage") is not None]
     rates = [mean(p["chunk_rate"] for p in r["pair_metrics"]) for r in ok if r.get("pair_metrics")]
-    return {"papers": len(ok), "coverage": mean(covs) if covs else None, "chunk_rate": mean(rates) if rates else None}
+    ground = [p["grounded"] for r in ok for p in r.get("pair_metrics") or [] if p.get("grounded") is not None]
+    return {
+        "papers": len(ok),
+        "coverage": mean(covs) if covs else None,
+        "chunk_rate": mean(rates) if rates else None,
+        "grounded": round(mean(ground), 4) if ground else None,  # older records have none
+        "ungrounded": sum(g < 0.5 for g in ground),
+        "answers_grounded": len(ground),
+    }
 
 
 def summary_of(path: Path, definition: str) -> dict:
@@ -262,7 +281,10 @@ def summary_of(path: Path, definition: str) -> dict:
             {
                 "status": rec.get("status"),
                 "paper_metrics": {"coverage": cov},
-                "pair_metrics": [{"chunk_rate": p.get("chunk_rate")} for p in rec.get("pair_metrics") or []],
+                "pair_metrics": [
+                    {"chunk_rate": p.get("chunk_rate"), "grounded": p.get("grounded")}
+                    for p in rec.get("pair_metrics") or []
+                ],
             }
         )
     return {
@@ -278,7 +300,14 @@ def _card(s: dict) -> str:
         f"**Answer coverage** ({', '.join(s['models'])}; {N_CHUNKS} chunks, k = {pct(K_SHARE)} of sentences): "
         f"{pct(s['coverage_released'])} with the pooled definition of the authors' released notebook (the "
         f"default; the paper: 68 %), {pct(s['coverage_eq1'])} with Eq. 1 taken literally; chunk rate per answer "
-        f"{pct(s['chunk_rate'])} (the paper: 64 %). Each pair's top evidence sentences are in its `context` column."
+        f"{pct(s['chunk_rate'])} (the paper: 64 %). Each pair's top evidence sentences are in its `context` column"
+        + (
+            f", with their offsets in the paper in `quotes`; `grounded` (the share of an answer's content words its "
+            f"quotes hold) averages {pct(s['grounded'])}, and {s['ungrounded']} of {s['answers_grounded']} answers "
+            "are below 50 % (likely stating what the paper does not say)."
+            if s.get("grounded") is not None
+            else "."
+        )
     )
 
 
@@ -306,15 +335,25 @@ METRIC = register(
         ),
         pair_columns={
             "chunk_rate": Value("float32"),  # share of the paper's 10 chunks hit by this answer's evidence
-            "context": List(Value("string")),
-        },  # this answer's top evidence sentences from the paper
+            "context": List(Value("string")),  # this answer's top evidence sentences from the paper
+            # the same sentences where they stand in the paper's text: text == paper_text[start:end]
+            "quotes": List(
+                {"start": Value("int32"), "end": Value("int32"), "text": Value("string"), "score": Value("float32")}
+            ),
+            "grounded": Value("float32"),  # share of the answer's content words its quotes hold
+        },
         paper_columns={
             "coverage": Value("float32")
         },  # share of the paper's chunks covered by its answers (paper: 68 %)
         view=_chosen_definition,
         summarize=lambda path, cfg: summary_of(path, cfg.coverage_definition),
         card=_card,
-        rules=(Rule("min_chunk_rate", at_least("chunk_rate"), lambda t: f"answer chunk rate ≥ {t:g}"),),
+        rules=(
+            Rule("min_chunk_rate", at_least("chunk_rate"), lambda t: f"answer chunk rate ≥ {t:g}"),
+            Rule(
+                "min_grounding", at_least("grounded"), lambda t: f"share of the answer's words in its quotes ≥ {t:g}"
+            ),
+        ),
         how_to_run="sciqag evaluate WORK --metrics coverage",
     )
 )

@@ -235,6 +235,12 @@ class FilterConfig:
     min_chunk_rate: float | None = _opt(
         None, min=0, max=1, help="minimum share of the paper's 10 chunks an answer's evidence covers"
     )
+    min_grounding: float | None = _opt(
+        None,
+        min=0,
+        max=1,
+        help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
+    )
     authors_test_set: bool = _opt(
         False,
         help="the authors' rule: 3 on every RACAR dimension but agnosticism, and no source reference in the question",
@@ -259,6 +265,7 @@ class FilterConfig:
             "drop_source_references": self.drop_source_references,
             "min_numeric_ratio": self.min_numeric_ratio,
             "min_chunk_rate": self.min_chunk_rate,
+            "min_grounding": self.min_grounding,
             "authors_test_set": self.authors_test_set,
             **self.thresholds,
         }
@@ -280,6 +287,12 @@ class BenchmarkConfig:
     )
     split: str = _opt("test", help="split of a published dataset")
     limit: int | None = _opt(None, min=1, help="ask only the first N questions")
+    min_grounding: float | None = _opt(
+        None,
+        min=0,
+        max=1,
+        help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
+    )
     authors_test_set: bool = _opt(
         False,
         help="keep only pairs scoring 3 on every RACAR dimension but agnosticism "

@@ -203,6 +203,9 @@ def test_run_coverage_streams_resumes_and_records_failures(tmp_path, model, capl
         "papers": 1,
         "coverage": pytest.approx(0.3),
         "chunk_rate": pytest.approx((0.3 + 0.2 + 0.3) / 3),
+        "grounded": 1.0,  # the answers quote the paper
+        "ungrounded": 0,
+        "answers_grounded": 3,
     }
     with pytest.raises(ValueError, match="definition"):
         cov.stage(definition="union")

@@ -219,6 +219,9 @@ def test_evaluated_rows_carry_pair_ids_that_survive_a_rerun(review_work):
     assert len(ids) == len(set(ids)) == 20 and all(
         i == pair_id(r["paper_id"], r["question"]) for i, r in zip(ids, rows)
     )
+    texts = {p["id"]: p["text"] for p in read_jsonl(review_work / "papers.jsonl")}
+    assert all(texts[r["paper_id"]][q["start"] : q["end"]] == q["text"] for r in rows for q in r["quotes"])
+    assert sum(len(r["quotes"]) for r in rows) >= 40  # coverage's evidence, located in the paper
     merge_evaluation(review_work, plots=False)
     assert [r["pair_id"] for r in read_jsonl(review_work / "evaluated.jsonl")] == ids
 

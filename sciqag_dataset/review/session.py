@@ -7,12 +7,12 @@ file is tailed before every answer, so what another tab or reviewer saved a mome
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from ..errors import UserError
 from ..jsonl import JsonlIndex
 from ..schema import RACAR_DIMENSIONS
+from ..spans import find_span, merged
 from ..wiring import EVALUATED, PAPERS
 from .queue import Entry, build_queue, scan, stratum
 from .store import ReviewLog, append_review, check_changes, check_reviewer, reviewed
@@ -28,21 +28,7 @@ SCORE_FILTERS = ("all", "low", "mid", "high", "unscored")
 
 def evidence_spans(text: str, evidence: list[str]) -> list[tuple[int, int]]:
     """Where the evidence sentences stand in ``text`` (whitespace may differ), merged and sorted."""
-    spans = []
-    for sentence in evidence or []:
-        words = sentence.split()
-        if not words:
-            continue
-        m = re.search(r"\s+".join(map(re.escape, words)), text)
-        if m:
-            spans.append((m.start(), m.end()))
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
+    return merged([s for sentence in evidence or [] if (s := find_span(text, sentence))])
 
 
 def passage(text: str, evidence: list[str]) -> list[dict]:
