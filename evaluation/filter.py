@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from itertools import groupby
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sciqag_dataset import metrics
 from sciqag_dataset.atomic import replacing, write_json
@@ -25,7 +25,11 @@ from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.stage import Stage
 from sciqag_dataset.wiring import EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED
 
+if TYPE_CHECKING:  # decontaminate reads benchmarks through benchmark.questions, which imports this module
+    from .decontaminate import Benchmarks
+
 VERDICTS = "filter_verdicts.jsonl"
+DECONTAMINATE = "decontaminate"  # the verdict of a question a benchmark asks
 DIMENSIONS = RACAR_DIMENSIONS
 _DIM_RULES = tuple(f"min_{d}" for d in DIMENSIONS)  # RACAR's rules per dimension travel as ``min_dims``
 
@@ -79,11 +83,16 @@ def evaluated_papers(work: str | Path) -> Iterator[dict]:
 
 
 class _Verdicts:
-    def __init__(self, rules: dict):
-        self.rules = rules
+    def __init__(self, rules: dict, bench: Benchmarks | None = None):
+        self.rules, self.bench = rules, bench
 
     def __call__(self, paper: dict) -> dict:
         verdicts = [pair_verdict(row, **self.rules) for row in paper["rows"]]
+        if self.bench is not None:
+            reasons = self.bench.check([row.get("question") or "" for row in paper["rows"]])
+            for (failed, _), reason in zip(verdicts, reasons):
+                if reason:
+                    failed.append(DECONTAMINATE)
         return {
             "id": paper["id"],
             "status": "ok",
@@ -96,16 +105,21 @@ def check_rules(
     min_dims: dict[str, float] | None = None,
     drop_source_references: bool = False,
     authors_test_set: bool = False,
+    allow_none: bool = False,
     **thresholds,
 ) -> dict[str, Any]:
-    """The rules as one mapping (keyword arguments of ``pair_verdict``); UserError for none or a bad one."""
+    """The rules as one mapping (keyword arguments of ``pair_verdict``); UserError for none (unless
+    ``allow_none``: decontamination alone) or a bad one."""
     unknown = set(min_dims or {}) - set(DIMENSIONS)
     if unknown:
         raise UserError(f"unknown RACAR dimension(s) {sorted(unknown)}: expected {', '.join(DIMENSIONS)}")
     registry = metrics.rules()
     if bad := sorted(set(thresholds) - set(registry)):
         raise UserError(f"unknown filter rule(s) {bad}: the registered metrics have {', '.join(registry)}")
-    if all(v is None for v in thresholds.values()) and not (min_dims or drop_source_references or authors_test_set):
+    nothing = all(v is None for v in thresholds.values()) and not (
+        min_dims or drop_source_references or authors_test_set
+    )
+    if nothing and not allow_none:
         raise UserError("no filter rule given (e.g. --min-racar 2.5, --authors-test-set; --clear undoes a filter)")
     return {
         **{name: thresholds.get(name) for name in registry if not name.startswith(_DIM_RULES)},
@@ -131,11 +145,13 @@ def describe_rules(rules: dict[str, Any]) -> list[str]:
     return words
 
 
-def stage(**rules) -> Stage:
-    """Verdicts of every evaluated pair -> ``WORK/filter_verdicts.jsonl`` (rules: see ``pair_verdict``)."""
-    rules = check_rules(**rules)
+def stage(bench: Benchmarks | None = None, **rules) -> Stage:
+    """Verdicts of every evaluated pair -> ``WORK/filter_verdicts.jsonl`` (rules: see ``pair_verdict``; ``bench``:
+    the benchmarks to decontaminate against)."""
+    rules = check_rules(allow_none=bench is not None, **rules)
+    params = {"rules": rules} | ({"decontaminate": bench.describe()} if bench else {})
     return Stage(
-        name="filter", output=VERDICTS, inputs=evaluated_papers, process=_Verdicts(rules), params={"rules": rules}
+        name="filter", output=VERDICTS, inputs=evaluated_papers, process=_Verdicts(rules, bench), params=params
     )
 
 
@@ -163,7 +179,9 @@ def clear(work: str | Path) -> list[str]:
     return gone
 
 
-def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict[str, Any]:
+def filter_pairs(
+    work: str | Path, allow_missing: bool = False, bench: Benchmarks | None = None, **rules
+) -> dict[str, Any]:
     """Keep the evaluated pairs that pass every rule: WORK/filtered.jsonl (same rows) + filter_summary.json.
 
     A pair lacking a value a rule needs is never kept; it is counted as ``missing`` (a pair that fails
@@ -171,7 +189,7 @@ def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict
     no pair would keep nothing: UserError naming the metric, unless ``allow_missing``. Returns the counts.
     """
     work = Path(work)
-    verdicts_stage = stage(**rules)
+    verdicts_stage = stage(bench, **rules)
     if not (work / EVALUATED).exists():
         raise MissingInput(f"{work / EVALUATED} not found: run `sciqag evaluate {work}` first")
     if (missing := unscored(work, verdicts_stage.params["rules"])) and not allow_missing:
@@ -208,5 +226,13 @@ def filter_pairs(work: str | Path, allow_missing: bool = False, **rules) -> dict
         "rules": verdicts_stage.params["rules"],
         "rules_described": describe_rules(verdicts_stage.params["rules"]),
     }
+    if bench is not None:
+        d = bench.describe()
+        result["decontamination"] = {**d, "dropped": failed_by[DECONTAMINATE]}
+        result["rules_described"].append(
+            f"no question a benchmark asks ({', '.join(d['sources'])}: {d['questions']} questions; a shared "
+            f"{d['ngram']}-word sequence, or embedding cosine ≥ {d['threshold']:g}): {failed_by[DECONTAMINATE]} "
+            "pairs dropped"
+        )
     write_json(work / FILTER_SUMMARY, result)
     return result

@@ -25,6 +25,7 @@ from .builders.ingest import run_ingest
 from .config import Config, EndpointConfig
 from .errors import UserError
 from .evaluation import filter as filter_module
+from .evaluation.decontaminate import load_benchmarks
 from .evaluation.evaluate import plan_evaluate
 from .evaluation.filter import filter_pairs
 from .evaluation.merge import merge_evaluation
@@ -255,7 +256,13 @@ def clear_filter(cfg: Config) -> list[str]:
 
 
 def filter_evaluated(cfg: Config) -> dict:
-    return filter_pairs(cfg.work_dir, allow_missing=cfg.filter.allow_missing_scores, **cfg.filter.rules())
+    f = cfg.filter
+    bench = (
+        load_benchmarks(f.decontaminate, f.decontaminate_threshold, cfg.evaluate.embedding_model)
+        if f.decontaminate
+        else None
+    )
+    return filter_pairs(cfg.work_dir, allow_missing=f.allow_missing_scores, bench=bench, **f.rules())
 
 
 def publish(cfg: Config) -> tuple[Path, list[str]]:

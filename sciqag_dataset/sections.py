@@ -241,6 +241,16 @@ class FilterConfig:
         max=1,
         help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
     )
+    decontaminate: list[str] | None = _opt(
+        None,
+        repeat=True,
+        metavar="DATASET",
+        help="drop pairs whose question a benchmark asks (13-gram overlap or embedding similarity); a Hub id, "
+        "published folder (its test split) or JSON/JSONL/parquet file; repeat for several",
+    )
+    decontaminate_threshold: float = _opt(
+        0.9, min=0, max=1, help="embedding cosine at which a question counts as a benchmark's paraphrase"
+    )
     authors_test_set: bool = _opt(
         False,
         help="the authors' rule: 3 on every RACAR dimension but agnosticism, and no source reference in the question",
@@ -292,6 +302,16 @@ class BenchmarkConfig:
         min=0,
         max=1,
         help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
+    )
+    decontaminate: list[str] | None = _opt(
+        None,
+        repeat=True,
+        metavar="DATASET",
+        help="drop pairs whose question a benchmark asks (13-gram overlap or embedding similarity); a Hub id, "
+        "published folder (its test split) or JSON/JSONL/parquet file; repeat for several",
+    )
+    decontaminate_threshold: float = _opt(
+        0.9, min=0, max=1, help="embedding cosine at which a question counts as a benchmark's paraphrase"
     )
     authors_test_set: bool = _opt(
         False,
