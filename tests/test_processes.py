@@ -165,7 +165,7 @@ def command_line(pid: int) -> str:
 def test_two_processes_preparing_the_embedded_model_both_succeed(tmp_path):
     """The real one-time conversion of the packaged GGUF, started twice at once on an empty cache."""
     env = {**os.environ, "SCIQAG_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    code = "from sciqag_dataset.llm.embedded import default_model_dir; print(default_model_dir())"
+    code = "from sciqag_dataset.llm.models import default_model_dir; print(default_model_dir())"
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
