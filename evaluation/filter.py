@@ -20,16 +20,19 @@ from sciqag_dataset.atomic import replacing, write_json
 from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
 from sciqag_dataset.metrics import FAIL, MISSING
+from sciqag_dataset.pair_ids import RowIds
 from sciqag_dataset.runner import run_stage
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.stage import Stage
 from sciqag_dataset.wiring import EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED
 
-if TYPE_CHECKING:  # decontaminate reads benchmarks through benchmark.questions, which imports this module
+if TYPE_CHECKING:  # both import this module (benchmark.questions, evaluated_papers): built by the caller
     from .decontaminate import Benchmarks
+    from .duplicates import Duplicates
 
 VERDICTS = "filter_verdicts.jsonl"
 DECONTAMINATE = "decontaminate"  # the verdict of a question a benchmark asks
+DUPLICATE = "duplicate"  # the verdict of a near-duplicate of a better-scored pair
 DIMENSIONS = RACAR_DIMENSIONS
 _DIM_RULES = tuple(f"min_{d}" for d in DIMENSIONS)  # RACAR's rules per dimension travel as ``min_dims``
 
@@ -83,11 +86,18 @@ def evaluated_papers(work: str | Path) -> Iterator[dict]:
 
 
 class _Verdicts:
-    def __init__(self, rules: dict, bench: Benchmarks | None = None):
-        self.rules, self.bench = rules, bench
+    def __init__(self, rules: dict, bench: Benchmarks | None = None, dups: Duplicates | None = None):
+        self.rules, self.bench, self.dups = rules, bench, dups
 
     def __call__(self, paper: dict) -> dict:
         verdicts = [pair_verdict(row, **self.rules) for row in paper["rows"]]
+        duplicate_of = []
+        if self.dups is not None:
+            ids = RowIds()
+            duplicate_of = [self.dups.duplicate_of.get(ids(row)) for row in paper["rows"]]
+            for (failed, _), kept in zip(verdicts, duplicate_of):
+                if kept:
+                    failed.append(DUPLICATE)
         if self.bench is not None:
             reasons = self.bench.check([row.get("question") or "" for row in paper["rows"]])
             for (failed, _), reason in zip(verdicts, reasons):
@@ -98,6 +108,7 @@ class _Verdicts:
             "status": "ok",
             "failed": [f for f, _ in verdicts],
             "missing": [m for _, m in verdicts],
+            **({"duplicate_of": duplicate_of} if self.dups is not None else {}),
         }
 
 
@@ -145,14 +156,14 @@ def describe_rules(rules: dict[str, Any]) -> list[str]:
     return words
 
 
-def stage(bench: Benchmarks | None = None, **rules) -> Stage:
+def stage(bench: Benchmarks | None = None, dups: Duplicates | None = None, **rules) -> Stage:
     """Verdicts of every evaluated pair -> ``WORK/filter_verdicts.jsonl`` (rules: see ``pair_verdict``; ``bench``:
-    the benchmarks to decontaminate against)."""
-    rules = check_rules(allow_none=bench is not None, **rules)
+    the benchmarks to decontaminate against; ``dups``: the near-duplicates to drop)."""
+    rules = check_rules(allow_none=bench is not None or dups is not None, **rules)
     params = {"rules": rules} | ({"decontaminate": bench.describe()} if bench else {})
-    return Stage(
-        name="filter", output=VERDICTS, inputs=evaluated_papers, process=_Verdicts(rules, bench), params=params
-    )
+    params |= {"duplicates": dups.describe()} if dups else {}
+    process = _Verdicts(rules, bench, dups)
+    return Stage(name="filter", output=VERDICTS, inputs=evaluated_papers, process=process, params=params)
 
 
 def unscored(work: Path, rules: dict[str, Any]) -> dict[str, str]:
@@ -180,7 +191,11 @@ def clear(work: str | Path) -> list[str]:
 
 
 def filter_pairs(
-    work: str | Path, allow_missing: bool = False, bench: Benchmarks | None = None, **rules
+    work: str | Path,
+    allow_missing: bool = False,
+    bench: Benchmarks | None = None,
+    dups: Duplicates | None = None,
+    **rules,
 ) -> dict[str, Any]:
     """Keep the evaluated pairs that pass every rule: WORK/filtered.jsonl (same rows) + filter_summary.json.
 
@@ -189,7 +204,7 @@ def filter_pairs(
     no pair would keep nothing: UserError naming the metric, unless ``allow_missing``. Returns the counts.
     """
     work = Path(work)
-    verdicts_stage = stage(bench, **rules)
+    verdicts_stage = stage(bench, dups, **rules)
     if not (work / EVALUATED).exists():
         raise MissingInput(f"{work / EVALUATED} not found: run `sciqag evaluate {work}` first")
     if (missing := unscored(work, verdicts_stage.params["rules"])) and not allow_missing:
@@ -226,6 +241,14 @@ def filter_pairs(
         "rules": verdicts_stage.params["rules"],
         "rules_described": describe_rules(verdicts_stage.params["rules"]),
     }
+    if dups is not None:
+        d = dups.describe()
+        result["duplicates"] = {**d, "dropped": failed_by[DUPLICATE]}
+        result["rules_described"].append(
+            f"no near-duplicate question (within a paper: embedding cosine ≥ {d['threshold']:g}; across the corpus: "
+            f"MinHash Jaccard ≥ {d['jaccard']:g}; the best-scored pair of a group kept): {failed_by[DUPLICATE]} "
+            "pairs dropped"
+        )
     if bench is not None:
         d = bench.describe()
         result["decontamination"] = {**d, "dropped": failed_by[DECONTAMINATE]}

@@ -26,6 +26,7 @@ from .config import Config, EndpointConfig
 from .errors import UserError
 from .evaluation import filter as filter_module
 from .evaluation.decontaminate import load_benchmarks
+from .evaluation.duplicates import find_duplicates
 from .evaluation.evaluate import plan_evaluate
 from .evaluation.filter import filter_pairs
 from .evaluation.merge import merge_evaluation
@@ -262,7 +263,12 @@ def filter_evaluated(cfg: Config) -> dict:
         if f.decontaminate
         else None
     )
-    return filter_pairs(cfg.work_dir, allow_missing=f.allow_missing_scores, bench=bench, **f.rules())
+    dups = (
+        find_duplicates(cfg.work_dir, f.duplicate_threshold, f.duplicate_jaccard, cfg.evaluate.embedding_model)
+        if f.drop_duplicates
+        else None
+    )
+    return filter_pairs(cfg.work_dir, allow_missing=f.allow_missing_scores, bench=bench, dups=dups, **f.rules())
 
 
 def publish(cfg: Config) -> tuple[Path, list[str]]:

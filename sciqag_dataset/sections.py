@@ -241,6 +241,13 @@ class FilterConfig:
         max=1,
         help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
     )
+    drop_duplicates: bool = _opt(
+        False,
+        help="drop near-duplicate questions (within a paper by embeddings, across papers by MinHash), keeping the "
+        "best-scored pair of each group",
+    )
+    duplicate_threshold: float = _opt(0.9, min=0, max=1, help="embedding cosine of near-duplicates within a paper")
+    duplicate_jaccard: float = _opt(0.8, min=0, max=1, help="MinHash Jaccard of near-duplicates across papers")
     decontaminate: list[str] | None = _opt(
         None,
         repeat=True,
@@ -303,6 +310,13 @@ class BenchmarkConfig:
         max=1,
         help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
     )
+    drop_duplicates: bool = _opt(
+        False,
+        help="drop near-duplicate questions (within a paper by embeddings, across papers by MinHash), keeping the "
+        "best-scored pair of each group",
+    )
+    duplicate_threshold: float = _opt(0.9, min=0, max=1, help="embedding cosine of near-duplicates within a paper")
+    duplicate_jaccard: float = _opt(0.8, min=0, max=1, help="MinHash Jaccard of near-duplicates across papers")
     decontaminate: list[str] | None = _opt(
         None,
         repeat=True,

@@ -101,7 +101,7 @@ def judge_replies() -> dict[str, list[str]]:
     }
 
 
-def evaluated_work(tmp_path: Path) -> Path:
+def evaluated_work(tmp_path: Path, qa: dict | None = None) -> Path:
     """WORK with papers, generated pairs and evaluated.jsonl (RACAR + coverage), as `sciqag evaluate` leaves it."""
     work = claim(tmp_path / "work", "work", option="work_dir")  # as `sciqag` makes it: later commands adopt it
     write_jsonl(
@@ -109,6 +109,7 @@ def evaluated_work(tmp_path: Path) -> Path:
         [
             {"id": pid, "title": title, "text": text, "metadata": {"doi": f"10.5555/{pid}"}}
             for pid, (title, text) in PAPERS.items()
+            if pid in (qa or QA)
         ],
     )
     write_jsonl(
@@ -120,7 +121,7 @@ def evaluated_work(tmp_path: Path) -> Path:
                 "model": "test-generator",
                 "qa": [{"question": q, "answer": a, "origin": "generator"} for q, a in pairs],
             }
-            for pid, pairs in QA.items()
+            for pid, pairs in (qa or QA).items()
         ],
     )
     with ScriptedJudge(judge_replies()) as judge:
