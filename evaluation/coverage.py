@@ -36,7 +36,7 @@ from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.metrics import Metric, Rule, at_least, pct, register
 from sciqag_dataset.stage import Stage
 
-from .embedder import DEFAULT_MODEL, default_instruction, load_embedder
+from .embedder import DEFAULT_MODEL, default_instruction, encode, load_embedder
 from .grounding import grounded, quotes
 from .sentences import split_sentences
 
@@ -122,12 +122,6 @@ def queries_for(qa: list[dict], instruction: str = "") -> list[str]:
     return [f"{instruction}{p.get('question') or ''}\n{p.get('answer') or ''}" for p in qa]
 
 
-def _encode(model, texts: list[str], batch_size: int) -> np.ndarray:
-    return model.encode(
-        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )
-
-
 def answer_sentence_matrix(
     paper: dict,
     model=None,
@@ -149,8 +143,8 @@ def answer_sentence_matrix(
         raise ValueError("the paper has no sentences to compare answers with (empty or unsplittable text)")
     if not paper.get("qa"):
         raise ValueError("the paper has no QA pairs")
-    sent_emb = _encode(model, sentences, batch_size)
-    query_emb = _encode(model, queries_for(paper["qa"], instruction), batch_size)
+    sent_emb = encode(model, sentences, batch_size)
+    query_emb = encode(model, queries_for(paper["qa"], instruction), batch_size)
     return query_emb @ sent_emb.T, sentences
 
 

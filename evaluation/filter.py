@@ -98,6 +98,7 @@ class _Verdicts:
             for (failed, _), kept in zip(verdicts, duplicate_of):
                 if kept:
                     failed.append(DUPLICATE)
+        reasons = []
         if self.bench is not None:
             reasons = self.bench.check([row.get("question") or "" for row in paper["rows"]])
             for (failed, _), reason in zip(verdicts, reasons):
@@ -109,6 +110,7 @@ class _Verdicts:
             "failed": [f for f, _ in verdicts],
             "missing": [m for _, m in verdicts],
             **({"duplicate_of": duplicate_of} if self.dups is not None else {}),
+            **({"contaminated": reasons} if self.bench is not None else {}),
         }
 
 

@@ -6,9 +6,11 @@ the embeddings coverage already computed.
   text's own), ``score`` the cosine similarity of the sentence to the question + answer. A sentence the
   splitter changed beyond whitespace is left out rather than given wrong offsets.
 - ``grounded``: the share of the answer's content words found in its quotes. Content words: not an English
-  stop word (scikit-learn's list), three letters or more, or a number; compared on their first five letters, so
-  "cracked" finds "cracks" and "treatment" finds "treated". None when the answer has no content word. An
-  answer stating what the paper does not say scores low: its words are in no evidence sentence.
+  stop word (scikit-learn's list), three letters or more (a hyphenated word counts as its parts), or a number
+  (1,000 = 1000, 3.20 = 3.2); compared on their first five letters, so "cracked" finds "cracks" and "treatment"
+  finds "treated". None when the answer has no content word ("Yes."): a rule on it counts it as missing. It is
+  word overlap, not entailment: an answer adding facts the paper lacks scores low, one that rearranges the
+  paper's own words into a wrong claim ("it rose from 320 to 410 MPa" for "fell from 410 to 320") does not.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from functools import lru_cache
 
 from sciqag_dataset.spans import find_span
 
-_TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_][\w-]*")
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")  # hyphenated words count as their parts
 STEM = 5
 
 
@@ -29,12 +31,18 @@ def _stop_words() -> frozenset[str]:
     return frozenset(ENGLISH_STOP_WORDS)
 
 
+def _number(token: str) -> str:
+    """One spelling per number: 1,000 -> 1000; 3.20 -> 3.2; 320.0 -> 320 (a comma before 3 digits groups them)."""
+    token = re.sub(r",(?=\d{3}\b)", "", token).replace(",", ".")
+    return token.rstrip("0").rstrip(".") if "." in token else token
+
+
 def content_words(text: str) -> set[str]:
     """The text's content words, lower-cased and cut to their first ``STEM`` letters (numbers whole)."""
     out = set()
     for token in _TOKEN.findall(text.lower()):
         if token[0].isdigit():
-            out.add(token)
+            out.add(_number(token))
         elif len(token) >= 3 and token not in _stop_words():
             out.add(token[:STEM])
     return out

@@ -247,7 +247,7 @@ class FilterConfig:
         "best-scored pair of each group",
     )
     duplicate_threshold: float = _opt(0.9, min=0, max=1, help="embedding cosine of near-duplicates within a paper")
-    duplicate_jaccard: float = _opt(0.8, min=0, max=1, help="MinHash Jaccard of near-duplicates across papers")
+    duplicate_jaccard: float = _opt(0.8, min=0.1, max=0.99, help="MinHash Jaccard of near-duplicates across papers")
     decontaminate: list[str] | None = _opt(
         None,
         repeat=True,
@@ -304,29 +304,6 @@ class BenchmarkConfig:
     )
     split: str = _opt("test", help="split of a published dataset")
     limit: int | None = _opt(None, min=1, help="ask only the first N questions")
-    min_grounding: float | None = _opt(
-        None,
-        min=0,
-        max=1,
-        help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
-    )
-    drop_duplicates: bool = _opt(
-        False,
-        help="drop near-duplicate questions (within a paper by embeddings, across papers by MinHash), keeping the "
-        "best-scored pair of each group",
-    )
-    duplicate_threshold: float = _opt(0.9, min=0, max=1, help="embedding cosine of near-duplicates within a paper")
-    duplicate_jaccard: float = _opt(0.8, min=0, max=1, help="MinHash Jaccard of near-duplicates across papers")
-    decontaminate: list[str] | None = _opt(
-        None,
-        repeat=True,
-        metavar="DATASET",
-        help="drop pairs whose question a benchmark asks (13-gram overlap or embedding similarity); a Hub id, "
-        "published folder (its test split) or JSON/JSONL/parquet file; repeat for several",
-    )
-    decontaminate_threshold: float = _opt(
-        0.9, min=0, max=1, help="embedding cosine at which a question counts as a benchmark's paraphrase"
-    )
     authors_test_set: bool = _opt(
         False,
         help="keep only pairs scoring 3 on every RACAR dimension but agnosticism "

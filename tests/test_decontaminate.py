@@ -35,10 +35,15 @@ def test_exact_ngram_and_paraphrase_are_found_and_the_rest_passes(review_work, t
             "In short: " + LONG.replace("Which", "which") + " Explain.",  # shares 13 words in a row
             "What is the metasurface lens made from?",  # a paraphrase
             "What happens to water uptake at 80 degrees Celsius?",  # not in the benchmark
+            "Tell me briefly: what is the metasurface lens made of, and why?",  # holds a whole benchmark question
+            "Which reaction conditions let nickel particles on ceria resist coking?",  # a stretch of LONG
         ]
     )
-    assert reasons[0].startswith("13-gram") and reasons[1].startswith("13-gram")
+    assert reasons[0].startswith("shares its words") and "SILICON" in reasons[0]
+    assert reasons[1].startswith("shares its words") and "hundred hours" in reasons[1]
+    assert reasons[5].startswith("shares its words") and "hundred hours" in reasons[5]
     assert reasons[2].startswith("cosine") and reasons[3] is None
+    assert reasons[4].startswith("shares its words") and "metasurface" in reasons[4]
 
     proc = subprocess.run(
         [sys.executable, "-m", "sciqag_dataset.cli", "filter", str(review_work), "--decontaminate", str(bench_file)],
@@ -50,7 +55,9 @@ def test_exact_ngram_and_paraphrase_are_found_and_the_rest_passes(review_work, t
     summary = json.loads((review_work / "filter_summary.json").read_text())
     assert summary["decontamination"]["dropped"] == 2 and summary["decontamination"]["questions"] == 3
     kept = {r["question"] for r in read_jsonl(review_work / "filtered.jsonl")}
-    assert len(kept) == 18 and "How much do silicon anodes swell?" not in kept
+    assert summary["kept"] == 18 and "How much do silicon anodes swell?" not in kept
+    reasons = [r for v in read_jsonl(review_work / "filter_verdicts.jsonl") for r in v["contaminated"] if r]
+    assert len(reasons) == 2 and any("SILICON" in r for r in reasons)
     assert "What is the metasurface lens made of?" not in kept
     out = write_folder(review_work, tmp_path / "published", Config(work_dir=str(review_work)))
     card = (out / "README.md").read_text()

@@ -28,6 +28,15 @@ INVENTED = (
 
 def test_content_words_fold_forms_and_drop_stop_words():
     assert content_words("The cracks appeared at 3.5 K in these cracked films") == {"crack", "appea", "3.5", "films"}
+    assert content_words("1,000 cycles at 3.20 V and 320.0 K on hot-rolled steel") == {
+        "1000",
+        "cycle",
+        "3.2",
+        "320",
+        "hot",
+        "rolle",
+        "steel",
+    }
     assert grounded("It is.", []) is None
     assert grounded("Grains coarsened to 35 micrometres.", [{"text": "the grains coarsened (35 micrometres)"}]) == 1.0
 
@@ -41,6 +50,8 @@ def test_offsets_slice_to_their_quotes_and_invented_answers_are_ungrounded(tmp_p
     rows = read_jsonl(work / "evaluated.jsonl")
     for row in rows:
         assert row["quotes"] and all(STEEL[q["start"] : q["end"]] == q["text"] for q in row["quotes"])
+        # the quotes are coverage's evidence sentences, found where they stand (the text's own whitespace)
+        assert [" ".join(q["text"].split()) for q in row["quotes"]] == [" ".join(c.split()) for c in row["context"]]
         assert all(-1 <= q["score"] <= 1 for q in row["quotes"])
     faithful, invented = rows
     assert any("410 to 320 MPa" in q["text"] for q in faithful["quotes"])
