@@ -12,6 +12,22 @@ from pathlib import Path
 
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 
+#: a dozen materials the tests write small papers about (seed, publish and training data)
+MATERIALS = [
+    "perovskite film",
+    "sodium cathode",
+    "zeolite membrane",
+    "skutterudite",
+    "titania photocatalyst",
+    "garnet electrolyte",
+    "graphene oxide",
+    "spinel ferrite",
+    "MOF sorbent",
+    "silicon anode",
+    "bismuth telluride",
+    "nickel catalyst",
+]
+
 
 class RecordingProxy:
     """A loopback HTTP proxy in front of a real server: it records each request's path, headers and body, then

@@ -10,7 +10,7 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
-from helpers import FakeHfApi, read_jsonl, write_jsonl
+from helpers import MATERIALS, FakeHfApi, read_jsonl, write_jsonl
 
 from sciqag_dataset.builder import SciQAG, split_of
 from sciqag_dataset.builders import seed
@@ -28,20 +28,7 @@ def run_seed(work, client, cfg):
     return run_stage(seed.stage(client, cfg), work)
 
 
-TOPICS = [
-    "perovskite film",
-    "sodium cathode",
-    "zeolite membrane",
-    "skutterudite",
-    "titania photocatalyst",
-    "garnet electrolyte",
-    "graphene oxide",
-    "spinel ferrite",
-    "MOF sorbent",
-    "silicon anode",
-    "bismuth telluride",
-    "nickel catalyst",
-]
+TOPICS = MATERIALS
 
 
 def paper(i: int, text: str | None = None, **extra) -> dict:

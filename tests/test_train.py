@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import FakeHfApi, read_jsonl, write_jsonl
+from helpers import MATERIALS, FakeHfApi, read_jsonl, write_jsonl
 
 from sciqag_dataset.cli.train import main as train_main
 from sciqag_dataset.config import Config
@@ -26,21 +26,6 @@ from sciqag_dataset.trainers.config import TrainConfig
 from sciqag_dataset.trainers.data import prepare_examples
 from sciqag_dataset.trainers.modeling import TrainingUnavailable, pick_attention
 from sciqag_dataset.trainers.sft import build_trainer, train
-
-MATERIALS = [
-    "perovskite film",
-    "sodium cathode",
-    "zeolite membrane",
-    "skutterudite",
-    "titania photocatalyst",
-    "garnet electrolyte",
-    "graphene oxide",
-    "spinel ferrite",
-    "MOF sorbent",
-    "silicon anode",
-    "bismuth telluride",
-    "nickel catalyst",
-]
 
 
 def _paper(i: int) -> dict:
