@@ -31,13 +31,13 @@ def benchmark_models(template, urls: list[str] | None, models: list[str] | None)
 
 def benchmark(cfg: Config, endpoints: Endpoints) -> benchmark_module.BenchmarkRun:
     b = cfg.benchmark
-    models = [endpoints.client(m) for m in b.models or [ModelEndpointConfig()]]
+    models = [endpoints.client(m, "benchmark") for m in b.models or [ModelEndpointConfig()]]
     judging = b.judge if b.judge is not None else bool(cfg.judge.url)
     return benchmark_module.run_benchmark(
         b.data,
         b.output_dir,
         models,
-        judges=[endpoints.client(j) for j in judges(cfg)] if judging else None,
+        judges=[endpoints.client(j, "benchmark-judge") for j in judges(cfg)] if judging else None,
         config=b.config,
         split=b.split,
         limit=b.limit,

@@ -77,6 +77,13 @@ class Config:
     stages: list[str] = _opt(
         list(STAGES), choices=STAGES, what="stage", help="what `sciqag run` does, comma-separated"
     )
+    max_cost: float | None = _opt(
+        None,
+        min=0.0,
+        metavar="USD",
+        help="stop before LLM calls could pass this many USD spent in the work dir, all runs together "
+        "(endpoint prices: price_prompt_per_m, price_completion_per_m); a rerun with a higher cap resumes",
+    )
     plugins: list[str] = _opt(
         [],
         metavar="MODULE",

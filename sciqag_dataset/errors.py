@@ -22,7 +22,12 @@ class Unavailable(UserError, RuntimeError):
     """Something the run needs is not installed or cannot run here (a package, a model, a GPU, a server)."""
 
 
-class ServerDown(Unavailable):
+class StopRun(UserError):
+    """The run stops cleanly, and no record is to blame (a dead server, the cost cap): the runner stops the
+    stage and marks nothing failed, so a rerun picks up where this one stopped."""
+
+
+class ServerDown(Unavailable, StopRun):
     """A local model server this run started is down for good (it died, was restarted, and died again).
 
     Not the paper's fault: the runner stops the stage and marks no record failed, so a rerun asks again.

@@ -31,6 +31,7 @@ from .evaluation.evaluate import plan_evaluate
 from .evaluation.filter import filter_pairs
 from .evaluation.merge import merge_evaluation
 from .llm import LLMClient, check_reachable, client_from_config, embedded
+from .llm.budget import Budget
 from .llm.supervisor import AttachedServer, EmbeddedServer, Serving
 from .metrics import load_plugins
 from .publish import push_to_hub, write_folder
@@ -57,6 +58,7 @@ class Endpoints:
         # their parent started, as the plain run's stages do
         self.running = running
         self._server: EmbeddedServer | None = None
+        self.budget = Budget(cfg.work_dir, cfg.max_cost)  # what the run's clients spend, and its cap
 
     @functools.cached_property
     def choice(self) -> embedded.Choice:
@@ -88,21 +90,25 @@ class Endpoints:
         """Start the embedded server now (for ranks in other processes) and say where it is."""
         return self.local.connect()
 
-    def client(self, endpoint: EndpointConfig) -> LLMClient:
+    def client(self, endpoint: EndpointConfig, stage: str) -> LLMClient:
+        """A client of ``endpoint`` for ``stage`` (the name its spending is recorded under)."""
         cache = Path(self.cfg.work_dir) / "cache.sqlite"
         if endpoint.url:
             check_reachable(endpoint.url)
-            return client_from_config(endpoint, cache)
-        client = client_from_config(
-            endpoint, cache, model=self.choice.identity, label=embedded.DEFAULT_MODEL_ID, local=self.local
-        )
-        client.json_schema = self.choice.json_schema
+            client = client_from_config(endpoint, cache)
+        else:
+            client = client_from_config(
+                endpoint, cache, model=self.choice.identity, label=embedded.DEFAULT_MODEL_ID, local=self.local
+            )
+            client.json_schema = self.choice.json_schema
+        self.budget.add(client, stage)
         return client
 
     def __enter__(self) -> Endpoints:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.budget.record()
         if self._server is not None:
             self._server.stop()
 
@@ -155,7 +161,7 @@ def profiled(cfg: Config, endpoint: EndpointConfig, name: str):
 
 
 def seed_stage(cfg: Config, endpoints: Endpoints) -> Stage:
-    return seed_stage_module.stage(endpoints.client(cfg.teacher), profiled(cfg, cfg.teacher, "seed"))
+    return seed_stage_module.stage(endpoints.client(cfg.teacher, "seed"), profiled(cfg, cfg.teacher, "seed"))
 
 
 def seed(cfg: Config, endpoints: Endpoints) -> Summary:
@@ -163,7 +169,8 @@ def seed(cfg: Config, endpoints: Endpoints) -> Summary:
 
 
 def generate_stage(cfg: Config, endpoints: Endpoints) -> Stage:
-    return generate_stage_module.stage(endpoints.client(cfg.generator), profiled(cfg, cfg.generator, "generate"))
+    client = endpoints.client(cfg.generator, "generate")
+    return generate_stage_module.stage(client, profiled(cfg, cfg.generator, "generate"))
 
 
 def generate(cfg: Config, endpoints: Endpoints) -> Summary:
@@ -204,7 +211,7 @@ def judge_clients(cfg: Config, endpoints: Endpoints) -> list[LLMClient] | None:
     ev = cfg.evaluate
     ev.resolve_metrics(bool(cfg.judge.url))
     ev.validate()
-    return [endpoints.client(j) for j in judges(cfg)] if ev.needs_judge() else None
+    return [endpoints.client(j, "evaluate") for j in judges(cfg)] if ev.needs_judge() else None
 
 
 def evaluation_stages(cfg: Config, endpoints: Endpoints) -> tuple[str, list[Stage]]:
@@ -310,8 +317,11 @@ def run_all(
         nonlocal worst
         if name in cfg.stages:
             started = time.monotonic()
-            result = work()
-            done.seconds[name] = time.monotonic() - started
+            try:
+                result = work()
+            finally:
+                done.seconds[name] = time.monotonic() - started
+                endpoints.budget.record()  # a stop or a crash later in the run keeps this stage's spending
             worst = max(worst, report(name, result))
 
     with Endpoints(cfg) as endpoints:

@@ -28,6 +28,7 @@ from .console import plural
 from .errors import MissingInput, UserError
 from .folders import MARKER, check_publish_target, install_publish, new_staging
 from .jsonl import iter_latest
+from .llm.budget import spend_by_stage
 from .records import USABLE
 from .review.card import human_review
 from .runner import manifest_path
@@ -273,6 +274,7 @@ def render_card(
             formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
             n_keywords=cfg.keywords.n,
             models=_models(work, cfg, published),
+            spend=spend_by_stage(work),
             version=__version__,
             date=datetime.date.today().isoformat(),
             citation=CITATION,

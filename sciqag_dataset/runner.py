@@ -9,8 +9,8 @@ It gives each stage the same guarantees:
 - **one driver per kind**: in-process, worker processes (bounded window, workers die with the parent),
   or async with at most ``concurrency`` records in flight, pulled lazily so memory stays flat;
 - **isolation**: a record whose function raises becomes a ``failed`` line with the error, and the run goes on;
-  a local server that is down for good (``ServerDown``) is no record's fault: it stops the stage and marks
-  nothing, so that a rerun asks again;
+  a ``StopRun`` (a local server down for good, the cost cap reached) is no record's fault: it stops the stage
+  and marks nothing, so that a rerun asks again;
 - a tqdm bar with rates, and a manifest (``<output stem>_manifest.json``) with counts, time and parameters.
 """
 
@@ -36,7 +36,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .atomic import write_json
-from .errors import MissingInput, ServerDown, UserError
+from .errors import MissingInput, StopRun, UserError
 from .jsonl import JsonlWriter, compact, iter_latest, key_hash, read_jsonl
 from .processes import WorkerInit
 from .redact import redact
@@ -225,7 +225,7 @@ class _Safe:
     def __call__(self, rec: dict) -> dict:
         try:
             return self.fn(rec)
-        except ServerDown:
+        except StopRun:
             raise
         except Exception as exc:
             return _failure(rec, exc)
@@ -314,16 +314,17 @@ async def _drive_async(stage: Stage, todo: Iterator[tuple[dict, str]], record) -
     async def one(rec: dict) -> dict:
         try:
             return await stage.process(rec)
-        except ServerDown:
+        except StopRun:
             raise
         except Exception as exc:
             return _failure(rec, exc)
 
     in_flight: dict[asyncio.Task, tuple[dict, str]] = {}
+    stop: StopRun | None = None
     try:
         exhausted = False
         while in_flight or not exhausted:
-            while not exhausted and len(in_flight) < max(1, stage.concurrency):
+            while not exhausted and stop is None and len(in_flight) < max(1, stage.concurrency):
                 item = next(todo, None)
                 if item is None:
                     exhausted = True
@@ -334,7 +335,16 @@ async def _drive_async(stage: Stage, todo: Iterator[tuple[dict, str]], record) -
             finished, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
             for task in finished:
                 rec, fp = in_flight.pop(task)
-                record(rec, fp, task.result())
+                try:
+                    result = task.result()
+                except StopRun as exc:
+                    # take no new record, but let those in flight finish: their requests were already sent
+                    # (and paid for), so their results are kept; the first stop is raised when they are done
+                    stop = stop or exc
+                    continue
+                record(rec, fp, result)
+        if stop is not None:
+            raise stop
     finally:
         if stage.close:
             await stage.close()

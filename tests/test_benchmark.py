@@ -397,7 +397,7 @@ def test_model_flags_apply_to_the_embedded_default_and_a_llama_cpp_judge_gets_pl
         cfg = Config(work_dir=str(tmp_path / backend))
         cfg.embedded.backend = backend
         with Endpoints(cfg) as endpoints:  # no request is sent: no server starts
-            judge = endpoints.client(JudgeEndpointConfig())
+            judge = endpoints.client(JudgeEndpointConfig(), "benchmark-judge")
             assert judge.json_schema is takes_schema and make_judges([judge])[0].structured is takes_schema
             assert not endpoints.started
 

@@ -33,6 +33,7 @@ from ..console import run_command, setup_logging
 from ..errors import MissingInput, UserError
 from ..evaluation.calibrate import calibrate
 from ..folders import WORK_LAYOUT, check_publish_target, claim
+from ..llm.budget import CostCapReached
 from ..llm.endpoint import EndpointConfig
 from ..metrics import default_metrics
 from ..trainers.config import TrainConfig
@@ -46,6 +47,7 @@ from .flags import (
     _csv,
     add_embedded,
     add_judge,
+    add_max_cost,
     add_plugins,
     add_section,
     add_work,
@@ -215,10 +217,14 @@ def cmd_run(args) -> int:
     if cfg.executor.kind == "plain" and getattr(args, "executor.workers", None):
         cfg.keywords.workers = cfg.executor.workers  # without an executor, --workers is keywords' as it was
     done = pipeline.RunReport()
-    if cfg.executor.kind == "plain":
-        status = pipeline.run_all(cfg, show, done)
-    else:
-        status = scale.run_scaled(cfg, show, done)
+    try:
+        if cfg.executor.kind == "plain":
+            status = pipeline.run_all(cfg, show, done)
+        else:
+            status = scale.run_scaled(cfg, show, done)
+    except CostCapReached:
+        report.run_summary(Path(cfg.work_dir), done.seconds, done.embedded, None)
+        raise  # its message says what was kept and how to go on
     report.run_summary(
         Path(cfg.work_dir), done.seconds, done.embedded, cfg.output_dir if "publish" in cfg.stages else None
     )
@@ -267,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
     add_section(p, "seed", SeedConfig)
     add_embedded(p)
+    add_max_cost(p)
     p.set_defaults(func=cmd_seed)
 
     p = command(
@@ -280,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "generate", GenerateConfig)
     p.add_argument("--merge", action="store_true", help="fold generated.shard-*.jsonl into generated.jsonl")
     add_embedded(p)
+    add_max_cost(p)
     p.set_defaults(func=cmd_generate)
 
     p = command(
@@ -292,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "evaluate", EvaluateConfig)
     add_judge(p)
     add_embedded(p, "evaluate")
+    add_max_cost(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = command(sub, "filter", "keep the evaluated QA pairs that pass thresholds -> WORK/filtered.jsonl")
@@ -336,6 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_section(p, "publish", PublishConfig)
     add_embedded(p)
+    add_max_cost(p)
     p.set_defaults(func=cmd_run)
 
     benchmark_cli.add_parsers(sub)

@@ -160,6 +160,17 @@ def add_plugins(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_max_cost(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-cost",
+        type=float,
+        dest="root.max_cost",
+        metavar="USD",
+        help="stop before LLM calls could pass this many USD spent in the work dir, all runs together (prices: "
+        "--price-prompt-per-m, --price-completion-per-m); finished papers are kept, a higher cap resumes",
+    )
+
+
 def add_judge(parser: argparse.ArgumentParser, title: str = JUDGE_TITLE) -> None:
     """The `judge:` flags (--judge-endpoint, --judge-model, ...); `resolve_config` makes their committee."""
     add_section(parser, "judge", JudgeEndpointConfig, prefix="judge-", repeat=("model",), title=title)

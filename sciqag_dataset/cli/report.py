@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from ..console import plural
+from ..llm.budget import spend_by_stage
 from ..records import stage_records
 from ..runner import Summary
 from ..schema import RACAR_DIMENSIONS as DIMENSIONS
@@ -195,6 +196,20 @@ def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, out
         )
     if embedded:
         print(f"  model     embedded SmolLM2-135M-Instruct on {embedded}", file=out)
+    spend = spend_by_stage(work)
+    for row in spend:
+        print(
+            f"  tokens    {row['stage']} · {row['model']}: {plural(row['requests'], 'request')} "
+            f"({row['cached']} from the cache), {row['prompt_tokens']:,} prompt + {row['completion_tokens']:,} "
+            f"completion tokens, ${row['cost']:.4f}",
+            file=out,
+        )
+    if spend:
+        print(
+            f"  cost      ${sum(r['cost'] for r in spend):.4f} estimated, all runs of this work dir "
+            "(endpoint prices from the config; none set counts as free)",
+            file=out,
+        )
     print(f"  work dir  {work.resolve()}", file=out)
     if output is not None and output.exists():
         print(f'  dataset   {output.resolve()}  (datasets.load_dataset("{output}", "seed"))', file=out)

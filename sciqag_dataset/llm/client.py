@@ -133,6 +133,8 @@ class LLMClient:
     # cache; a run the cache answers starts nothing.
     local: LocalServing | None = None
     usage: Usage = field(default_factory=Usage)
+    # the run's spending cap and ledger (``budget.Budget.add``); None: nothing is capped
+    budget: Any = None
 
     def __post_init__(self) -> None:
         urls = [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
@@ -204,6 +206,18 @@ class LLMClient:
             if hit is not None:  # the engine that serves (a fallback) answered this before, under its name
                 self.usage.cached += 1
                 return LLMResponse(**{**hit, "cached": True})
+        if self.budget is None:
+            return await self._send_with_retries(kind, body, merged, partial)
+        reserved = self.budget.worst_case(self, body, merged)
+        self.budget.reserve(reserved)  # raises CostCapReached: the request is not sent
+        try:
+            resp = await self._send_with_retries(kind, body, merged, partial)
+            self.budget.observe(self, body, resp.prompt_tokens)
+            return resp
+        finally:
+            self.budget.release(reserved)
+
+    async def _send_with_retries(self, kind: str, body: dict, merged: dict, partial: bool) -> LLMResponse:
         last: BaseException | None = None
         attempt = 0
         while attempt <= self.max_retries:
