@@ -5,8 +5,8 @@ confusion-matrix plot per dimension.
 Per RACAR dimension, for each pair of raters over the pairs both scored: quadratic-weighted Cohen's kappa
 (scikit-learn), Spearman's rho (SciPy) and exact agreement; Krippendorff's alpha (ordinal, the
 ``krippendorff`` package) over the human raters and over humans plus the judge. Each with a bootstrap
-95 % interval over pairs and the number of pairs behind it. Keep/drop decisions get the same table with
-unweighted kappa and nominal alpha.
+95 % interval over pairs and the number of pairs behind it. The difficulty label is ordinal like the scores;
+the reasoning type and keep/drop decisions are nominal: unweighted kappa, nominal alpha, no Spearman.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 from sciqag_dataset.atomic import write_json
 from sciqag_dataset.errors import Unavailable
-from sciqag_dataset.schema import RACAR_DIMENSIONS
+from sciqag_dataset.schema import RACAR_DIMENSIONS, REASONING_TYPES
 from sciqag_dataset.wiring import AGREEMENT
 
 from .plots import agreement_confusion
@@ -30,7 +30,8 @@ from .ratings import JUDGE, Ratings
 log = logging.getLogger(__name__)
 
 PLOTS = Path("plots") / "agreement"  # beside agreement.json: WORK/plots/agreement/<dimension>.png
-DIMENSIONS = (*RACAR_DIMENSIONS, "keep")
+DIMENSIONS = (*RACAR_DIMENSIONS, "difficulty", "reasoning_type", "keep")
+NOMINAL = ("reasoning_type", "keep")
 LOW_KAPPA = 0.4  # below it the card warns: "fair" agreement at best (Landis & Koch)
 
 
@@ -46,11 +47,14 @@ def _stats():
     return cohen_kappa_score, spearmanr, krippendorff
 
 
-def _kappa(weights: str | None) -> Callable[[np.ndarray, np.ndarray], float]:
+def _kappa(nominal: bool) -> Callable[[np.ndarray, np.ndarray], float]:
+    """Quadratic-weighted kappa over the scale 1-3, or unweighted kappa over the labels given."""
+
     def kappa(x, y):
+        labels = sorted(set(x) | set(y) | (set() if nominal else {1, 2, 3}))
         with warnings.catch_warnings():  # one label everywhere: kappa is undefined (nan), not an error
             warnings.simplefilter("ignore")
-            return float(_stats()[0](x, y, weights=weights, labels=sorted(set(x) | set(y) | {1, 2, 3})))
+            return float(_stats()[0](x, y, weights=None if nominal else "quadratic", labels=labels))
 
     return kappa
 
@@ -95,8 +99,17 @@ def _table(ratings: Ratings, dimension: str) -> dict[str, dict[str, float]]:
     for row in ratings.rows:
         v = row.get(dimension)
         if v is not None:
-            out.setdefault(row["rater"], {})[row["pair_id"]] = float(v) if dimension != "keep" else float(bool(v))
+            out.setdefault(row["rater"], {})[row["pair_id"]] = _code(dimension, v)
     return out
+
+
+def _code(dimension: str, value) -> float:
+    """A rating as a number: keep as 1/0, a reasoning type by its place in the list (nominal: order unused)."""
+    if dimension == "keep":
+        return float(bool(value))
+    if dimension == "reasoning_type":
+        return float(REASONING_TYPES.index(value))
+    return float(value)
 
 
 def pairwise(by_rater: dict, a: str, b: str, dimension: str, rounds: int, rng) -> dict | None:
@@ -105,8 +118,8 @@ def pairwise(by_rater: dict, a: str, b: str, dimension: str, rounds: int, rng) -
         return None
     x = np.array([by_rater[a][p] for p in common])
     y = np.array([by_rater[b][p] for p in common])
-    kappa = _kappa("quadratic" if dimension != "keep" else None)
-    stats = {"kappa": kappa, "spearman": _spearman, "exact": _exact}
+    nominal = dimension in NOMINAL
+    stats = {"kappa": _kappa(nominal), **({} if nominal else {"spearman": _spearman}), "exact": _exact}
     out = {"a": a, "b": b, "n": len(common)}
     for name, fn in stats.items():
         out[name] = _bootstrap(lambda idx, fn=fn: fn(x[idx], y[idx]), len(common), rounds, rng)
@@ -125,7 +138,7 @@ def alpha(
     matrix = matrix[:, np.sum(~np.isnan(matrix), axis=0) >= 2]  # pairs seen by one rater say nothing
     if matrix.shape[1] == 0:
         return None
-    level = "nominal" if dimension == "keep" else "ordinal"
+    level = "nominal" if dimension in NOMINAL else "ordinal"
     result = _bootstrap(lambda idx: _alpha(matrix[:, idx], level), matrix.shape[1], rounds, rng)
     return {**result, "raters": list(raters)}
 

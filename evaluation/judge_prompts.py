@@ -15,6 +15,8 @@ A method's prompt is part of its specification, so the sources are stated per pr
   presented as statements. The rules the paper states force a 1: an unrelated question (Relevance); a
   question that refers to a specific experimental setup, figure or table (Agnosticism); a logical error
   such as a contradiction (Reasonableness).
+- Labels (ours, not the paper's): the Completeness call also asks for each question's reasoning type
+  (ChemLit-QA's seven types, and "factual") and difficulty (1-3), so labelling adds no call.
 """
 
 from __future__ import annotations
@@ -106,6 +108,24 @@ RACAR_CRITERIA = {
     ),
 }
 
+# The labels ride on one dimension's call (its judge sees the paper and the whole pair), so they cost no call.
+LABELLED = "completeness"
+LABEL_CRITERIA = (
+    "Also label each question:\n"
+    "- 'reasoning_type', the reasoning its answer needs, one of: factual (recall a stated fact or value), "
+    "explanatory (explain how or why something happens), comparative (compare two or more things), causal (relate "
+    "a cause to its effect), conditional (what holds under a stated condition), analogical (carry over from a "
+    "similar case), evaluative (judge merits, limits or significance), predictive (foresee an outcome or trend).\n"
+    "- 'difficulty', how hard the question is to answer without the paper for a graduate student of the field: "
+    "1 easy (one stated fact), 2 medium (a few facts combined, or some domain knowledge), 3 hard (several steps of "
+    "reasoning, or specialist knowledge)."
+)
+RACAR_OUTPUT_LABELLED = (
+    "Output a list of dictionaries, one for each of the {n} {items}, in the order given, with the keys 'score' "
+    "(1, 2 or 3), 'reasons' (a brief justification of the score), 'reasoning_type' (one of the eight types) and "
+    "'difficulty' (1, 2 or 3). Output only the list."
+)
+
 RACAR_OUTPUT = (
     "Output a list of dictionaries, one for each of the {n} {items}, in the order given, with the "
     "keys 'score' (1, 2 or 3) and 'reasons' (a brief justification of the score). Output only the list."
@@ -142,8 +162,9 @@ def build_racar_messages(
         raise ValueError(f"unknown RACAR dimension {dimension!r}; choose one of {RACAR_DIMENSIONS}")
     shows = RACAR_INPUTS[dimension]
     items = _ITEM_NAMES[shows]
-    output = RACAR_OUTPUT.format(n=len(pairs), items=items)
-    parts = [_INTROS[shows], RACAR_CRITERIA[dimension], output]
+    labelled = dimension == LABELLED
+    output = (RACAR_OUTPUT_LABELLED if labelled else RACAR_OUTPUT).format(n=len(pairs), items=items)
+    parts = [_INTROS[shows], RACAR_CRITERIA[dimension], *([LABEL_CRITERIA] if labelled else []), output]
     if shows in SEES_PAPER:
         head = f"Title: {title}\n\n" if title else ""
         parts.append(f"Paper:\n{head}{paper_text.strip()}")
@@ -161,11 +182,14 @@ def racar_prompt_chars(dimension: str, pairs: Sequence[dict]) -> int:
 
 def racar_prompts_digest() -> str:
     """A hash of every RACAR prompt text: part of the stage's parameters, so new prompts judge again."""
-    return digest([_INTROS, RACAR_CRITERIA, RACAR_OUTPUT, RETRY_NOTE, RACAR_INPUTS, _ITEM_NAMES])
+    return digest(
+        [_INTROS, RACAR_CRITERIA, RACAR_OUTPUT, RETRY_NOTE, RACAR_INPUTS, _ITEM_NAMES]
+        + [LABELLED, LABEL_CRITERIA, RACAR_OUTPUT_LABELLED]
+    )
 
 
 def racar_response_format(dimension: str) -> dict:
-    return judgements_format(f"racar_{dimension}")
+    return judgements_format(f"racar_{dimension}", labels=dimension == LABELLED)
 
 
 # --- Diversity: SciQAG Appendix C, verbatim (authors' visualization/q similarity.ipynb) ----------------

@@ -18,6 +18,7 @@ from itertools import combinations
 from typing import Any
 
 from sciqag_dataset.errors import UserError
+from sciqag_dataset.schema import DIFFICULTY_LEVELS, REASONING_TYPES
 
 COMBINE_MODES = ("mean", "min", "majority")
 SCORES = (1, 2, 3)
@@ -28,7 +29,8 @@ SCORES = (1, 2, 3)
 
 @dataclass
 class Parsed:
-    """A judge reply read as judgements: ``items`` of {score, reasons} when ``n`` were found.
+    """A judge reply read as judgements: ``items`` of {score, reasons, reasoning_type, difficulty} (the labels
+    None where the reply gives none) when ``n`` were found.
 
     ``problem`` is None when the reply is fully usable; otherwise it says why. With the right
     count but some invalid scores, ``items`` is kept with None for those (the others are real).
@@ -45,6 +47,10 @@ _SCORE_STR = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*3)?\s*$")
 _SCORE_LINE = re.compile(r"\bscore\b\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?\s*['\"]?(-?\d+(?:\.\d+)?)['\"]?", re.I)
 _REASONS_LABEL = re.compile(r"\breasons?\b\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?", re.I)
 _NEXT_LABEL = re.compile(r"\n\s*(?:Q|A|pair|item|question|answer)?\s*#?\d+\s*[:.)]?\s*$", re.I)
+_LABEL_LINES = {
+    "reasoning_type": re.compile(r"\breasoning[ _]type\b\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?\s*['\"]?([A-Za-z]+)", re.I),
+    "difficulty": re.compile(r"\bdifficulty\b\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?\s*['\"]?(\w+)", re.I),
+}
 _WRAPPER_KEYS = (
     "judgements",
     "judgments",
@@ -74,6 +80,28 @@ def valid_score(value: Any) -> int | None:
             return None
         value = int(value)
     return value if isinstance(value, int) and value in SCORES else None
+
+
+def valid_reasoning_type(value: Any) -> str | None:
+    """One of ``REASONING_TYPES`` from "causal", "Causal reasoning" or "type: causal"; anything else None."""
+    if not isinstance(value, str):
+        return None
+    words = set(re.findall(r"[a-z]+", value.lower()))
+    found = [t for t in REASONING_TYPES if t in words]
+    return found[0] if len(found) == 1 else None
+
+
+def valid_difficulty(value: Any) -> int | None:
+    """1, 2 or 3 from a score or from "easy", "medium", "hard"."""
+    if isinstance(value, str) and value.strip().lower() in DIFFICULTY_LEVELS.values():
+        return {v: k for k, v in DIFFICULTY_LEVELS.items()}[value.strip().lower()]
+    return valid_score(value)
+
+
+def _labels(obj: dict) -> dict[str, Any]:
+    """The labels a judgement may carry beside its score (None when absent or unreadable: never guessed)."""
+    kind = next((obj[k] for k in ("reasoning_type", "reasoning", "type", "question_type") if k in obj), None)
+    return {"reasoning_type": valid_reasoning_type(kind), "difficulty": valid_difficulty(obj.get("difficulty"))}
 
 
 def _load(text: str) -> Any:
@@ -112,15 +140,16 @@ def _as_list(obj: Any) -> list | None:
     return None
 
 
-def _item(obj: Any) -> tuple[int | None, str, Any]:
-    """(score, reasons, the raw score) of one judgement."""
+def _item(obj: Any) -> tuple[dict, Any]:
+    """One judgement as {score, reasons, reasoning_type, difficulty}, and its raw score."""
     if isinstance(obj, dict):
         raw = next((obj[k] for k in _SCORE_KEYS if k in obj), None)
         reasons = next((obj[k] for k in _REASON_KEYS if k in obj), "")
         if isinstance(reasons, list):
             reasons = "; ".join(str(r) for r in reasons)
-        return valid_score(raw), str(reasons or "").strip(), raw
-    return valid_score(obj), "", obj  # a bare score in a list: [3, 2, 3]
+        return {"score": valid_score(raw), "reasons": str(reasons or "").strip(), **_labels(obj)}, raw
+    # a bare score in a list: [3, 2, 3]
+    return {"score": valid_score(obj), "reasons": "", "reasoning_type": None, "difficulty": None}, obj
 
 
 def _from_json(text: str) -> list[list]:
@@ -149,7 +178,11 @@ def _from_lines(text: str) -> list:
         segment = text[m.end() : end]
         label = _REASONS_LABEL.search(segment)
         reasons = _NEXT_LABEL.sub("", segment[label.end() :] if label else segment)
-        items.append({"score": m.group(1), "reasons": reasons.strip(" \t\n,;-*'\"}{")})
+        item = {"score": m.group(1), "reasons": reasons.strip(" \t\n,;-*'\"}{")}
+        for key, pattern in _LABEL_LINES.items():
+            if found := pattern.search(segment):
+                item[key] = found.group(1)
+        items.append(item)
     return items
 
 
@@ -168,9 +201,9 @@ def parse_judgements(text: str, n: int) -> Parsed:
             continue
         items, bad = [], []
         for k, raw in enumerate(raw_items, 1):
-            score, reasons, raw_score = _item(raw)
-            items.append({"score": score, "reasons": reasons})
-            if score is None:
+            item, raw_score = _item(raw)
+            items.append(item)
+            if item["score"] is None:
                 bad.append(f"#{k}: {raw_score!r}"[:60])
         if not bad:
             return Parsed(items, None)

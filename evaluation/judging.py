@@ -13,12 +13,13 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import openai
 
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.llm import LLMClient, LLMError
+from sciqag_dataset.schema import LABELS, REASONING_TYPES
 
 from .judgements import Parsed, parse_judgements
 
@@ -46,6 +47,7 @@ class DimensionResult:
     problem: str | None = None  # why scores are missing (None when all are present)
     raw: str = ""  # the reply the missing scores come from
     structured_fallback: bool = False
+    labels: list[dict] = field(default_factory=list)  # per item {reasoning_type, difficulty}, None where not given
 
 
 def make_judges(clients: Sequence[LLMClient], structured: bool = True) -> list[Judge]:
@@ -60,12 +62,17 @@ def make_judges(clients: Sequence[LLMClient], structured: bool = True) -> list[J
     return judges
 
 
-def judgements_format(name: str) -> dict:
-    """OpenAI-style structured output: an object wrapping the list (a schema's root must be an object)."""
+def judgements_format(name: str, labels: bool = False) -> dict:
+    """OpenAI-style structured output: an object wrapping the list (a schema's root must be an object).
+    ``labels``: each judgement also carries a reasoning type and a difficulty."""
+    properties: dict = {"score": {"type": "integer", "enum": [1, 2, 3]}, "reasons": {"type": "string"}}
+    if labels:
+        properties["reasoning_type"] = {"type": "string", "enum": list(REASONING_TYPES)}
+        properties["difficulty"] = {"type": "integer", "enum": [1, 2, 3]}
     item = {
         "type": "object",
-        "properties": {"score": {"type": "integer", "enum": [1, 2, 3]}, "reasons": {"type": "string"}},
-        "required": ["score", "reasons"],
+        "properties": properties,
+        "required": list(properties),
         "additionalProperties": False,
     }
     return {
@@ -111,7 +118,7 @@ async def judge_items(
     must change them, so that a retry is a new request. Request errors (a server down after the client's own
     retries) propagate: the caller records the work as failed, and it is asked again on the next run.
     """
-    result = DimensionResult([None] * n, [""] * n)
+    result = DimensionResult([None] * n, [""] * n, labels=[dict.fromkeys(LABELS) for _ in range(n)])
     problem: str | None = None
     best: Parsed | None = None  # the first reply with the right count: its valid scores are real
     best_text = last_text = ""
@@ -128,6 +135,7 @@ async def judge_items(
     if best is not None:
         result.scores = [it["score"] for it in best.items]
         result.reasons = [it["reasons"] for it in best.items]
+        result.labels = [{k: it.get(k) for k in LABELS} for it in best.items]
     if any(s is None for s in result.scores):
         result.problem, result.raw = (best.problem, best_text) if best is not None else (problem, last_text)
         note = (

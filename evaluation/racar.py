@@ -33,13 +33,14 @@ from sciqag_dataset import records
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, at_least, num, register
+from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, at_least, at_most, num, register
 from sciqag_dataset.qa.prompts import fit_to_context
 from sciqag_dataset.qa.rules import refers_to_source
-from sciqag_dataset.schema import RACAR_DIMENSIONS
+from sciqag_dataset.schema import DIFFICULTY_LEVELS, LABELS, RACAR_DIMENSIONS, REASONING_TYPES
 from sciqag_dataset.stage import Stage
 
 from .judge_prompts import (
+    LABELLED,
     RACAR_INPUTS,
     SEES_PAPER,
     build_racar_messages,
@@ -56,6 +57,16 @@ RAW_KEPT = 4000  # characters of an unusable reply kept once per paper, judge an
 
 
 # --- judging --------------------------------------------------------------------------------------
+
+
+def majority_label(labels: Sequence[str | None]) -> str | None:
+    """The committee's reasoning type: the most given one; a tie goes to the judge listed first."""
+    given = [x for x in labels if x is not None]
+    if not given:
+        return None
+    counts = Counter(given)
+    top = max(counts.values())
+    return next(x for x in given if counts[x] == top)
 
 
 async def judge_dimension(
@@ -112,6 +123,9 @@ async def racar_paper(
         present = [m[d] for d in RACAR_DIMENSIONS if m[d] is not None]
         m["racar_mean"] = round(mean(present), 4) if present else None
         m["racar_reasons"] = reasons
+        labels = [by[j.name, LABELLED].labels[k] for j in judges]
+        m["reasoning_type"] = majority_label([x["reasoning_type"] for x in labels])
+        m["difficulty"] = combine_scores([x["difficulty"] for x in labels], combine)
         m["refers_to_source"] = refers_to_source(pair.get("question") or "")
         pair_metrics.append(m)
 
@@ -138,7 +152,13 @@ async def racar_paper(
         "judges": [j.name for j in judges],
         "combine": combine,
         "qa_hash": records.qa_hash(pairs),
-        "judge_scores": {j.name: {d: by[j.name, d].scores for d in RACAR_DIMENSIONS} for j in judges},
+        "judge_scores": {
+            j.name: {
+                **{d: by[j.name, d].scores for d in RACAR_DIMENSIONS},
+                **{key: [x[key] for x in by[j.name, LABELLED].labels] for key in LABELS},
+            }
+            for j in judges
+        },
         "problems": problems,
         "warnings": warnings,
     }
@@ -221,6 +241,8 @@ def racar_summary(work: str | Path) -> dict[str, Any]:
     pooled = {d: {"n_pairs": 0, "n_agree": 0, "n_comparisons": 0, "sum_abs_diff": 0.0} for d in RACAR_DIMENSIONS}
     statuses: Counter = Counter()
     calls, pair_means, judges, combine = [], [], set(), set()
+    types: Counter = Counter()
+    difficulty = _Pool()
     n_pairs = 0
     for rec in iter_latest(path):
         statuses[rec.get("status") or "ok"] += 1
@@ -238,6 +260,11 @@ def racar_summary(work: str | Path) -> dict[str, Any]:
                     dims[d].values.append(m[d])
             if m.get("racar_mean") is not None:
                 pair_means.append(m["racar_mean"])
+            types[m.get("reasoning_type") or "missing"] += 1
+            if m.get("difficulty") is None:
+                difficulty.missing += 1
+            else:
+                difficulty.values.append(m["difficulty"])
         per_judge = rec.get("judge_scores") or {}
         if len(per_judge) > 1:
             for d in RACAR_DIMENSIONS:
@@ -258,6 +285,12 @@ def racar_summary(work: str | Path) -> dict[str, Any]:
         "pairs": n_pairs,
         "dimensions": dimensions,
         "racar_mean": round(mean(pair_means), 4) if pair_means else None,
+        "reasoning_types": {t: types[t] for t in (*REASONING_TYPES, "missing") if types[t]},
+        "difficulty": {
+            "mean": round(mean(difficulty.values), 4) if difficulty.values else None,
+            "distribution": dict(sorted(Counter(_bucket(v) for v in difficulty.values).items())),
+            "missing": difficulty.missing,
+        },
         "agreement": {d: agreement_figures(c) for d, c in pooled.items()} if len(judges) > 1 else None,
         "judge_calls_per_paper": round(mean(calls), 3) if calls else None,
         "judges": sorted(judges),
@@ -272,11 +305,29 @@ def _mean_rule(row: dict, threshold: float) -> str | None:
     return FAIL if row["racar_mean"] < threshold else None
 
 
+def _reasoning_type_rule(row: dict, allowed) -> str | None:
+    kind = row.get("reasoning_type")
+    return MISSING if kind is None else None if kind in allowed else FAIL
+
+
+def _labels_card(s: dict) -> str:
+    types, diff = s.get("reasoning_types") or {}, s.get("difficulty") or {}
+    if not types or set(types) == {"missing"}:
+        return ""
+    named = {str(k): v for k, v in DIFFICULTY_LEVELS.items()}
+    levels = ", ".join(f"{named.get(k, k)} {n}" for k, n in (diff.get("distribution") or {}).items())
+    return (
+        "\n\nLabels the judge gave each pair in the same calls (`reasoning_type`, `difficulty` 1–3): "
+        + ", ".join(f"{t} {n}" for t, n in types.items())
+        + f"; difficulty {levels or 'none'} (mean {num(diff.get('mean'))}, missing {diff.get('missing', 0)})."
+    )
+
+
 def _card(s: dict) -> str:
     rows = "\n".join(f"| {d} | {num(v['mean'])} | {v['missing']} |" for d, v in s["dimensions"].items())
     return (
         "**RACAR** (1–3, LLM judge; the paper reports a mean of about 2.5):\n\n"
-        f"| dimension | mean | missing |\n|---|---:|---:|\n{rows}"
+        f"| dimension | mean | missing |\n|---|---:|---:|\n{rows}" + _labels_card(s)
     )
 
 
@@ -300,6 +351,8 @@ METRIC = register(
             "racar_mean": Value("float32"),
             "racar_reasons": {d: Value("string") for d in RACAR_DIMENSIONS},
             "refers_to_source": Value("bool"),  # agnosticism regex: "Figure 3", "Table 2", "this paper" ...
+            "reasoning_type": Value("string"),  # one of schema.REASONING_TYPES; null = not given
+            "difficulty": Value("float32"),  # 1 easy - 3 hard (a committee mean may be 2.5)
         },
         needs_llm=lambda cfg: True,
         default="with_judge",
@@ -309,6 +362,9 @@ METRIC = register(
         rules=(
             Rule("min_racar", _mean_rule, lambda t: f"RACAR mean ≥ {t:g} (all five dimensions scored)"),
             *(Rule(f"min_{d}", at_least(d), lambda t, d=d: f"{d} ≥ {t:g}") for d in RACAR_DIMENSIONS),
+            Rule("reasoning_types", _reasoning_type_rule, lambda v: f"reasoning type one of {', '.join(v)}"),
+            Rule("min_difficulty", at_least("difficulty"), lambda t: f"difficulty ≥ {t:g}"),
+            Rule("max_difficulty", at_most("difficulty"), lambda t: f"difficulty ≤ {t:g}"),
         ),
         how_to_run="sciqag evaluate WORK --judge-endpoint URL --judge-model NAME (or --metrics racar, the embedded "
         "model as judge)",

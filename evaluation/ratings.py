@@ -1,10 +1,11 @@
 """Every rater's scores as one table: the judge (and each judge of a committee), the reviewers of
 ``WORK/reviews.jsonl``, and ratings imported from CSV or JSONL files.
 
-A rating row is ``{"pair_id", "rater", <five RACAR dimensions>, "keep"}``; a score is 1, 2 or 3 or None
-(not given). Imported files have the columns ``pair_id, rater, relevance, agnosticism, completeness,
-accuracy, reasonableness`` and optionally ``keep`` (0/1); blanks are allowed. Only pairs some person rated
-are read from the judge's files, so the table stays small whatever the corpus.
+A rating row is ``{"pair_id", "rater", <five RACAR dimensions>, "reasoning_type", "difficulty", "keep"}``; a
+score or difficulty is 1, 2 or 3 or None (not given), a reasoning type one of ``schema.REASONING_TYPES`` or None.
+Imported files have the columns ``pair_id, rater, relevance, agnosticism, completeness, accuracy,
+reasonableness`` and optionally ``reasoning_type``, ``difficulty`` and ``keep`` (0/1); blanks are allowed.
+Only pairs some person rated are read from the judge's files, so the table stays small whatever the corpus.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
 from sciqag_dataset.pair_ids import RowIds
 from sciqag_dataset.review.store import JUDGE, check_rater, human_ratings, read_reviews
-from sciqag_dataset.schema import RACAR_DIMENSIONS
+from sciqag_dataset.schema import LABELS, RACAR_DIMENSIONS, REASONING_TYPES
 from sciqag_dataset.wiring import EVALUATED, REVIEWS
 
-COLUMNS = ("pair_id", "rater", *RACAR_DIMENSIONS)
+COLUMNS = ("pair_id", "rater", *RACAR_DIMENSIONS, *LABELS, "keep")  # pair_id and rater required
 
 
 @dataclass
@@ -54,6 +55,14 @@ def _score(value, where: str, column: str) -> int | None:
     if number not in (1, 2, 3):
         raise UserError(f"{where}: {column} must be 1, 2 or 3 or blank, not {value!r}")
     return int(number)
+
+
+def _reasoning_type(value, where: str) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if str(value).strip().lower() not in REASONING_TYPES:
+        raise UserError(f"{where}: reasoning_type must be one of {', '.join(REASONING_TYPES)} or blank, not {value!r}")
+    return str(value).strip().lower()
 
 
 def _keep(value, where: str) -> bool | None:
@@ -104,7 +113,8 @@ def read_ratings_file(path: str | Path) -> Iterator[dict]:
             row = {"pair_id": pid, "rater": check_rater(rater)}
         except UserError as e:
             raise UserError(f"{where}: {e}") from None
-        row.update({d: _score(rec.get(d), where, d) for d in RACAR_DIMENSIONS})
+        row.update({d: _score(rec.get(d), where, d) for d in (*RACAR_DIMENSIONS, "difficulty")})
+        row["reasoning_type"] = _reasoning_type(rec.get("reasoning_type"), where)
         row["keep"] = _keep(rec.get("keep"), where)
         yield row
 
@@ -122,7 +132,7 @@ def _judge_rows(work: Path, wanted: set[str]) -> Iterator[dict]:
         k = position[row["paper_id"]] = position.get(row["paper_id"], -1) + 1
         pid = ids(row)
         if pid in wanted and any(row.get(d) is not None for d in RACAR_DIMENSIONS):
-            yield {"pair_id": pid, "rater": JUDGE, **{d: _rounded(row.get(d)) for d in RACAR_DIMENSIONS}}
+            yield {"pair_id": pid, "rater": JUDGE, **_judged(row.get)}
             rec = racar.get(row["paper_id"]) or {}
             members = rec.get("judge_scores") or {}
             if len(members) > 1:
@@ -130,8 +140,14 @@ def _judge_rows(work: Path, wanted: set[str]) -> Iterator[dict]:
                     yield {
                         "pair_id": pid,
                         "rater": f"{JUDGE}:{name}",
-                        **{d: _rounded(_at(scores.get(d), k)) for d in RACAR_DIMENSIONS},
+                        **_judged(lambda c, s=scores, k=k: _at(s.get(c), k)),
                     }
+
+
+def _judged(value) -> dict:
+    """A judge's scores and labels of one pair, ``value(column)`` reading them."""
+    out = {c: _rounded(value(c)) for c in (*RACAR_DIMENSIONS, "difficulty")}
+    return out | {"reasoning_type": value("reasoning_type")}
 
 
 def _at(values, k: int):

@@ -44,6 +44,16 @@ def at_least(column: str) -> Callable[[dict, Any], str | None]:
     return check
 
 
+def at_most(column: str) -> Callable[[dict, Any], str | None]:
+    """The row's ``column`` must be at most the threshold (a missing value is MISSING)."""
+
+    def check(row: dict, threshold) -> str | None:
+        value = row.get(column)
+        return MISSING if value is None else FAIL if value > threshold else None
+
+    return check
+
+
 @dataclass(frozen=True)
 class Context:
     """What a metric's stage is built from: the evaluate config, the QA source and the LLM clients."""

@@ -338,8 +338,7 @@ async def _drive_async(stage: Stage, todo: Iterator[tuple[dict, str]], record) -
                 try:
                     result = task.result()
                 except StopRun as exc:
-                    # take no new record, but let those in flight finish: their requests were already sent
-                    # (and paid for), so their results are kept; the first stop is raised when they are done
+                    # no new record, but those in flight finish (their requests are sent and paid for) and are kept
                     stop = stop or exc
                     continue
                 record(rec, fp, result)

@@ -84,6 +84,23 @@ INSTRUCTION_COLUMNS = {
 
 RACAR_DIMENSIONS = ("relevance", "agnosticism", "completeness", "accuracy", "reasonableness")
 
+#: What kind of reasoning a question asks for: ChemLit-QA's seven expert-checked types, and "factual" (ours)
+#: for a question that asks for a stated fact or value, which most generated questions do.
+REASONING_TYPES = (
+    "factual",
+    "explanatory",
+    "comparative",
+    "causal",
+    "conditional",
+    "analogical",
+    "evaluative",
+    "predictive",
+)
+#: How hard a question is to answer closed-book, 1-3 (ChemLit-QA's three levels).
+DIFFICULTY_LEVELS = {1: "easy", 2: "medium", 3: "hard"}
+#: The labels the judge gives each pair beside its scores, and people may correct in `sciqag review`.
+LABELS = ("reasoning_type", "difficulty")
+
 RECORD = Features({**PAPER_COLUMNS, **KEYWORD_COLUMNS, **GENERATION_COLUMNS, **INSTRUCTION_COLUMNS})
 
 #: The `evaluated` config has one row per QA pair (what filtering and benchmarks want): these columns, then
@@ -101,10 +118,13 @@ EVALUATED_BASE = {
 
 
 #: What people decided about a pair in `sciqag review`, added to the published `evaluated` rows: who reviewed
-#: it, their mean score per RACAR dimension, and the generated text where a reviewer edited it.
+#: it, their mean score per RACAR dimension and difficulty, the reasoning type most of them chose, and the
+#: generated text where a reviewer edited it.
 REVIEW_COLUMNS = {
     "reviewed_by": List(Value("string")),
     **{f"human_{d}": Value("float32") for d in RACAR_DIMENSIONS},
+    "human_reasoning_type": Value("string"),
+    "human_difficulty": Value("float32"),
     "original_question": Value("string"),
     "original_answer": Value("string"),
 }

@@ -1,5 +1,5 @@
 """A small evaluated work directory for the review tests: four papers written for these tests, five QA pairs
-each, RACAR from a scripted judge (FAKE: exact scores no server here writes) and real coverage evidence
+each, RACAR and its labels from a scripted judge (FAKE: exact scores no server here writes) and real coverage evidence
 (all-MiniLM-L6-v2), merged by the real evaluate stage."""
 
 from __future__ import annotations
@@ -94,11 +94,19 @@ SCORES = {
 }
 
 
+# the labels of pair k (0-4) of every paper, given in the completeness call beside its scores
+TYPES = ["factual", "explanatory", "causal", "comparative", "factual"]
+DIFFICULTY = [1, 2, 3, 2, 1]
+
+
 def judge_replies() -> dict[str, list[str]]:
-    return {
-        d: [json.dumps([{"score": s, "reasons": f"{d} looks like {s}"} for s in scores])]
-        for d, scores in SCORES.items()
-    }
+    replies = {}
+    for d, scores in SCORES.items():
+        items = [{"score": s, "reasons": f"{d} looks like {s}"} for s in scores]
+        if d == "completeness":
+            items = [{**it, "reasoning_type": t, "difficulty": k} for it, t, k in zip(items, TYPES, DIFFICULTY)]
+        replies[d] = [json.dumps(items)]
+    return replies
 
 
 def evaluated_work(tmp_path: Path, qa: dict | None = None) -> Path:

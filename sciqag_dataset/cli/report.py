@@ -86,6 +86,11 @@ def print_evaluation(work: Path, summaries: dict, out=None) -> None:
         for d in DIMENSIONS:
             dim = r["dimensions"][d]
             print(f"    {d:<16} mean {_fmt(dim['mean']):>5}   missing {dim['missing']}", file=out)
+        if r.get("reasoning_types"):
+            print("    reasoning types  " + ", ".join(f"{t} {n}" for t, n in r["reasoning_types"].items()), file=out)
+            hard = r.get("difficulty") or {}
+            levels = ", ".join(f"{k} {n}" for k, n in (hard.get("distribution") or {}).items())
+            print(f"    difficulty       mean {_fmt(hard.get('mean')):>5}   ({levels or 'none'})", file=out)
         if r.get("agreement"):
             agree = [a["all_agree"] for a in r["agreement"].values() if a["all_agree"] is not None]
             if agree:

@@ -40,7 +40,7 @@ def agreement_rows(result: dict) -> list[dict]:
                     "raters": f"{p['a']} – {p['b']}",
                     "n": p["n"],
                     "kappa": _interval(p["kappa"]),
-                    "spearman": _interval(p["spearman"]),
+                    "spearman": _interval(p.get("spearman")),  # none for nominal labels
                     "exact": _interval(p["exact"]),
                     "alpha_humans": _interval(d.get("alpha_humans")),
                     "alpha_all": _interval(d.get("alpha_all")),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..jsonl import JsonlIndex
-from ..schema import RACAR_DIMENSIONS
+from ..schema import RACAR_DIMENSIONS, REASONING_TYPES
 from ..spans import find_span, merged
 from ..wiring import EVALUATED, PAPERS
 from .queue import Entry, build_queue, scan, stratum
@@ -134,6 +134,8 @@ class ReviewSession:
         if not self.blind and any(row.get(d) is not None for d in RACAR_DIMENSIONS):
             reasons = row.get("racar_reasons") or {}
             judge = {d: {"score": row.get(d), "reason": reasons.get(d)} for d in RACAR_DIMENSIONS}
+            judge["difficulty"] = {"score": row.get("difficulty"), "reason": None}
+            judge["reasoning_type"] = {"score": row.get("reasoning_type"), "reason": None}
         return {
             "reviewer": reviewer,
             "index": index,
@@ -148,6 +150,7 @@ class ReviewSession:
             "passage": passage(paper["text"], evidence) if paper.get("text") else _evidence_only(evidence),
             "text_missing": not paper.get("text"),
             "judge": judge,
+            "reasoning_types": list(REASONING_TYPES),
             "blind": self.blind,
             "state": {k: v for k, v in state.items() if k != "time"},
             "status": sorted(status_of(state, row)),

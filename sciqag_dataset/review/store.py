@@ -12,17 +12,19 @@ import datetime
 import fcntl
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
 from ..jsonl import JsonlWriter
-from ..schema import RACAR_DIMENSIONS
+from ..schema import LABELS, RACAR_DIMENSIONS, REASONING_TYPES
 
 SCORES = {1, 2, 3}
 TEXT_FIELDS = ("question", "answer", "comment")
-FIELDS = (*RACAR_DIMENSIONS, "keep", *TEXT_FIELDS)
+FIELDS = (*RACAR_DIMENSIONS, *LABELS, "keep", *TEXT_FIELDS)
+RATED = (*RACAR_DIMENSIONS, *LABELS)  # what a rater gives a pair besides keep/drop
 MAX_TEXT = 20_000
 
 
@@ -45,7 +47,8 @@ def check_reviewer(name: str) -> str:
 
 
 def check_changes(changes: object) -> dict:
-    """The changes of one action, checked: RACAR scores 1-3, keep true/false, texts; null clears."""
+    """The changes of one action, checked: RACAR scores and difficulty 1-3, a reasoning type, keep true/false,
+    texts; null clears."""
     if not isinstance(changes, dict) or not changes:
         raise UserError("changes must be a non-empty object")
     for k, v in changes.items():
@@ -53,8 +56,10 @@ def check_changes(changes: object) -> dict:
             raise UserError(f"unknown field {k!r}: one of {', '.join(FIELDS)}")
         if v is None:
             continue
-        if k in RACAR_DIMENSIONS and (isinstance(v, bool) or v not in SCORES):
+        if k in (*RACAR_DIMENSIONS, "difficulty") and (isinstance(v, bool) or v not in SCORES):
             raise UserError(f"{k} must be 1, 2 or 3 (or null), not {v!r}")
+        if k == "reasoning_type" and v not in REASONING_TYPES:
+            raise UserError(f"reasoning_type must be one of {', '.join(REASONING_TYPES)} (or null), not {v!r}")
         if k == "keep" and not isinstance(v, bool):
             raise UserError(f"keep must be true or false (or null), not {v!r}")
         if k in TEXT_FIELDS and (not isinstance(v, str) or len(v) > MAX_TEXT):
@@ -148,10 +153,20 @@ class Decision:
     """What the reviewers of one pair decided together."""
 
     reviewers: list[str]
-    scores: dict[str, float]  # mean human score per dimension, where someone scored it
+    scores: dict[str, float]  # mean human score per dimension and difficulty, where someone gave it
     keep: bool | None  # None: nobody decided; False when more reviewers dropped it than kept it
     question: str | None  # the latest edit, if any
     answer: str | None
+    reasoning_type: str | None = None  # the type most reviewers chose (a tie: the newest choice)
+
+
+def _most_chosen(choices: list[tuple[str, str]]) -> str | None:
+    """The value most (time, value) choices name; a tie goes to the newest."""
+    if not choices:
+        return None
+    counts = Counter(v for _, v in choices)
+    top = max(counts.values())
+    return max((t, v) for t, v in choices if counts[v] == top)[1]
 
 
 def decisions(log: ReviewLog) -> dict[str, Decision]:
@@ -163,7 +178,7 @@ def decisions(log: ReviewLog) -> dict[str, Decision]:
     out = {}
     for pid, states in by_pair.items():
         scores = {}
-        for d in RACAR_DIMENSIONS:
+        for d in (*RACAR_DIMENSIONS, "difficulty"):
             given = [s[d] for _, s in states if d in s]
             if given:
                 scores[d] = sum(given) / len(given)
@@ -180,6 +195,9 @@ def decisions(log: ReviewLog) -> dict[str, Decision]:
             keep=keep,
             question=edit.get("question"),
             answer=edit.get("answer"),
+            reasoning_type=_most_chosen(
+                [(s.get("time") or "", s["reasoning_type"]) for _, s in states if s.get("reasoning_type")]
+            ),
         )
     return out
 
@@ -188,21 +206,23 @@ def human_ratings(log: ReviewLog) -> Iterator[dict]:
     """One rating row per reviewer and pair: ``pair_id, rater`` and the scores and keep they gave."""
     for (reviewer, pid), state in sorted(log.states.items()):
         row = {"pair_id": pid, "rater": reviewer}
-        row.update({d: state.get(d) for d in RACAR_DIMENSIONS})
+        row.update({d: state.get(d) for d in RATED})
         row["keep"] = state.get("keep")
-        if any(row[k] is not None for k in (*RACAR_DIMENSIONS, "keep")):
+        if any(row[k] is not None for k in (*RATED, "keep")):
             yield row
 
 
 def apply_decision(row: dict, decision: Decision | None) -> dict | None:
     """An `evaluated` row as people left it: None if they dropped it; their edit in place of the generated
-    text (kept in ``original_question``/``original_answer``); who reviewed it and their mean scores."""
+    text (kept in ``original_question``/``original_answer``); who reviewed it, their mean scores and
+    difficulty, and the reasoning type most of them chose."""
     if decision is None:
         return row
     if decision.keep is False:
         return None
     row = dict(row, reviewed_by=decision.reviewers)
-    row.update({f"human_{d}": decision.scores.get(d) for d in RACAR_DIMENSIONS})
+    row.update({f"human_{d}": decision.scores.get(d) for d in (*RACAR_DIMENSIONS, "difficulty")})
+    row["human_reasoning_type"] = decision.reasoning_type
     for key in ("question", "answer"):
         edit = getattr(decision, key)
         if edit is not None and edit != row.get(key):

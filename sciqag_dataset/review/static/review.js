@@ -8,6 +8,7 @@ const DIMENSIONS = [
   ["completeness", "Completeness", "the answer covers what the question asks"],
   ["accuracy", "Accuracy", "the answer agrees with the paper"],
   ["reasonableness", "Reasonableness", "coherent, no contradictions"],
+  ["difficulty", "Difficulty", "closed-book, for a graduate student: 1 easy, 2 medium, 3 hard"],
 ];
 
 const params = new URLSearchParams(location.search);
@@ -129,6 +130,13 @@ function render(full = true) {
     j.textContent = judge && judge.score !== null ? `judge: ${judge.score}` : "";
     j.title = (judge && judge.reason) || "";
   }
+  const kind = $("reasoning-type");
+  if (kind.options.length <= 1) {
+    for (const t of p.reasoning_types) kind.add(new Option(t, t));
+  }
+  kind.value = p.state.reasoning_type || "";
+  const judgeKind = p.judge && p.judge.reasoning_type && p.judge.reasoning_type.score;
+  $("judge-type").textContent = judgeKind ? `judge: ${judgeKind}` : "";
   $("keep").classList.toggle("on", p.state.keep === true);
   $("drop").classList.toggle("on", p.state.keep === false);
   for (const key of ["question", "answer"]) {
@@ -249,6 +257,7 @@ function onKey(ev) {
     q: () => editText("question"),
     a: () => editText("answer"),
     c: () => $("comment").focus(),
+    t: () => $("reasoning-type").focus(),
     h: nextMark,
   };
   const f = keys[ev.key];
@@ -265,6 +274,10 @@ function start() {
   $("keep").addEventListener("click", () => decide(true));
   $("drop").addEventListener("click", () => decide(false));
   $("next-mark").addEventListener("click", nextMark);
+  $("reasoning-type").addEventListener("change", () => {
+    save({ reasoning_type: $("reasoning-type").value || null });
+    $("reasoning-type").blur();
+  });
   for (const id of ["filter-status", "filter-score"]) {
     $(id).addEventListener("change", async () => { $(id).blur(); index = -1; await step(1); });
   }
