@@ -21,7 +21,7 @@ import numpy as np
 
 from sciqag_dataset.atomic import write_json
 from sciqag_dataset.errors import Unavailable
-from sciqag_dataset.schema import RACAR_DIMENSIONS, REASONING_TYPES
+from sciqag_dataset.schema import RACAR_DIMENSIONS, REASONING_TYPES, SCALED
 from sciqag_dataset.wiring import AGREEMENT
 
 from .plots import agreement_confusion
@@ -207,7 +207,7 @@ def write_agreement(
     result = agreement(ratings, rounds=rounds, seed=seed)
     out = Path(out) if out else Path(work) / AGREEMENT
     result["plots"] = {}
-    for dim in RACAR_DIMENSIONS:
+    for dim in SCALED:
         m = confusion(ratings, dim)
         if m.sum():
             path = out.parent / PLOTS / f"{dim}.png"

@@ -37,6 +37,9 @@ DIMENSIONS = RACAR_DIMENSIONS
 _DIM_RULES = tuple(f"min_{d}" for d in DIMENSIONS)  # RACAR's rules per dimension travel as ``min_dims``
 
 
+LABEL_RULES = ("reasoning_types", "min_difficulty", "max_difficulty")
+
+
 def _rule_metric(rule: str) -> str:
     """The metric whose scores a rule reads (the authors' rule reads RACAR's)."""
     return "racar" if rule == "authors_test_set" else metrics.rules()[rule][0].name
@@ -171,12 +174,16 @@ def stage(bench: Benchmarks | None = None, dups: Duplicates | None = None, **rul
 def unscored(work: Path, rules: dict[str, Any]) -> dict[str, str]:
     """The rules whose metric scored no pair at all (rule -> metric): such a rule would drop every pair."""
     path = work / EVALUATION_SUMMARY
-    scored = (json.loads(path.read_text(encoding="utf-8")).get("metrics") or {}) if path.exists() else {}
+    summary = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    scored = summary.get("metrics") or {}
     active = [r for r, v in rules.items() if r in metrics.rules() and v is not None]
     active += [f"min_{d}" for d in rules.get("min_dims") or {}] + ["authors_test_set"] * bool(
         rules.get("authors_test_set")
     )
-    return {r: _rule_metric(r) for r in active if not (scored.get(_rule_metric(r)) or {}).get("merged")}
+    out = {r: _rule_metric(r) for r in active if not (scored.get(_rule_metric(r)) or {}).get("merged")}
+    racar = summary.get("racar") or {}  # labels come with RACAR, but a judge (or an older run) may give none
+    labelled = set(racar.get("reasoning_types") or {}) - {"missing"} or (racar.get("difficulty") or {}).get("mean")
+    return out | {r: "racar" for r in active if r in LABEL_RULES and not labelled}
 
 
 def clear(work: str | Path) -> list[str]:

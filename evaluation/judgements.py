@@ -63,7 +63,7 @@ _WRAPPER_KEYS = (
     "ratings",
 )
 _SCORE_KEYS = ("score", "Score", "SCORE", "rating")
-_REASON_KEYS = ("reasons", "reason", "Reasons", "Reason", "explanation", "rationale", "justification")
+_REASON_KEYS = ("reasons", "reason", "Reasons", "Reason", "explanation", "rationale", "justification", "reasoning")
 
 
 def valid_score(value: Any) -> int | None:
@@ -99,8 +99,9 @@ def valid_difficulty(value: Any) -> int | None:
 
 
 def _labels(obj: dict) -> dict[str, Any]:
-    """The labels a judgement may carry beside its score (None when absent or unreadable: never guessed)."""
-    kind = next((obj[k] for k in ("reasoning_type", "reasoning", "type", "question_type") if k in obj), None)
+    """The labels a judgement may carry beside its score (None when absent or unreadable: never guessed; a
+    judge's "reasoning" is its justification, not a type)."""
+    kind = next((obj[k] for k in ("reasoning_type", "question_type") if k in obj), None)
     return {"reasoning_type": valid_reasoning_type(kind), "difficulty": valid_difficulty(obj.get("difficulty"))}
 
 
@@ -170,18 +171,22 @@ def _from_json(text: str) -> list[list]:
 
 
 def _from_lines(text: str) -> list:
-    """Judgements written as prose: "Score: 2, Reasons: ..." (one per item, reasons up to the next)."""
+    """Judgements written as prose: "Score: 2, Reasons: ..." (one per item, reasons up to the next). Labels
+    ("Reasoning type: causal", "Difficulty: 2") are read after their item's score; written before it, an item's
+    labels could be taken for the previous item's, so then none is read."""
     matches = list(_SCORE_LINE.finditer(text))
+    first = matches[0].start() if matches else 0
+    labels_after = not any(p.search(text[:first]) for p in _LABEL_LINES.values())
     items = []
     for k, m in enumerate(matches):
         end = matches[k + 1].start() if k + 1 < len(matches) else len(text)
         segment = text[m.end() : end]
-        label = _REASONS_LABEL.search(segment)
-        reasons = _NEXT_LABEL.sub("", segment[label.end() :] if label else segment)
+        found = {key: p.search(segment) for key, p in _LABEL_LINES.items()} if labels_after else {}
+        cut = min((f.start() for f in found.values() if f), default=len(segment))  # labels are not reasons
+        label = _REASONS_LABEL.search(segment[:cut])
+        reasons = _NEXT_LABEL.sub("", segment[label.end() : cut] if label else segment[:cut])
         item = {"score": m.group(1), "reasons": reasons.strip(" \t\n,;-*'\"}{")}
-        for key, pattern in _LABEL_LINES.items():
-            if found := pattern.search(segment):
-                item[key] = found.group(1)
+        item |= {key: f.group(1) for key, f in found.items() if f}
         items.append(item)
     return items
 

@@ -36,7 +36,7 @@ from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, at_least, at_most, num, register
 from sciqag_dataset.qa.prompts import fit_to_context
 from sciqag_dataset.qa.rules import refers_to_source
-from sciqag_dataset.schema import DIFFICULTY_LEVELS, LABELS, RACAR_DIMENSIONS, REASONING_TYPES
+from sciqag_dataset.schema import DIFFICULTY_LEVELS, LABELS, RACAR_DIMENSIONS, REASONING_TYPES, majority
 from sciqag_dataset.stage import Stage
 
 from .judge_prompts import (
@@ -57,16 +57,6 @@ RAW_KEPT = 4000  # characters of an unusable reply kept once per paper, judge an
 
 
 # --- judging --------------------------------------------------------------------------------------
-
-
-def majority_label(labels: Sequence[str | None]) -> str | None:
-    """The committee's reasoning type: the most given one; a tie goes to the judge listed first."""
-    given = [x for x in labels if x is not None]
-    if not given:
-        return None
-    counts = Counter(given)
-    top = max(counts.values())
-    return next(x for x in given if counts[x] == top)
 
 
 async def judge_dimension(
@@ -124,7 +114,7 @@ async def racar_paper(
         m["racar_mean"] = round(mean(present), 4) if present else None
         m["racar_reasons"] = reasons
         labels = [by[j.name, LABELLED].labels[k] for j in judges]
-        m["reasoning_type"] = majority_label([x["reasoning_type"] for x in labels])
+        m["reasoning_type"] = majority(x["reasoning_type"] for x in labels)  # a tie: the judge listed first
         m["difficulty"] = combine_scores([x["difficulty"] for x in labels], combine)
         m["refers_to_source"] = refers_to_source(pair.get("question") or "")
         pair_metrics.append(m)
@@ -288,7 +278,7 @@ def racar_summary(work: str | Path) -> dict[str, Any]:
         "reasoning_types": {t: types[t] for t in (*REASONING_TYPES, "missing") if types[t]},
         "difficulty": {
             "mean": round(mean(difficulty.values), 4) if difficulty.values else None,
-            "distribution": dict(sorted(Counter(_bucket(v) for v in difficulty.values).items())),
+            "distribution": dict(sorted(Counter(_bucket(round(v * 2) / 2) for v in difficulty.values).items())),
             "missing": difficulty.missing,
         },
         "agreement": {d: agreement_figures(c) for d, c in pooled.items()} if len(judges) > 1 else None,

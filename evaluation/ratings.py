@@ -21,7 +21,7 @@ from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
 from sciqag_dataset.pair_ids import RowIds
 from sciqag_dataset.review.store import JUDGE, check_rater, human_ratings, read_reviews
-from sciqag_dataset.schema import LABELS, RACAR_DIMENSIONS, REASONING_TYPES
+from sciqag_dataset.schema import LABELS, RACAR_DIMENSIONS, SCALED, reasoning_type
 from sciqag_dataset.wiring import EVALUATED, REVIEWS
 
 COLUMNS = ("pair_id", "rater", *RACAR_DIMENSIONS, *LABELS, "keep")  # pair_id and rater required
@@ -58,11 +58,10 @@ def _score(value, where: str, column: str) -> int | None:
 
 
 def _reasoning_type(value, where: str) -> str | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if str(value).strip().lower() not in REASONING_TYPES:
-        raise UserError(f"{where}: reasoning_type must be one of {', '.join(REASONING_TYPES)} or blank, not {value!r}")
-    return str(value).strip().lower()
+    try:
+        return reasoning_type(value)
+    except ValueError as e:
+        raise UserError(f"{where}: {e}") from None
 
 
 def _keep(value, where: str) -> bool | None:
@@ -113,7 +112,7 @@ def read_ratings_file(path: str | Path) -> Iterator[dict]:
             row = {"pair_id": pid, "rater": check_rater(rater)}
         except UserError as e:
             raise UserError(f"{where}: {e}") from None
-        row.update({d: _score(rec.get(d), where, d) for d in (*RACAR_DIMENSIONS, "difficulty")})
+        row.update({d: _score(rec.get(d), where, d) for d in SCALED})
         row["reasoning_type"] = _reasoning_type(rec.get("reasoning_type"), where)
         row["keep"] = _keep(rec.get("keep"), where)
         yield row
@@ -146,7 +145,7 @@ def _judge_rows(work: Path, wanted: set[str]) -> Iterator[dict]:
 
 def _judged(value) -> dict:
     """A judge's scores and labels of one pair, ``value(column)`` reading them."""
-    out = {c: _rounded(value(c)) for c in (*RACAR_DIMENSIONS, "difficulty")}
+    out = {c: _rounded(value(c)) for c in SCALED}
     return out | {"reasoning_type": value("reasoning_type")}
 
 

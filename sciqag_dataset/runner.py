@@ -46,17 +46,8 @@ log = logging.getLogger(__name__)
 
 FAILED = "failed"
 
-__all__ = [
-    "FAILED",
-    "Finished",
-    "Summary",
-    "in_shard",
-    "merge_shards",
-    "output_path",
-    "parse_shard",
-    "run_stage",
-    "shard_files",
-]
+__all__ = ["FAILED", "Finished", "Summary", "in_shard", "merge_shards", "output_path", "parse_shard", "run_stage"]
+__all__ += ["shard_files"]
 
 
 @dataclass
@@ -337,12 +328,13 @@ async def _drive_async(stage: Stage, todo: Iterator[tuple[dict, str]], record) -
                 rec, fp = in_flight.pop(task)
                 try:
                     result = task.result()
-                except StopRun as exc:
-                    # no new record, but those in flight finish (their requests are sent and paid for) and are kept
+                except StopRun as exc:  # no new record; those in flight finish (sent, paid for) and are kept
                     stop = stop or exc
                     continue
                 record(rec, fp, result)
-        if stop is not None:
+        if stop is not None:  # and a paper's requests sent beside the one that stopped (gather leaves them running)
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            await asyncio.gather(*others, return_exceptions=True)
             raise stop
     finally:
         if stage.close:

@@ -36,6 +36,7 @@ from . import pipeline
 from .config import Config
 from .errors import ServerDown, Unavailable, UserError
 from .jsonl import iter_latest
+from .llm.budget import CostCapReached
 from .metrics import NAMES, get_metric
 from .processes import this_process, tied
 from .redact import redact_url
@@ -158,6 +159,11 @@ class ScaledRunner:
                     raise ServerDown(
                         f"{name}: the embedded server died under the ranks: {death}\nNo paper was "
                         "marked failed: rerun to go on."
+                    ) from exc
+                if self.cfg.max_cost is not None and _stopped_at_cap(base):
+                    raise CostCapReached(
+                        f"{name}: ranks stopped at the cost cap (--max-cost {self.cfg.max_cost:g}); finished papers "
+                        "are kept: rerun with a higher --max-cost to go on."
                     ) from exc
                 raise
             if self.x.kind != "slurm" or self.x.wait:
@@ -297,6 +303,12 @@ class ScaledRunner:
         for rec in iter_latest(output_path(Path(self.cfg.work_dir), output)):
             summary.counts[status_of(rec)] += 1
         return summary
+
+
+def _stopped_at_cap(base: Path) -> bool:
+    """Whether a rank of the job logged under ``base`` stopped at the cost cap (datatrove logs its error)."""
+    name = CostCapReached.__name__
+    return any(name in p.read_text(encoding="utf-8", errors="replace") for p in base.rglob("*.log"))
 
 
 def _reopen_missing(base: Path, output: Path) -> None:

@@ -26,9 +26,12 @@ class StageBuilder:
     config: dict
     running: Serving | None = None  # the embedded server this machine's parent started
 
-    def __call__(self) -> Stage:
+    def endpoints(self) -> pipeline.Endpoints:
+        return pipeline.Endpoints(Config.from_dict(self.config), running=self.running)
+
+    def __call__(self, endpoints: pipeline.Endpoints | None = None) -> Stage:
         cfg = Config.from_dict(self.config)
-        return pipeline.build_stage(self.name, cfg, pipeline.Endpoints(cfg, running=self.running))
+        return pipeline.build_stage(self.name, cfg, endpoints or pipeline.Endpoints(cfg, running=self.running))
 
 
 # datatrove runs any callable ``step(data, rank, world_size)`` as a pipeline step: these need no datatrove
@@ -49,7 +52,8 @@ class StageStep:
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(self.threads)
         if "torch" in sys.modules:  # already imported: the variables come too late for it
             sys.modules["torch"].set_num_threads(self.threads)
-        summary = run_stage(self.build(), self.work, shard=(rank, world_size), progress=False)
+        with self.build.endpoints() as endpoints:  # on leaving, what the rank spent goes to the ledger
+            summary = run_stage(self.build(endpoints), self.work, shard=(rank, world_size), progress=False)
         log.info("%s rank %d/%d: %s", self.build.name, rank, world_size, summary.line())
         return data
 

@@ -100,6 +100,28 @@ REASONING_TYPES = (
 DIFFICULTY_LEVELS = {1: "easy", 2: "medium", 3: "hard"}
 #: The labels the judge gives each pair beside its scores, and people may correct in `sciqag review`.
 LABELS = ("reasoning_type", "difficulty")
+#: What is given on the 1-3 scale: the five scores and the difficulty.
+SCALED = (*RACAR_DIMENSIONS, "difficulty")
+
+
+def reasoning_type(value) -> str | None:
+    """A reasoning type as given ("Causal" -> "causal"), None for a blank; ValueError for anything else."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str) or value.strip().lower() not in REASONING_TYPES:
+        raise ValueError(f"reasoning_type must be one of {', '.join(REASONING_TYPES)} (or blank), not {value!r}")
+    return value.strip().lower()
+
+
+def majority(values) -> str | None:
+    """The value given most often (None left out); a tie goes to the one given first."""
+    given = [v for v in values if v is not None]
+    if not given:
+        return None
+    counts = {v: given.count(v) for v in given}
+    top = max(counts.values())
+    return next(v for v in given if counts[v] == top)
+
 
 RECORD = Features({**PAPER_COLUMNS, **KEYWORD_COLUMNS, **GENERATION_COLUMNS, **INSTRUCTION_COLUMNS})
 

@@ -6,6 +6,7 @@ ours (large, so that a few requests cost dollars and the arithmetic is easy to c
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -15,8 +16,11 @@ from pathlib import Path
 import pytest
 from helpers import read_jsonl, write_jsonl
 
+from sciqag_dataset.evaluation import racar
+from sciqag_dataset.evaluation.judge_prompts import build_racar_messages
 from sciqag_dataset.llm.budget import LEDGER, Budget, CostCapReached, spend_by_stage, total_cost
 from sciqag_dataset.llm.client import LLMClient
+from sciqag_dataset.runner import run_stage
 
 PRICE = "1000"  # USD per million tokens, prompt and completion alike: 1000 tokens cost $1
 N_PAPERS = 6
@@ -106,3 +110,51 @@ def test_a_cap_stops_the_run_cleanly_and_a_higher_cap_resumes(says_server, tmp_p
     assert abs(total_cost(work) - full) < per_paper / 2
     (row,) = spend_by_stage(work)
     assert json.loads(json.dumps(row))["requests"] == N_PAPERS
+
+
+def test_every_attempt_of_a_request_is_checked_against_the_cap(says_server, tmp_path):
+    """A reply the client retries (here an empty one, which the real server still bills tokens for) is sent
+    again only while the cap allows another worst case."""
+    client = LLMClient(
+        says_server.base_url,
+        says_server.model,
+        params={"max_tokens": 4},
+        price_prompt_per_m=1e6,
+        price_completion_per_m=1e6,
+        max_retries=5,
+        backoff=0.01,
+    )
+    budget = Budget(tmp_path, cap=1e9)
+    budget.add(client, "seed")
+    asyncio.run(client.complete("Hello.", partial=True))  # the prompt's real cost, and the model's rate
+    one = client.usage.cost
+    worst = budget.worst_case(client, {"prompt": "Hello."}, client.params)
+    budget.cap = client.usage.cost + worst + 1.5 * one  # room for two attempts: the third could pass the cap
+    with pytest.raises(CostCapReached):
+        asyncio.run(client.complete("Hello."))  # empty every time: retried until the cap says no
+    assert client.usage.requests == 1 + 2 and client.usage.cost <= budget.cap
+
+
+def test_a_papers_requests_sent_beside_the_one_that_stops_are_counted(says_server, tmp_path):
+    """RACAR sends a paper's five calls at once: when the cap stops one, those already sent still finish, and
+    what they cost reaches the ledger."""
+    work = tmp_path / "work"
+    text = "Cobalt suppressed cation mixing in the layered cathode. " * 20
+    write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "Cathodes", "text": text}])
+    qa = [{"question": "What does cobalt suppress?", "answer": "Cation mixing."}]
+    write_jsonl(work / "seed.jsonl", [{"id": "p0", "qa": qa, "status": "ok"}])
+    judge = LLMClient(
+        says_server.base_url, says_server.model, params={"max_tokens": 8}, price_prompt_per_m=1e6, max_retries=0
+    )
+    budget = Budget(work, cap=None)
+    budget.add(judge, "evaluate")
+    messages = {"messages": build_racar_messages("relevance", qa, text, "Cathodes")}
+    budget.cap = 2.5 * budget.worst_case(judge, messages, judge.params)  # two or so of the five fit
+    with pytest.raises(CostCapReached):
+        run_stage(racar.stage([judge], max_attempts=1), work)
+    budget.record()
+    sent = judge.usage.requests
+    assert 1 <= sent < 5
+    assert sum(r["requests"] for r in read_jsonl(work / LEDGER)) == sent  # every request sent is counted
+    assert total_cost(work) == pytest.approx(judge.usage.cost) and total_cost(work) <= budget.cap
+    assert not (work / "racar.jsonl").exists() or read_jsonl(work / "racar.jsonl") == []  # the paper is redone

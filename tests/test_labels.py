@@ -18,6 +18,7 @@ from sciqag_dataset.cli import main
 from sciqag_dataset.errors import UserError
 from sciqag_dataset.evaluation import racar
 from sciqag_dataset.evaluation.agreement import agreement
+from sciqag_dataset.evaluation.filter import unscored
 from sciqag_dataset.evaluation.judgements import parse_judgements
 from sciqag_dataset.evaluation.ratings import collect, read_ratings_file
 from sciqag_dataset.llm import LLMClient
@@ -58,10 +59,33 @@ def test_labels_are_read_tolerantly_and_never_guessed():
     ]
     prose = "Score: 2, Reasons: misses a part. Reasoning type: comparative, Difficulty: 2\nScore: 3, Reasons: fine."
     items = parse_judgements(prose, 2).items
-    assert [(it["score"], it["reasoning_type"], it["difficulty"]) for it in items] == [
-        (2, "comparative", 2),
-        (3, None, None),
+    assert [(it["score"], it["reasons"], it["reasoning_type"], it["difficulty"]) for it in items] == [
+        (2, "misses a part.", "comparative", 2),  # the labels are not part of the reasons
+        (3, "fine.", None, None),
     ]
+    # a judge's "reasoning" is its justification, not a type, whatever words it uses
+    (item,) = parse_judgements('[{"score": 3, "reasoning": "A factual recall of the paper."}]', 1).items
+    assert item["reasoning_type"] is None and item["reasons"] == "A factual recall of the paper."
+    # labels written before their score could be read as the previous item's: none is read
+    before = "1. Reasoning type: causal, Difficulty: 3. Score: 3\n2. Reasoning type: factual, Difficulty: 1. Score: 2"
+    items = parse_judgements(before, 2).items
+    assert [(it["score"], it["reasoning_type"], it["difficulty"]) for it in items] == [
+        (3, None, None),
+        (2, None, None),
+    ]
+
+
+def test_a_label_filter_on_pairs_without_labels_is_refused(tmp_path):
+    """Old RACAR results, or a judge that never labels: a label rule would drop every pair, so it is refused."""
+    work = tmp_path / "work"
+    summary = {"metrics": {"racar": {"merged": 3}}, "racar": {"reasoning_types": {"missing": 3}, "difficulty": {}}}
+    work.mkdir()
+    (work / "evaluation_summary.json").write_text(json.dumps(summary))
+    rules = {"reasoning_types": ["causal"], "max_difficulty": 2, "min_racar": 2}
+    assert unscored(work, rules) == {"reasoning_types": "racar", "max_difficulty": "racar"}
+    summary["racar"]["reasoning_types"] = {"causal": 1, "missing": 2}
+    (work / "evaluation_summary.json").write_text(json.dumps(summary))
+    assert unscored(work, rules) == {}
 
 
 def test_labels_ride_on_the_completeness_call_and_a_committee_combines_them(tmp_path):

@@ -86,7 +86,7 @@ def print_evaluation(work: Path, summaries: dict, out=None) -> None:
         for d in DIMENSIONS:
             dim = r["dimensions"][d]
             print(f"    {d:<16} mean {_fmt(dim['mean']):>5}   missing {dim['missing']}", file=out)
-        if r.get("reasoning_types"):
+        if set(r.get("reasoning_types") or {}) - {"missing"}:  # a judge that gave no labels: nothing to show
             print("    reasoning types  " + ", ".join(f"{t} {n}" for t, n in r["reasoning_types"].items()), file=out)
             hard = r.get("difficulty") or {}
             levels = ", ".join(f"{k} {n}" for k, n in (hard.get("distribution") or {}).items())

@@ -7,14 +7,18 @@ tokens); none is assumed, so an endpoint without prices costs 0 (the embedded mo
 cap counts every line of it, so it bounds the work dir's total, not one invocation: a run stopped at the cap
 and rerun with the same cap stops again at once; a higher cap resumes where it stopped.
 
-Before a request that the cache cannot answer, its worst case (its prompt's tokens estimated from its
-characters, its reply at ``max_tokens``, at the endpoint's prices) is reserved; a request that could pass the
-cap raises ``CostCapReached`` instead of being sent. That is a ``StopRun``: the runner lets the requests in
-flight finish (they are paid for) and stops the stage, marking no paper failed; finished papers are kept.
+Before each attempt of a request the cache cannot answer (a retry too), its worst case is reserved: its prompt's
+tokens estimated from its characters (one a character until the model's replies show its rate), its reply at
+``max_tokens``, at the endpoint's prices. An attempt that could pass the cap raises ``CostCapReached`` instead
+of being sent. That is a ``StopRun``: the runner lets the requests in flight finish (they are paid for) and stops
+the stage, marking no paper failed; finished papers are kept. A server that reports no token usage is charged
+each request's worst case. What a request costs that fails without a reply (a timeout) is not known and not
+counted.
 
-Each process keeps its own tally: in a scaled-out run every rank checks the cap against the ledger as it
-was when the rank started and what it spent itself, so ranks running at once may together pass it by up to
-what each spends.
+The ledger is written every ``RECORD_EVERY`` seconds while replies come, after each stage and at the end, so a
+killed run loses at most the last seconds of it. Each process keeps its own tally: in a scaled-out run every
+rank checks the cap against the ledger as it was when the rank started and what it spent itself, so ranks
+running at once may together pass it by up to what each spends between records.
 """
 
 from __future__ import annotations
@@ -37,8 +41,11 @@ LEDGER = "spend.jsonl"
 # byte-level vocabulary makes about one of each; measured 1 with the test model), plus the chat template's own.
 TOKENS_PER_CHAR = 1.0
 TEMPLATE_TOKENS = 32  # per message
-MARGIN = 1.1  # over the most tokens per character seen so far: the next text may tokenize worse
+# Once replies have shown the rate: the most tokens per character seen, with a margin (formulas and other
+# languages tokenize worse than the text seen so far), and never under one token per two characters.
+MARGIN, FLOOR = 1.25, 0.5
 DEFAULT_MAX_TOKENS = 2048
+RECORD_EVERY = 10.0  # seconds: a killed run loses at most this much of its spending from the ledger
 COUNTED = ("requests", "cached", "prompt_tokens", "completion_tokens", "cost")
 
 
@@ -87,7 +94,8 @@ class Budget:
         self._clients: list[tuple[str, Any, dict]] = []  # (stage, client, usage already in the ledger)
         self._lock = threading.Lock()
         self._seen: dict[int, float] = {}  # per client: the most prompt tokens per character seen
-        self._rates: dict[int, float] = {}
+        self._unreported: set[int] = set()
+        self._recorded = time.monotonic()
 
     def add(self, client, stage: str) -> None:
         client.budget = self
@@ -106,18 +114,26 @@ class Budget:
     def worst_case(self, client, body: dict, params: dict) -> float:
         """USD a request may cost at most: its prompt's tokens estimated from its characters (at the rate this
         client's replies have shown, or a cautious one before any), its reply at ``max_tokens``."""
-        rate = self._rates.get(id(client), TOKENS_PER_CHAR)
+        seen = self._seen.get(id(client))
+        rate = TOKENS_PER_CHAR if seen is None else max(FLOOR, seen * MARGIN)
         prompt = request_chars(body) * rate + TEMPLATE_TOKENS * len(body.get("messages") or [None])
-        completion = params.get("max_tokens") or DEFAULT_MAX_TOKENS
-        return (prompt * client.price_prompt_per_m + completion * client.price_completion_per_m) / 1e6
+        return client.price(prompt, params.get("max_tokens") or DEFAULT_MAX_TOKENS)
 
     def observe(self, client, body: dict, prompt_tokens: int) -> None:
         """Learn how many tokens per character this client's model makes of a prompt."""
         chars = request_chars(body)
         if chars and prompt_tokens:
-            seen = max(self._seen.get(id(client), 0.0), prompt_tokens / chars)
-            self._seen[id(client)] = seen
-            self._rates[id(client)] = seen * MARGIN
+            self._seen[id(client)] = max(self._seen.get(id(client), 0.0), prompt_tokens / chars)
+
+    def unreported(self, client) -> None:
+        if id(client) not in self._unreported:
+            self._unreported.add(id(client))
+            log.warning("%s reports no token usage: each of its requests is charged its worst case", client.name)
+
+    def tick(self) -> None:
+        """Record now and then while a stage runs, so that a killed run's spending is not lost."""
+        if time.monotonic() - self._recorded >= RECORD_EVERY:
+            self.record()
 
     def reserve(self, amount: float) -> None:
         with self._lock:
@@ -135,6 +151,7 @@ class Budget:
 
     def record(self) -> None:
         """Append what each client spent since the last record to the ledger (safe to call repeatedly)."""
+        self._recorded = time.monotonic()
         rows = []
         for stage, client, seen in self._clients:
             now = {k: getattr(client.usage, k) for k in COUNTED}

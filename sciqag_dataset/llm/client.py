@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 import openai
 
+from ..errors import StopRun
 from ..redact import redact, redact_url, remember_secret, url_secrets
 from ..text_repair import repair
 from .cache import ResponseCache, complete_reply
@@ -206,32 +207,14 @@ class LLMClient:
             if hit is not None:  # the engine that serves (a fallback) answered this before, under its name
                 self.usage.cached += 1
                 return LLMResponse(**{**hit, "cached": True})
-        if self.budget is None:
-            return await self._send_with_retries(kind, body, merged, partial)
-        reserved = self.budget.worst_case(self, body, merged)
-        self.budget.reserve(reserved)  # raises CostCapReached: the request is not sent
-        try:
-            resp = await self._send_with_retries(kind, body, merged, partial)
-            self.budget.observe(self, body, resp.prompt_tokens)
-            return resp
-        finally:
-            self.budget.release(reserved)
-
-    async def _send_with_retries(self, kind: str, body: dict, merged: dict, partial: bool) -> LLMResponse:
         last: BaseException | None = None
         attempt = 0
         while attempt <= self.max_retries:
             endpoint = self._pick()
             try:
-                async with endpoint.semaphore:
-                    endpoint.in_flight += 1
-                    try:
-                        resp = await self._send(endpoint, kind, body, merged)
-                    finally:
-                        endpoint.in_flight -= 1
-                if not resp.text and not partial:
-                    self._account(resp)  # the tokens were spent all the same
-                    raise EmptyReply(f"empty reply (finish_reason={resp.finish_reason})")
+                resp = await self._attempt(endpoint, kind, body, merged, partial)
+            except StopRun:
+                raise  # the cost cap: this request is not sent, and no retry may send it
             except Exception as exc:
                 retry_after = _retryable(exc)
                 if retry_after is None:
@@ -254,7 +237,6 @@ class LLMClient:
                 await asyncio.sleep(delay)
                 attempt += 1
                 continue
-            self._account(resp)
             value = {k: v for k, v in asdict(resp).items() if k != "cached"}
             if self.cache is not None and (partial or complete_reply(value)):
                 # under the identity of the server that answered (a replacement may be another engine)
@@ -262,6 +244,31 @@ class LLMClient:
             return resp
         self.usage.failures += 1
         raise LLMError(redact(f"gave up after {self.max_retries + 1} attempts: {type(last).__name__}: {_short(last)}"))
+
+    async def _attempt(self, endpoint: _Endpoint, kind: str, body: dict, params: dict, partial: bool) -> LLMResponse:
+        """One request to one replica, accounted (an empty reply too: its tokens were spent). Under the run's
+        budget every attempt, a retry included, first reserves its worst case (``budget.CostCapReached``)."""
+        reserved = self.budget.worst_case(self, body, params) if self.budget is not None else 0.0
+        if self.budget is not None:
+            self.budget.reserve(reserved)
+        try:
+            async with endpoint.semaphore:
+                endpoint.in_flight += 1
+                try:
+                    resp = await self._send(endpoint, kind, body, params)
+                finally:
+                    endpoint.in_flight -= 1
+            self._account(resp, body, reserved)
+        finally:
+            if self.budget is not None:
+                self.budget.release(reserved)
+        if not resp.text and not partial:
+            raise EmptyReply(f"empty reply (finish_reason={resp.finish_reason})")
+        return resp
+
+    def price(self, prompt_tokens: float, completion_tokens: float) -> float:
+        """USD for these tokens at this endpoint's prices."""
+        return (prompt_tokens * self.price_prompt_per_m + completion_tokens * self.price_completion_per_m) / 1e6
 
     def _key(self, kind: str, body: dict, params: dict) -> str:
         return ResponseCache.key(
@@ -324,14 +331,19 @@ class LLMClient:
             endpoint=redact_url(endpoint.url),
         )
 
-    def _account(self, resp: LLMResponse) -> None:
+    def _account(self, resp: LLMResponse, body: dict, reserved: float = 0.0) -> None:
         u = self.usage
         u.requests += 1
         u.prompt_tokens += resp.prompt_tokens
         u.completion_tokens += resp.completion_tokens
-        u.cost += (
-            resp.prompt_tokens * self.price_prompt_per_m + resp.completion_tokens * self.price_completion_per_m
-        ) / 1e6
+        if self.budget is not None and not (resp.prompt_tokens or resp.completion_tokens) and reserved:
+            u.cost += reserved  # a server that reports no usage is charged the worst case: the cap must hold
+            self.budget.unreported(self)
+        else:
+            u.cost += self.price(resp.prompt_tokens, resp.completion_tokens)
+        if self.budget is not None:
+            self.budget.observe(self, body, resp.prompt_tokens)
+            self.budget.tick()
 
     async def aclose(self) -> None:
         for e in self._endpoints or []:

@@ -12,14 +12,13 @@ import datetime
 import fcntl
 import json
 import os
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
 from ..jsonl import JsonlWriter
-from ..schema import LABELS, RACAR_DIMENSIONS, REASONING_TYPES
+from ..schema import LABELS, RACAR_DIMENSIONS, REASONING_TYPES, SCALED, majority
 
 SCORES = {1, 2, 3}
 TEXT_FIELDS = ("question", "answer", "comment")
@@ -56,7 +55,7 @@ def check_changes(changes: object) -> dict:
             raise UserError(f"unknown field {k!r}: one of {', '.join(FIELDS)}")
         if v is None:
             continue
-        if k in (*RACAR_DIMENSIONS, "difficulty") and (isinstance(v, bool) or v not in SCORES):
+        if k in SCALED and (isinstance(v, bool) or v not in SCORES):
             raise UserError(f"{k} must be 1, 2 or 3 (or null), not {v!r}")
         if k == "reasoning_type" and v not in REASONING_TYPES:
             raise UserError(f"reasoning_type must be one of {', '.join(REASONING_TYPES)} (or null), not {v!r}")
@@ -160,13 +159,8 @@ class Decision:
     reasoning_type: str | None = None  # the type most reviewers chose (a tie: the newest choice)
 
 
-def _most_chosen(choices: list[tuple[str, str]]) -> str | None:
-    """The value most (time, value) choices name; a tie goes to the newest."""
-    if not choices:
-        return None
-    counts = Counter(v for _, v in choices)
-    top = max(counts.values())
-    return max((t, v) for t, v in choices if counts[v] == top)[1]
+def _time(item: tuple[str, dict]) -> str:
+    return item[1].get("time") or ""
 
 
 def decisions(log: ReviewLog) -> dict[str, Decision]:
@@ -178,7 +172,7 @@ def decisions(log: ReviewLog) -> dict[str, Decision]:
     out = {}
     for pid, states in by_pair.items():
         scores = {}
-        for d in (*RACAR_DIMENSIONS, "difficulty"):
+        for d in SCALED:
             given = [s[d] for _, s in states if d in s]
             if given:
                 scores[d] = sum(given) / len(given)
@@ -195,9 +189,8 @@ def decisions(log: ReviewLog) -> dict[str, Decision]:
             keep=keep,
             question=edit.get("question"),
             answer=edit.get("answer"),
-            reasoning_type=_most_chosen(
-                [(s.get("time") or "", s["reasoning_type"]) for _, s in states if s.get("reasoning_type")]
-            ),
+            # the type most reviewers chose; a tie goes to the newest choice
+            reasoning_type=majority(s.get("reasoning_type") for _, s in sorted(states, key=_time, reverse=True)),
         )
     return out
 
@@ -221,7 +214,7 @@ def apply_decision(row: dict, decision: Decision | None) -> dict | None:
     if decision.keep is False:
         return None
     row = dict(row, reviewed_by=decision.reviewers)
-    row.update({f"human_{d}": decision.scores.get(d) for d in (*RACAR_DIMENSIONS, "difficulty")})
+    row.update({f"human_{d}": decision.scores.get(d) for d in SCALED})
     row["human_reasoning_type"] = decision.reasoning_type
     for key in ("question", "answer"):
         edit = getattr(decision, key)

@@ -237,7 +237,10 @@ function wireText() {
 function onKey(ev) {
   const t = ev.target;
   if (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT") {
-    if (t.tagName === "TEXTAREA" && (ev.key === "Escape" || (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)))) {
+    const leave = t.tagName === "SELECT"
+      ? ev.key === "Escape" || ev.key === "Enter"
+      : t.tagName === "TEXTAREA" && (ev.key === "Escape" || (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)));
+    if (leave) {
       ev.preventDefault();
       t.blur();
     }
@@ -274,10 +277,8 @@ function start() {
   $("keep").addEventListener("click", () => decide(true));
   $("drop").addEventListener("click", () => decide(false));
   $("next-mark").addEventListener("click", nextMark);
-  $("reasoning-type").addEventListener("change", () => {
-    save({ reasoning_type: $("reasoning-type").value || null });
-    $("reasoning-type").blur();
-  });
+  // saved on every change (arrow keys and type-ahead change it too); Enter or Esc leaves the menu
+  $("reasoning-type").addEventListener("change", () => save({ reasoning_type: $("reasoning-type").value || null }));
   for (const id of ["filter-status", "filter-score"]) {
     $(id).addEventListener("change", async () => { $(id).blur(); index = -1; await step(1); });
   }
