@@ -192,7 +192,9 @@ def draft(path: Path) -> dict:
     refs = next((k for k, ln in enumerate(low) if re.fullmatch(r"(?:\d+\.?\s*)?references|bibliography", ln)), None)
     body = lines[:refs] if refs else lines
     windows = [w for w in map(_inner, body) if w]
-    phrases = [windows[k] for k in (0, min(8, len(windows) - 1), len(windows) // 2, len(windows) - 2)] if windows else []
+    phrases = (
+        [windows[k] for k in (0, min(8, len(windows) - 1), len(windows) // 2, len(windows) - 2)] if windows else []
+    )
     captions = [_inner(ln[12:]) for ln in lines if _CAPTION_START.match(ln)]
     refline = [_inner(ln, 3) for ln in lines[refs + 1 : refs + 6]] if refs else []
     return {

@@ -29,7 +29,10 @@ def test_a_title_repeated_as_a_smaller_running_head_is_still_the_title(tmp_path)
         *column(LEFT, 170, body_lines(40), 10, "Times-Roman"),
     ]
     later = [
-        [(LEFT, 40, "Times-Roman", 8, f"{n} \u00b7 Quill and Renner"), *column(LEFT, 80, body_lines(40, n), 10, "Times-Roman")]
+        [
+            (LEFT, 40, "Times-Roman", 8, f"{n} \u00b7 Quill and Renner"),
+            *column(LEFT, 80, body_lines(40, n), 10, "Times-Roman"),
+        ]
         if n % 2 == 0
         else [
             (LEFT, 40, "Times-Roman", 8, f"Placing Hot Files Across the Parallel Disks \u00b7 {n}"),
@@ -168,7 +171,9 @@ def test_a_reference_list_without_a_heading_is_found_by_its_entries(tmp_path):
         ]
         page2 = [
             (LEFT, 60, "Times-Bold", 11, "2 Conclusion"),
-            *column(LEFT, 80, body_lines(20, 12, 7) + ["so the stage is now left to cool overnight."], 10, "Times-Roman"),
+            *column(
+                LEFT, 80, body_lines(20, 12, 7) + ["so the stage is now left to cool overnight."], 10, "Times-Roman"
+            ),
             *column(LEFT, 360, _entries(numbered), 8, "Times-Roman", 9.5),
         ]
         rec = _read(draw(tmp_path / f"refs{numbered}.pdf", [page1, page2]))
@@ -186,7 +191,15 @@ def test_a_caption_is_told_by_its_label_and_a_font_unlike_the_body(tmp_path):
         (LEFT, 400, "Helvetica", 8, "Fig. 2 Resistance and Hall signal of the three films on cooling"),
         *column(LEFT, 430, body_lines(20, 14, 7), 10, "Times-Roman", 12.5),
     ]
-    page2 = [*column(LEFT, 60, ["Figure 2 shows the same trend for the thicker films."] + body_lines(30, 15, 7), 10, "Times-Roman")]
+    page2 = [
+        *column(
+            LEFT,
+            60,
+            ["Figure 2 shows the same trend for the thicker films."] + body_lines(30, 15, 7),
+            10,
+            "Times-Roman",
+        )
+    ]
     rec = _read(draw(tmp_path / "caption.pdf", [page1, page2]))
     assert "Hall signal" not in rec["text"]
     assert "Figure 2 shows the same trend for the thicker films." in rec["text"]  # the body's own font: text

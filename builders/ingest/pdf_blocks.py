@@ -246,7 +246,12 @@ def paper_sections(
             and 0 <= first.top - dropped.bottom < 1.5 * first.size
         )  # "Proceedings of ...", then its place and date
         kind = _furniture_block(block, text, body)
-        if first.page <= opening + 1 and first.size < 0.95 * body and len(block.lines) <= 8 and cites_title(block, title):
+        if (
+            first.page <= opening + 1
+            and first.size < 0.95 * body
+            and len(block.lines) <= 8
+            and cites_title(block, title)
+        ):
             kind = "notes"  # the paper's own citation line (its DOI is read from it by pdf.py)
         dropped = block.lines[-1] if kind == "notes" or more else None  # only notes run on
         if footnote or more or kind:

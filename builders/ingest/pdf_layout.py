@@ -286,9 +286,7 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
                 on[b] |= pages_of[a]
     # a quarter of the pages: odd and even pages often carry different heads (the title, the authors)
     need = max(2, int(0.25 * len(pages)))
-    return {
-        pos for pos, k in edge.items() if len(on[k]) >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", k[0])
-    }
+    return {pos for pos, k in edge.items() if len(on[k]) >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", k[0])}
 
 
 def _near(a: str, b: str) -> bool:
