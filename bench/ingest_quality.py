@@ -2,6 +2,7 @@
 
     python bench/ingest_quality.py DIR                 # score DIR against DIR/manifest.json
     python bench/ingest_quality.py DIR --draft         # add draft entries for files the manifest lacks
+    python bench/ingest_quality.py DIR --pdf-backend pdfium   # PDFs read through PDFium instead of pdfminer
 
 The papers stay outside the repository (their text is not ours to commit); the manifest sits next to them.
 A paper is *usable* when all of these hold (issue 27's definition):
@@ -214,7 +215,12 @@ def main() -> None:
     ap.add_argument("--manifest", type=Path, help="default: FOLDER/manifest.json")
     ap.add_argument("--draft", action="store_true", help="add draft entries for files the manifest lacks")
     ap.add_argument("-q", "--quiet", action="store_true", help="the per-format line only")
+    ap.add_argument("--pdf-backend", choices=["pdfplumber", "pdfium"], help="the PDF reader's character source")
     args = ap.parse_args()
+    if args.pdf_backend:
+        from sciqag_dataset.builders.ingest import pdf
+
+        pdf.BACKEND = args.pdf_backend
     path = args.manifest or args.folder / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     if args.draft:

@@ -204,3 +204,22 @@ def test_a_caption_is_told_by_its_label_and_a_font_unlike_the_body(tmp_path):
     assert "Hall signal" not in rec["text"]
     assert "Figure 2 shows the same trend for the thicker films." in rec["text"]  # the body's own font: text
     assert HEIGHT > 0
+
+
+def test_the_layout_pass_reads_the_same_paper_from_pdfium_characters(tmp_path):
+    # the faster character source (measured in bench/ingest.py, not the default): the same title, DOI, sections
+    from pdf_samples import DOI, make_paper_pdf
+
+    from sciqag_dataset.builders.ingest import pdf
+
+    path = make_paper_pdf(tmp_path / "paper.pdf")
+    [plumber] = read_file(path)
+    pdf.BACKEND = "pdfium"
+    try:
+        [pdfium] = read_file(path)
+    finally:
+        pdf.BACKEND = "pdfplumber"
+    assert pdfium["ingest"]["extractor"] == "pdf/pdfium" and pdfium["metadata"]["doi"] == DOI
+    assert pdfium["title"] == plumber["title"]
+    assert [s["heading"] for s in pdfium["sections"]] == [s["heading"] for s in plumber["sections"]]
+    assert "Writer" not in pdfium["text"] and "Page 1 of" not in pdfium["text"]

@@ -51,10 +51,10 @@ def read(source: Source) -> Iterator[RawPaper]:
         partial.append(reason)
 
     try:
-        with pdfplumber.open(source.path, password="") as pdf:
-            info = pdf.metadata or {}
+        info, pages_in, opened = _open(source.path)
+        with opened:
             pages, empty, unmapped = [], [], 0
-            for n, page in enumerate(pdf.pages, 1):
+            for n, page in enumerate(pages_in, 1):
                 try:
                     lines, missing = page_lines(page, n)
                     unmapped += missing
@@ -94,6 +94,24 @@ def read(source: Source) -> Iterator[RawPaper]:
         note = f"{unmapped} glyph(s) in fonts without a Unicode map left out (symbols or words may be missing)"
         (lost if unmapped > 0.05 * (chars + unmapped) else warn)(note)
     yield {**_paper(pages, info), "partial": partial}
+
+
+# which library reads the characters and their boxes: "pdfplumber" (pdfminer.six) or "pdfium" (pypdfium2);
+# bench/ingest.py measures both on the same files, bench/ingest_quality.py scores both
+BACKEND = "pdfplumber"
+
+
+def _open(path):
+    """(metadata, pages, a context that closes the file) with the chosen backend."""
+    if BACKEND == "pdfium":
+        from contextlib import nullcontext
+
+        from . import pdf_pdfium
+
+        info, _, pages = pdf_pdfium.open_pages(path)
+        return info, pages, nullcontext()
+    pdf = pdfplumber.open(path, password="")
+    return pdf.metadata or {}, pdf.pages, pdf
 
 
 # ---------------------------------------------------------------- lines -> paper
@@ -145,7 +163,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
     return {
         "format": "pdf",
-        "extractor": "pdf/pdfplumber",
+        "extractor": f"pdf/{BACKEND}",
         "title": title,
         "sections": [s for s in sections if s[1].strip()],
         "metadata": {"doi": doi, "authors": parse_authors(info.get("Author"))},

@@ -66,7 +66,7 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
     words = page.extract_words(
         x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False
     )
-    unmapped = 0
+    unmapped = getattr(page, "unmapped", 0)  # counted by the PDFium reader, which leaves such glyphs out itself
     for w in words:  # a font without a ToUnicode map: pdfminer prints "(cid:13)", which is no text at all
         w["text"], k = _UNMAPPED.subn("", w["text"])
         unmapped += k
