@@ -29,6 +29,7 @@ def page_words(page: pdfium.PdfPage) -> tuple[list[dict], int]:
 
 def _words(tp, n: int, height: float) -> tuple[list[dict], int]:
     rect = raw.FS_RECTF()
+    left, right, low, high = (ctypes.c_double() for _ in range(4))
     buf = ctypes.create_string_buffer(256)
     flags = ctypes.c_int()
     fonts: dict[int, str] = {}  # text object -> font name: one lookup per run of text, not per character
@@ -46,7 +47,10 @@ def _words(tp, n: int, height: float) -> tuple[list[dict], int]:
             continue
         if 0xD800 <= code <= 0xDFFF:  # half of a surrogate pair (outside the BMP): rare, left out
             continue
+        # across: the glyph's own box (a loose box is wider and closes up a word space); up and down: the
+        # font's ascent and descent, as pdfplumber's boxes are, so one line's words share a baseline row
         raw.FPDFText_GetLooseCharBox(tp, i, rect)
+        raw.FPDFText_GetCharBox(tp, i, ctypes.byref(left), ctypes.byref(right), ctypes.byref(low), ctypes.byref(high))
         size = round(raw.FPDFText_GetFontSize(tp, i), 2)
         obj = raw.FPDFText_GetTextObject(tp, i)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
@@ -54,12 +58,14 @@ def _words(tp, n: int, height: float) -> tuple[list[dict], int]:
         if font is None:
             k = raw.FPDFText_GetFontInfo(tp, i, buf, len(buf), ctypes.byref(flags))
             font = fonts[key] = buf.raw[: max(k - 1, 0)].decode("utf-8", "replace")
-        x0, x1, top, bottom = rect.left, rect.right, height - rect.top, height - rect.bottom
+        x0, x1, top, bottom = left.value, right.value, height - rect.top, height - rect.bottom
         if (
             cur is not None
             and cur["size"] == size
             and cur["fontname"] == font
-            and -X_TOLERANCE <= x0 - cur["x1"] <= X_TOLERANCE
+            and x0 - cur["x1"] <= max(X_TOLERANCE, 0.25 * size)  # glyph boxes: letter-spaced titles; a word
+            # space is a space character, or one PDFium generated where it saw the gap
+            and x0 >= cur["x0"]  # the letters of a ligature ("ffi") share its box: they overlap
             and abs(bottom - cur["bottom"]) < 0.5 * size
         ):
             cur["text"] += ch
