@@ -223,3 +223,18 @@ def test_the_layout_pass_reads_the_same_paper_from_pdfium_characters(tmp_path):
     assert pdfium["title"] == plumber["title"]
     assert [s["heading"] for s in pdfium["sections"]] == [s["heading"] for s in plumber["sections"]]
     assert "Writer" not in pdfium["text"] and "Page 1 of" not in pdfium["text"]
+
+
+def test_a_title_mark_set_in_the_space_between_two_words_does_not_join_them(tmp_path):
+    # a "Note" with an affiliation mark raised in the space after a title word: the mark goes, the space stays
+    before, mark, after = "Slow Relaxations", "a", "in Layered Magnets"
+    x = LEFT + stringWidth(before, "Times-Bold", 18) + 0.5
+    page1 = [
+        (LEFT, 90, "Times-Bold", 18, before),
+        (x, 84, "Times-Bold", 10, mark),
+        (x + stringWidth(mark, "Times-Bold", 10) + 0.5, 90, "Times-Bold", 18, after),
+        (LEFT, 120, "Times-Roman", 10, "Ada Quill"),
+        *column(LEFT, 150, body_lines(40, 16, 7), 10, "Times-Roman", 12.5),
+    ]
+    rec = _read(draw(tmp_path / "note.pdf", [page1]))
+    assert rec["title"] == "Slow Relaxations in Layered Magnets"

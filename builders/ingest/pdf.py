@@ -12,10 +12,12 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import nullcontext
 
 import pdfplumber
 from pdfplumber.utils.exceptions import PdfminerException
 
+from . import pdf_pdfium
 from .errors import IngestError
 from .normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
 from .pdf_blocks import Block, font_family, front_notes, is_heading, line_blocks, paper_sections
@@ -104,10 +106,6 @@ BACKEND = "pdfplumber"
 def _open(path):
     """(metadata, pages, a context that closes the file) with the chosen backend."""
     if BACKEND == "pdfium":
-        from contextlib import nullcontext
-
-        from . import pdf_pdfium
-
         info, _, pages = pdf_pdfium.open_pages(path)
         return info, pages, nullcontext()
     pdf = pdfplumber.open(path, password="")

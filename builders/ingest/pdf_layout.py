@@ -223,7 +223,7 @@ def _join_scripts(words: list[dict]) -> list[dict]:
 
 def _script_word(parts: list[dict]) -> dict:
     base = max(parts, key=lambda w: w["size"])
-    text = ""
+    text, dropped = "", False
     for w in parts:
         small = w["size"] < 0.85 * base["size"]
         if small and w["bottom"] < base["bottom"] - 0.15 * base["size"]:  # raised: a mark or an exponent
@@ -234,10 +234,15 @@ def _script_word(parts: list[dict]) -> dict:
                 and not text[-1:].isdigit()
                 and (len(unit) > 2 and unit not in _UNITS or not unit)
             ):  # "ᵃUniversity", "films⁷˒⁸", "Ball¹*"
+                dropped = True
                 continue
             text += "^" + w["text"]
         else:  # a subscript, or the same line in another font
+            # a mark set in the space between two words ("Relaxations ᵃin"): the mark goes, the space stays
+            if dropped and not small and text[-1:].isalpha() and w["text"][:1].isalnum():
+                text += " "
             text += w["text"]
+        dropped = False
     return {**base, "text": text, "x0": parts[0]["x0"], "x1": parts[-1]["x1"]}
 
 
