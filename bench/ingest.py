@@ -4,7 +4,8 @@
     python bench/ingest.py --copies 60
 
 1. PDF pages/s: pypdf's text per page (the reader before the layout-aware one) against the layout-aware
-   reader (pdfplumber: words, columns, headers, headings), over the same files.
+   reader (words, columns, headers, headings) with its characters from pdfplumber and from PDFium (pypdfium2),
+   over the same files; ``--pdfs DIR`` adds a folder of real papers, ``--pdf-only`` skips the rest.
 2. Papers/s per format (text, Markdown, JATS XML, LaTeX archive, PDF) with 1 and 2 workers: `sciqag run
    --stages ingest --executor local --tasks W --workers W`, a fresh work dir each.
 
@@ -33,7 +34,7 @@ from pypdf import PdfReader  # noqa: E402
 from test_latex import MAIN, METHOD  # noqa: E402
 
 from sciqag_dataset import pipeline  # noqa: E402
-from sciqag_dataset.builders.ingest import read_file  # noqa: E402
+from sciqag_dataset.builders.ingest import pdf, read_file  # noqa: E402
 from sciqag_dataset.config import Config  # noqa: E402
 from sciqag_dataset.scale import ScaledRunner  # noqa: E402
 
@@ -71,18 +72,23 @@ def inputs(root: Path, copies: int) -> dict[str, Path]:
     return folders
 
 
-def pdf_pages_per_second(folder: Path) -> tuple[float, float, int]:
+def pdf_pages_per_second(folder: Path) -> tuple[float, float, float, int]:
+    """pages/s of pypdf's plain text, and of the layout-aware reader on pdfplumber and on PDFium, same files."""
     files = sorted(folder.glob("*.pdf"))
     pages = sum(len(PdfReader(f).pages) for f in files)
     started = time.perf_counter()
     for f in files:
         [p.extract_text() for p in PdfReader(f).pages]
     old = pages / (time.perf_counter() - started)
-    started = time.perf_counter()
-    for f in files:
-        read_file(f)
-    new = pages / (time.perf_counter() - started)
-    return old, new, pages
+    rates = []
+    for backend in ("pdfplumber", "pdfium"):
+        pdf.BACKEND = backend
+        started = time.perf_counter()
+        for f in files:
+            read_file(f)
+        rates.append(pages / (time.perf_counter() - started))
+    pdf.BACKEND = "pdfplumber"
+    return old, rates[0], rates[1], pages
 
 
 def papers_per_second(folder: Path, work: Path, workers: int) -> float:
@@ -101,18 +107,32 @@ def papers_per_second(folder: Path, work: Path, workers: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--copies", type=int, default=24)
+    ap.add_argument("--pdfs", type=Path, help="also measure pages/s on the PDFs of this folder (real papers)")
+    ap.add_argument("--pdf-only", action="store_true", help="pages/s only, no papers/s per format")
     args = ap.parse_args()
+    if args.pdfs:
+        old, plumber, pdfium, pages = pdf_pages_per_second(args.pdfs)
+        print(
+            f"{args.pdfs}: {pages} pages: pypdf text {old:.1f} pages/s, layout reader on pdfplumber {plumber:.1f} "
+            f"pages/s, on PDFium {pdfium:.1f} pages/s ({pdfium / plumber:.2f}x)"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         folders = inputs(root / "in", args.copies)
-        old, new, pages = pdf_pages_per_second(folders["pdf"])
+        old, new, pdfium, pages = pdf_pages_per_second(folders["pdf"])
+        if args.pdf_only:
+            print(
+                f"samples, {pages} pages: pypdf {old:.1f} pages/s, pdfplumber {new:.1f}, PDFium {pdfium:.1f} "
+                f"({pdfium / new:.2f}x)"
+            )
+            return
         rates = {
             fmt: [papers_per_second(folder, root / f"w-{fmt}-{w}", w) for w in (1, 2)]
             for fmt, folder in folders.items()
         }
     print(
         f"\nPDF, {pages} pages ({args.copies} files): pypdf text per page {old:.1f} pages/s, layout-aware reader "
-        f"{new:.1f} pages/s ({new / old:.2f}x)"
+        f"{new:.1f} pages/s ({new / old:.2f}x), the same reader on PDFium {pdfium:.1f} pages/s ({pdfium / new:.2f}x)"
     )
     print(f"\n{args.copies} papers per format, datatrove Local executor, {os.cpu_count()} cores")
     print(f"{'format':>8} | {'1 worker p/s':>12} | {'2 workers p/s':>13} | ratio")

@@ -10,12 +10,17 @@ import re
 from .html_rules import (
     ABOUT,
     ABSTRACT,
+    CAPTION_LABEL,
+    CAPTION_START,
     CHROME,
     CITATION_LINK,
     DROP_TAGS,
+    ENTRY_AUTHOR,
+    ENTRY_YEAR,
     FIGURE_LIKE,
     HIDDEN,
     HIDDEN_CLASS,
+    LEAD,
     NAV_CLASS,
     NOT_ABSTRACT,
     NOTICE,
@@ -87,6 +92,8 @@ def remove_non_paper(tree) -> int:
         )
         if to_ref and re.fullmatch(r"[\[(]?\d+(?:\s*[–,-]\s*\d+)*[\])]?", (a.text_content() or "").strip()):
             _drop(a)
+    references += _entry_lists(tree)
+    _captions(tree)
     for el in list(tree.iter(*DROP_TAGS)):
         if el.getparent() is not None:
             _drop(el)
@@ -160,6 +167,48 @@ def _inline(el, prefix: str, strip: bool = True) -> None:
     _drop(el)
 
 
+def _is_entry(text: str) -> bool:
+    return bool(ENTRY_YEAR.search(text) and ENTRY_AUTHOR.search(text))
+
+
+def _entry_lists(tree) -> int:
+    """Reference lists under containers no rule names: a list (or a run of paragraphs) of three or more items,
+    most of them reference entries (a year and an author with initials). Returns the entries removed; a short
+    heading left alone before the list goes with it."""
+    removed = 0
+    for el in list(tree.iter("ol", "ul", "div", "section")):
+        if el.getparent() is None:
+            continue
+        items = [c for c in el if isinstance(c.tag, str) and c.tag in ("li", "p", "div")]
+        if el.tag in ("div", "section") and any(isinstance(c.tag, str) and c.tag in ("ol", "ul") for c in el):
+            continue  # its list is judged on its own
+        if len(items) < 3 or sum(_is_entry(inline(i.text_content())) for i in items) < 0.6 * len(items):
+            continue
+        head = el.getprevious()
+        parent = el.getparent()
+        if head is not None and head.tag in ("h2", "h3", "h4") and len(inline(head.text_content()).split()) <= 4:
+            if parent is not None and [c for c in parent if isinstance(c.tag, str)] == [head, el]:
+                _drop(head)
+        removed += len(items)
+        _drop(el)
+    return removed
+
+
+def _captions(tree) -> None:
+    """Captions in a publisher's own figure markup: a paragraph that starts "Figure 2." / "Table 1 |", or with
+    a label alone when an image or a table stands beside it (in its container or the one above)."""
+    for el in list(tree.iter("p", "div", "span")):
+        if el.getparent() is None or not is_leaf(el):
+            continue
+        text = inline(el.text_content())
+        if CAPTION_START.match(text):
+            _drop(el)
+        elif CAPTION_LABEL.match(text):
+            near = [el.getparent(), el.getparent().getparent()]
+            if any(a is not None and next(a.iter("img", "table", "svg", "picture"), None) is not None for a in near):
+                _drop(el)
+
+
 def take_abstract(tree) -> str | None:
     """The abstract's paragraphs, taken out of the page (so it is not read twice): the element a class or id
     names, else what a heading "Abstract" opens: its own section, or, on a flat page, the elements after it up
@@ -183,6 +232,17 @@ def take_abstract(tree) -> str | None:
             None,
         )
     )
+    if found is None and head is None:  # a lead paragraph, before the first section heading
+        for el in tree.iter():
+            if el.tag in ("h2", "h3"):
+                break
+            if (
+                el.tag in ("p", "div", "section")
+                and LEAD.search(_classes(el))
+                and len(el.text_content().split()) >= 20
+            ):
+                elements = [el]
+                break
     if head is not None and head.getparent() is not None:
         siblings = list(head.getparent())
         after = siblings[siblings.index(head) + 1 :]

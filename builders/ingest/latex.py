@@ -128,7 +128,9 @@ def _paper(preamble: str, body: str, bib: Bibliography) -> RawPaper:
         a for arg in _macro_args(preamble + body, "author") for a in re.split(r"\\and\b|,|\band\b", _author_names(arg))
     ]
     # the preamble only: a DOI in the body or the bibliography is another work's, and would become this id
-    doi = _macro_arg(preamble, "doi") or (m[1] if (m := DOI_IN_TEXT.search(preamble)) else None)
+    doi = _macro_arg(preamble, "doi") or next(
+        (m[1] for m in (_META_DOI.search(preamble), DOI_IN_TEXT.search(preamble)) if m), None
+    )
     return {
         "format": "latex",
         "extractor": "latex/pylatexenc",
@@ -137,6 +139,12 @@ def _paper(preamble: str, body: str, bib: Bibliography) -> RawPaper:
         "metadata": {"doi": doi, "authors": [inline(_render(a)) for a in authors]},
         "references_dropped": references,
     }
+
+
+# a class's metadata command for the DOI (``\acmDOI{10.1145/...}``, ``\articleDOI{https://doi.org/...}``)
+_META_DOI = re.compile(
+    r"\\[A-Za-z@]*doi[A-Za-z@]*\*?\s*\{\s*(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(10\.\d{4,9}/[^\s{}]+)\s*\}", re.I
+)
 
 
 def _macro_args(text: str, name: str) -> list[str]:
@@ -208,12 +216,41 @@ def _drop_commands(latex: str) -> str:
     return _GONE.sub("", "".join(out) + latex[pos:])
 
 
+# setup code, never text: expl3 (``\ExplSyntaxOn ... \ExplSyntaxOff``, ``\keys_set:nn {..} {..}``: names with
+# "_" and a ":signature"), and any command whose argument is a key=value list (``\hypersetup{a=b, c=d}``,
+# ``\sisetup{...}``); a text command's "n = 3" is one short pair, not a list
+_EXPL_BLOCK = re.compile(r"\\ExplSyntaxOn(?![A-Za-z]).*?(?:\\ExplSyntaxOff(?![A-Za-z])|$)", re.S)
+_EXPL_CALL = re.compile(r"\\[A-Za-z@]+(?:_[A-Za-z@]+)+(?::[A-Za-z]*)?")
+_ANY_CALL = re.compile(r"\\[A-Za-z@]+\*?\s*(?:\[[^\]]*\]\s*)?(?=\{)")
+_PAIR = r"\s*[A-Za-z][\w -]*?\s*=\s*[^,=]*"
+_KEY_VALUES = re.compile(rf"(?:{_PAIR},)+(?:{_PAIR})?\s*|\s*[A-Za-z][\w-]{{2,}}\s*=\s*[^,=]*")
+
+
+def _drop_setup(latex: str) -> str:
+    """expl3 code and key=value setup commands out, with all their brace arguments."""
+    latex = _EXPL_BLOCK.sub("", latex)
+    out, pos = [], 0
+    for m in re.finditer(f"{_EXPL_CALL.pattern}|{_ANY_CALL.pattern}", latex):
+        if m.start() < pos:
+            continue
+        arg = group(latex, m.end())
+        if not _EXPL_CALL.fullmatch(m[0].rstrip()) and not (arg and _KEY_VALUES.fullmatch(arg[0])):
+            continue
+        out.append(latex[pos : m.start()])
+        pos = m.end()
+        while (arg := group(latex, pos)) is not None:  # every brace argument that follows
+            pos = arg[1]
+    return "".join(out) + latex[pos:]
+
+
 _HREF = re.compile(r"\\href\s*\{[^{}]*\}\s*(?=\{)")
 _URL = re.compile(r"\\(?:url|nolinkurl)\s*\{([^{}]*)\}")
 
 
 def _render(latex: str) -> str:
-    latex = _HREF.sub("", latex)  # \href{url}{text} -> {text} (pylatexenc's rule for it fails on some input)
+    latex = _HREF.sub(
+        "", _drop_setup(latex)
+    )  # \href{url}{text} -> {text} (pylatexenc's rule for it fails on some input)
     latex = re.sub(r"\\captionof\s*\{[^{}]*\}", r"\\caption", latex)  # a caption outside a float goes too
     latex = _URL.sub(lambda m: m[1].replace("_", "\\_").replace("%", "\\%").replace("#", "\\#"), latex)
     latex = re.sub(r"\\xspace\b", "{}", latex)  # keeps the space after a macro that ends with it

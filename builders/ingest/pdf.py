@@ -12,13 +12,15 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import nullcontext
 
 import pdfplumber
 from pdfplumber.utils.exceptions import PdfminerException
 
+from . import pdf_pdfium
 from .errors import IngestError
 from .normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
-from .pdf_blocks import Block, is_heading, line_blocks, paper_sections
+from .pdf_blocks import Block, font_family, front_notes, is_heading, line_blocks, paper_sections
 from .pdf_layout import Line, page_lines, running_furniture
 from .registry import RawPaper, Source
 
@@ -51,10 +53,10 @@ def read(source: Source) -> Iterator[RawPaper]:
         partial.append(reason)
 
     try:
-        with pdfplumber.open(source.path, password="") as pdf:
-            info = pdf.metadata or {}
+        info, pages_in, opened = _open(source.path)
+        with opened:
             pages, empty, unmapped = [], [], 0
-            for n, page in enumerate(pdf.pages, 1):
+            for n, page in enumerate(pages_in, 1):
                 try:
                     lines, missing = page_lines(page, n)
                     unmapped += missing
@@ -96,19 +98,37 @@ def read(source: Source) -> Iterator[RawPaper]:
     yield {**_paper(pages, info), "partial": partial}
 
 
+# which library reads the characters and their boxes: "pdfplumber" (pdfminer.six) or "pdfium" (pypdfium2);
+# bench/ingest.py measures both on the same files, bench/ingest_quality.py scores both
+BACKEND = "pdfplumber"
+
+
+def _open(path):
+    """(metadata, pages, a context that closes the file) with the chosen backend."""
+    if BACKEND == "pdfium":
+        info, _, pages = pdf_pdfium.open_pages(path)
+        return info, pages, nullcontext()
+    pdf = pdfplumber.open(path, password="")
+    return pdf.metadata or {}, pdf.pages, pdf
+
+
 # ---------------------------------------------------------------- lines -> paper
 
 
 def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     furniture = running_furniture(pages)
     lines = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
-    sizes = Counter()  # the body's size: the most text, in the first half of the paper (references and tables
-    half = max(1, (len(pages) + 1) // 2)  # at the end are set smaller and can outweigh a short paper's body)
-    for ln in lines:
+    sizes, families = Counter(), Counter()  # the body's size and font family: the most text, in the first half
+    half = max(1, (len(pages) + 1) // 2)  # of the paper (references and tables at the end are set smaller and
+    for ln in lines:  # can outweigh a short paper's body)
         if ln.page <= half:
             sizes[round(ln.size, 1)] += len(ln.text)
+            families[font_family(ln)] += len(ln.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
+    family = families.most_common(1)[0][0] if families else None
     opening = min((ln.page for ln in lines), default=1)  # the first page with text (a scanned cover before it)
+    foot = _front_foot([ln for ln in lines if ln.page == opening], body)
+    lines = [ln for ln in lines if id(ln) not in foot]
     first = [ln for ln in lines if ln.page == opening]
     title_lines = _title(first, body)
     title = inline(" ".join(ln.text for ln in title_lines))
@@ -119,7 +139,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         title = first[0].text  # all one size: the first line, as a plain text file's title
     heads = {id(ln) for ln in title_lines}
     blocks = line_blocks([ln for ln in lines if id(ln) not in heads], body)
-    sections, references, has_abstract = paper_sections(blocks, body, opening)
+    sections, references, has_abstract = paper_sections(blocks, body, opening, title, family)
     # the paper's own words, without the halves of words broken at a line end
     vocab = Counter(
         w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text))
@@ -132,19 +152,31 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     doi = info.get("doi") or info.get("DOI")
     # "doi:10.1186/...", then "Cite this article as: ..." (BMC prints them last): the line and its neighbours
     cite_as = [ln for k, ln in enumerate(lines) for near in lines[max(k - 1, 0) : k + 2] if _CITE_AS.search(near.text)]
+    # then the front page's foot, licence block and the paper's own citation line ("ACM Reference Format")
+    notes = [b.text for b in front_notes(blocks, body, opening, title)] + [ln.text for ln in foot.values()]
     if not doi:
         found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
+        found = found or DOI_IN_TEXT.search(" ".join(notes))
         doi = found[1] if found else None
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
     return {
         "format": "pdf",
-        "extractor": "pdf/pdfplumber",
+        "extractor": f"pdf/{BACKEND}",
         "title": title,
         "sections": [s for s in sections if s[1].strip()],
         "metadata": {"doi": doi, "authors": parse_authors(info.get("Author"))},
         "has_abstract": has_abstract,
         "references_dropped": references,
     }
+
+
+def _front_foot(first: list[Line], body: float) -> dict[int, Line]:
+    """The first page's foot: lines set smaller than the body below its last line of body text (the venue and
+    copyright lines, a split by the column gutter does not matter)."""
+    low = max((ln.bottom for ln in first if abs(ln.size - body) < 0.6), default=None)
+    if low is None:
+        return {}
+    return {id(ln): ln for ln in first if ln.top > low and ln.size < 0.95 * body}
 
 
 def _first_heading_top(blocks: list[Block], body: float, opening: int) -> float:

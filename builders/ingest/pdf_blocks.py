@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .normalize import capitalised
+from .normalize import DOI_IN_TEXT, capitalised
 from .pdf_layout import BOLD, Line
 
 HEADING_WORDS = re.compile(
@@ -53,6 +53,27 @@ _JOURNAL_LINE = re.compile(r"^(?:[A-Z][\w.&,]*\s+){1,8}\d{1,4}\s*\(\d{1,4}\)\s*:
 _COPYRIGHT = re.compile(r"©|^c\s?\d{4}\b|\bcopyright\b", re.I)  # "c 2019": © in a font without a Unicode map
 # "1 See ...", "∗ Equal contribution"; not "10 mg", "13C NMR", "3D"
 _FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}\s+(?![A-Z]?\d|mg|g|mL|ml|mmol|mol|h|min|K|°)\S)")
+# a licence, copyright or permission notice, an ISBN/ISSN or price line ("ACM ISBN 978-...$15.00",
+# "1051-8215/97$10.00"): front-page furniture when set apart from the body in smaller type
+_LICENCE = re.compile(
+    r"©|\(cid:13\)|\bcopyright\b|\bpermission to (?:make|copy|reproduce)\b|\bISBN\b|\bISSN\b|"
+    r"\blicen[cs]ed? (?:under|to)\b|\ball rights reserved\b|\$\d+\.\d\d\b|\b\d{4}[-–]\d{3}[\dX]/\d\d\b",
+    re.I,
+)
+# where a reference entry starts: "[12] ", "12. ", or "Surname, A. B.," / "Surname, A., and" / "Surname, A. (2004)"
+_ENTRY_START = re.compile(
+    r"^(?:\[\d{1,3}\]|\d{1,3}\.)\s+\S|"
+    r"^(?:(?:van|von|de|da|del|di|le|la)\s)?[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+)?,\s+(?:[A-Z]\.\s?-?){1,3}"
+    r"(?:,|\s+and\b|\s*\(?(?:1[89]|20)\d\d)"
+)
+_YEAR = re.compile(r"\b(?:1[89]|20)\d\d[a-z]?\b")
+# a caption's label, and a sentence of the body that starts with one ("Figure 2 shows ...")
+_LABEL = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*S?\d+[a-z]?\b", re.I)
+_LABEL_SENTENCE = re.compile(
+    r"^\S+\s*\S+\s*(?:\([a-z]\)\s*)?(?:and\s+\S+\s+)?(?:shows?|compares?|presents?|displays?|illustrates?|"
+    r"summari[sz]es|lists?|gives?|plots?|depicts?|reports?|contains?|indicates?|is|are|was|were)\b",
+    re.I,
+)
 _NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
 
@@ -68,6 +89,7 @@ class Block:
 
 def line_blocks(lines: list[Line], body: float) -> list[Block]:
     """Consecutive lines of one column and font size, without a paragraph's gap between them."""
+    flow = _bold_runs(lines, body)
     blocks: list[Block] = []
     for ln in lines:
         prev = blocks[-1].lines[-1] if blocks else None
@@ -78,7 +100,7 @@ def line_blocks(lines: list[Line], body: float) -> list[Block]:
             and abs(prev.size - ln.size) < 0.6
             and prev.bold == ln.bold
             and 0 <= ln.top - prev.bottom < 0.8 * max(ln.size, body)
-            and not (is_heading(ln, body) or is_heading(prev, body))
+            and (id(ln) in flow and id(prev) in flow or not (is_heading(ln, body) or is_heading(prev, body)))
         )
         if same:
             blocks[-1].lines.append(ln)
@@ -89,6 +111,33 @@ def line_blocks(lines: list[Line], body: float) -> list[Block]:
         else:
             blocks.append(Block([ln]))
     return blocks
+
+
+def _bold_runs(lines: list[Line], body: float) -> set[int]:
+    """Lines of a paragraph set all in bold (IEEE's "Abstract—..."): three or more bold lines of one size, no
+    larger than the body's, each under the last at a line's spacing. Each is short and bold, as a heading is;
+    together they are a paragraph."""
+    runs, run = set(), []
+    for ln in [*lines, None]:
+        prev = run[-1] if run else None
+        if (
+            ln is not None
+            and ln.bold
+            and ln.size <= body * 1.05
+            and (
+                prev is None
+                or prev.page == ln.page
+                and prev.column == ln.column
+                and abs(prev.size - ln.size) < 0.3
+                and 0 <= ln.top - prev.bottom < 0.5 * ln.size
+            )
+        ):
+            run.append(ln)
+            continue
+        if len(run) >= 3:
+            runs.update(id(x) for x in run)
+        run = [ln] if ln is not None and ln.bold and ln.size <= body * 1.05 else []
+    return runs
 
 
 def _continues(block: Block, ln: Line, body: float) -> bool:
@@ -123,9 +172,63 @@ def is_heading(ln: Line, body: float) -> bool:
     )
 
 
-def paper_sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[list[list], int, bool]:
+def reference_run(block: Block) -> int:
+    """How many reference entries the block holds, when it reads as a run of them (0 otherwise): two or more
+    lines that start an entry, at least a quarter of its lines, and a year for (almost) every entry. A list with
+    a heading no rule knows, or none, is found by this density wherever it starts."""
+    starts = sum(bool(_ENTRY_START.match(ln.text)) for ln in block.lines)
+    if starts < 2 or starts < 0.25 * len(block.lines):
+        return 0
+    return starts if len(_YEAR.findall(block.text)) >= 0.8 * starts else 0
+
+
+def is_caption(block: Block, body: float, family: str | None) -> bool:
+    """A caption: "Figure 2." / "Table 1:" (punctuation says so), or a label set in a font unlike the body's
+    (another family or size) that does not open a sentence about the figure."""
+    text, first = block.text, block.lines[0]
+    if _CAPTION.match(text):
+        return True
+    if not _LABEL.match(text) or _LABEL_SENTENCE.match(text):
+        return False
+    return abs(first.size - body) > 0.6 or (family is not None and font_family(first) != family)
+
+
+def font_family(ln: Line) -> str:
+    """The family of the line's first word: "Times" of "ABCDEF+Times-Roman", "NimbusRomNo9L" of "...-Regu"."""
+    name = ln.words[0]["fontname"] if ln.words else ""
+    return re.split(r"[-,]", name.split("+")[-1])[0]
+
+
+def cites_title(block: Block, title: str) -> bool:
+    """The paper citing itself ("ACM Reference Format: ... 2023. Its Title. In ... https://doi.org/..."): its
+    title's first words, a year and a DOI in one block (an abstract may repeat the title, not with those).
+    Callers ask this of blocks set smaller than the body: the title's own line is not one."""
+    words = re.findall(r"\w+", title.lower())[:8]
+    text = block.text
+    return (
+        len(words) >= 3
+        and bool(_YEAR.search(text) and DOI_IN_TEXT.search(text))
+        and " ".join(words) in " ".join(re.findall(r"\w+", text.lower()))
+    )
+
+
+def front_notes(blocks: list[Block], body: float, opening: int, title: str) -> list[Block]:
+    """The first pages' licence blocks and the paper's own citation line: where a DOI printed nowhere else is."""
+    return [
+        b
+        for b in blocks
+        if b.lines[0].page <= opening + 1
+        and b.lines[0].size < 0.95 * body
+        and (_LICENCE.search(b.text) or cites_title(b, title))
+    ]
+
+
+def paper_sections(
+    blocks: list[Block], body: float, opening: int = 1, title: str = "", family: str | None = None
+) -> tuple[list[list], int, bool]:
     """[heading, paragraphs] in order; the reference list and captions out. Returns (sections, reference
-    entries dropped, abstract found)."""
+    entries dropped, abstract found). ``title`` finds the paper's own citation line on its first pages,
+    ``family`` (the body's font family) tells captions from sentences about a figure."""
     sections: list[list] = [["", []]]
     references, in_refs, has_abstract = 0, False, False
     headed = any(len(b.lines) == 1 and is_heading(b.lines[0], body) for b in blocks)
@@ -143,6 +246,13 @@ def paper_sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[
             and 0 <= first.top - dropped.bottom < 1.5 * first.size
         )  # "Proceedings of ...", then its place and date
         kind = _furniture_block(block, text, body)
+        if (
+            first.page <= opening + 1
+            and first.size < 0.95 * body
+            and len(block.lines) <= 8
+            and cites_title(block, title)
+        ):
+            kind = "notes"  # the paper's own citation line (its DOI is read from it by pdf.py)
         dropped = block.lines[-1] if kind == "notes" or more else None  # only notes run on
         if footnote or more or kind:
             continue
@@ -164,9 +274,10 @@ def paper_sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[
                 has_abstract = has_abstract or heading.lower().startswith("abstract")
                 sections.append([heading, []])
             continue
-        in_refs = in_refs or bool(_REFERENCES_RUN_IN.match(text))  # "References 1. Writer A..." as one block
+        entries = reference_run(block)
+        in_refs = in_refs or bool(_REFERENCES_RUN_IN.match(text)) or entries > 0  # "References 1. Writer A..."
         if in_refs:
-            references += max(1, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
+            references += max(1, entries, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
             continue
         if (
             headed
@@ -175,7 +286,7 @@ def paper_sections(blocks: list[Block], body: float, opening: int = 1) -> tuple[
             and (len(text.split()) < 25 or capitalised(text) > 0.7)
         ):
             continue  # front matter before the first heading: authors, affiliations, dates
-        if _CAPTION.match(text):
+        if is_caption(block, body, family):
             continue
         m = re.match(r"^(?:(?i:abstract|summary)\s*[:.—–-]\s*|(?:ABSTRACT|SUMMARY)\s+)", text)
         if m and not has_abstract:  # "Abstract: We ..." run into its paragraph
@@ -209,6 +320,9 @@ def _furniture_block(block: Block, text: str, body: float) -> str | None:
         and _COPYRIGHT.search(text)
         or len(block.lines) <= 2
         and _JOURNAL_LINE.match(text)
+        or block.lines[0].size < 0.95 * body
+        and len(block.lines) <= 15
+        and _LICENCE.search(text)
     ):
         return "notes"
     if small and len(block.lines) <= 4 and _FOOTNOTE.match(text):

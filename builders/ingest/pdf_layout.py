@@ -66,7 +66,7 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
     words = page.extract_words(
         x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False
     )
-    unmapped = 0
+    unmapped = getattr(page, "unmapped", 0)  # counted by the PDFium reader, which leaves such glyphs out itself
     for w in words:  # a font without a ToUnicode map: pdfminer prints "(cid:13)", which is no text at all
         w["text"], k = _UNMAPPED.subn("", w["text"])
         unmapped += k
@@ -223,7 +223,7 @@ def _join_scripts(words: list[dict]) -> list[dict]:
 
 def _script_word(parts: list[dict]) -> dict:
     base = max(parts, key=lambda w: w["size"])
-    text = ""
+    text, dropped = "", False
     for w in parts:
         small = w["size"] < 0.85 * base["size"]
         if small and w["bottom"] < base["bottom"] - 0.15 * base["size"]:  # raised: a mark or an exponent
@@ -234,10 +234,15 @@ def _script_word(parts: list[dict]) -> dict:
                 and not text[-1:].isdigit()
                 and (len(unit) > 2 and unit not in _UNITS or not unit)
             ):  # "ᵃUniversity", "films⁷˒⁸", "Ball¹*"
+                dropped = True
                 continue
             text += "^" + w["text"]
         else:  # a subscript, or the same line in another font
+            # a mark set in the space between two words ("Relaxations ᵃin"): the mark goes, the space stays
+            if dropped and not small and text[-1:].isalpha() and w["text"][:1].isalnum():
+                text += " "
             text += w["text"]
+        dropped = False
     return {**base, "text": text, "x0": parts[0]["x0"], "x1": parts[-1]["x1"]}
 
 
@@ -259,7 +264,7 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
     """Lines near the top or bottom edge whose text (digits aside) repeats on many pages: running heads, feet."""
     if len(pages) < 2:
         return set()
-    edge = {}
+    edge = {}  # (page, top) -> (text with digits masked, size): a running head keeps its size on every page
     for lines in pages:
         if not lines:
             continue
@@ -267,24 +272,26 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
         span = max(hi - lo, 1)
         for ln in lines:
             if ln.top - lo < EDGE * span or hi - ln.bottom < EDGE * span:
-                edge[(ln.page, ln.top)] = re.sub(r"\d+", "#", ln.text.lower()).strip()
-    # the pages each text is on, counting near copies (an OCR'd running head is misread a little on every page)
-    letters = {t: re.sub(r"[^a-z]", "", t) for t in set(edge.values())}
-    pages_of: dict[str, set[int]] = {}
-    for (page, _), t in edge.items():
-        pages_of.setdefault(t, set()).add(page)
-    on = {t: set(p) for t, p in pages_of.items()}
-    keys = sorted((t for t in pages_of if len(letters[t]) >= 8), key=lambda t: len(letters[t]))
+                edge[(ln.page, ln.top)] = (re.sub(r"\d+", "#", ln.text.lower()).strip(), round(ln.size))
+    # the pages each text is on, counting near copies (an OCR'd running head is misread a little on every page);
+    # only at the same size: a journal's head repeats the title's first words small, and the title, set large on
+    # page 1, is not furniture
+    letters = {k: re.sub(r"[^a-z]", "", k[0]) for k in set(edge.values())}
+    pages_of: dict[tuple[str, int], set[int]] = {}
+    for (page, _), k in edge.items():
+        pages_of.setdefault(k, set()).add(page)
+    on = {k: set(p) for k, p in pages_of.items()}
+    keys = sorted((k for k in pages_of if len(letters[k]) >= 8), key=lambda k: len(letters[k]))
     for i, a in enumerate(keys):  # near copies have near lengths: a window, not every pair (a long thesis)
         for b in keys[i + 1 : i + 41]:
             if len(letters[b]) > 1.2 * len(letters[a]):
                 break
-            if _near(letters[a], letters[b]):
+            if a[1] == b[1] and _near(letters[a], letters[b]):
                 on[a] |= pages_of[b]
                 on[b] |= pages_of[a]
     # a quarter of the pages: odd and even pages often carry different heads (the title, the authors)
     need = max(2, int(0.25 * len(pages)))
-    return {k for k, t in edge.items() if len(on[t]) >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", t)}
+    return {pos for pos, k in edge.items() if len(on[k]) >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", k[0])}
 
 
 def _near(a: str, b: str) -> bool:

@@ -1,0 +1,72 @@
+"""HTML defect classes from publisher pages the rules were not tuned on (issue 27), as reductions written for
+these tests: a caption in a publisher's own figure markup (no <figure>, no figure-like class), a reference
+list under a container no rule names, and an abstract marked only by a lead-paragraph class."""
+
+from __future__ import annotations
+
+from sciqag_dataset.builders.ingest import read_file
+
+_PARA = "The {} of the films was logged while the stage cooled, and the runs agreed within their error. "
+
+
+def _page(tmp_path, middle: str, lead: str = "", tail: str = "") -> dict:
+    body = "".join(
+        f"<h2>{head}</h2><p>{_PARA.format(word) * 3}</p>\n"
+        for head, word in (("Introduction", "resistance"), ("Results", "density"), ("Conclusions", "gap"))
+    )
+    body = body.replace("<h2>Results</h2>", f"<h2>Results</h2>{middle}")
+    page = (
+        '<html><head><meta name="citation_title" content="Slow Relaxations in Layered Magnets">'
+        '<meta name="citation_doi" content="10.5555/slow.2031.7"></head><body><main><article>'
+        f"<h1>Slow Relaxations in Layered Magnets</h1>{lead}{body}{tail}</article></main></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert "text" in rec, rec
+    return rec
+
+
+def test_a_caption_in_a_publishers_own_figure_markup_is_not_text(tmp_path):
+    middle = (
+        '<div class="graphic-block"><div class="media"><img src="f2.png" alt=""></div>'
+        '<div class="legend"><p><b>Figure 2.</b> Resistance and Hall signal of the three films on cooling, '
+        "each trace offset for clarity and smoothed over ten points.</p></div></div>"
+        '<div class="exhibit"><table><tr><td>1</td><td>3.30</td></tr></table>'
+        "<p>Table 1 | Gaps of the three films after the anneal, with the error of each fit.</p></div>"
+    )
+    rec = _page(tmp_path, middle)
+    assert "Hall signal" not in rec["text"] and "after the anneal" not in rec["text"]
+    assert (_PARA.format("density") * 3).strip() in rec["text"]
+
+
+def test_a_reference_list_under_a_container_no_rule_names_is_found_by_its_entries(tmp_path):
+    entries = [
+        "Quill, A. and Renner, B. (2029) Slow relaxation in layered magnets. J. Slow Phys. 3, 11-19.",
+        "Writer, C. (2030) Contacts that do not drift. Proc. Meeting on Slow Things, 101-108.",
+        "Other, D., Third, E. and Fourth, F. (2028) Freezing out carriers. Phys. Slow Lett. 12, 1-9.",
+        "Fifth, G. (2027) Cooling Stages. Slow Press, Lyon.",
+    ]
+    tail = '<div class="c-article-literature"><h2>Literature</h2><ul class="plain">' + "".join(
+        f"<li>{e}</li>" for e in entries
+    )
+    tail += "</ul></div>"
+    rec = _page(tmp_path, "", tail=tail)
+    assert "Slow Press" not in rec["text"] and "Writer" not in rec["text"]
+    assert rec["ingest"]["references_dropped"] == 4
+    assert rec["text"].endswith((_PARA.format("gap") * 3).strip())
+
+
+def test_a_list_in_the_body_is_not_a_reference_list(tmp_path):
+    items = "".join(f"<li>Sample {k} was cooled at {k} K per minute in 2031.</li>" for k in range(1, 5))
+    rec = _page(tmp_path, f"<ul>{items}</ul>")
+    assert "Sample 3 was cooled" in rec["text"] and rec["ingest"]["references_dropped"] == 0
+
+
+def test_an_abstract_marked_only_by_a_lead_paragraph_class(tmp_path):
+    lead = (
+        '<p class="article-lead">We trace slow relaxations in layered magnets over hours of cooling, and find '
+        "that the contacts hold still while the carriers freeze out on a scale of hours rather than minutes.</p>"
+    )
+    rec = _page(tmp_path, "", lead=lead)
+    assert rec["sections"][0]["heading"] == "Abstract" and rec["ingest"]["has_abstract"]
+    assert rec["sections"][0]["text"].startswith("We trace slow relaxations")
