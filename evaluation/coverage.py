@@ -170,6 +170,13 @@ def coverage_record(
     sim, sentences = answer_sentence_matrix(
         paper, model, model_name=model_name, instruction=instruction, batch_size=batch_size, cache=cache
     )
+    return record_from_matrix(paper, sim, sentences, model_name, definition, top_context, instruction)
+
+
+def record_from_matrix(
+    paper: dict, sim: np.ndarray, sentences: list[str], model_name: str, definition: str, top_context: int, instruction
+) -> dict:
+    """The coverage.jsonl record from a paper's answers x sentences similarities (however they were embedded)."""
     cov = coverage_from_matrix(sim)
     text, pairs = paper.get("text") or "", []
     for i, (rate, ranked) in enumerate(zip(cov["chunk_rates"], cov["ranked"])):
