@@ -1,16 +1,24 @@
 """Benchmark the evaluation stage: coverage seconds per paper, and RACAR judge calls per paper.
 
     python bench/evaluate.py --papers 3 --words 3000      # both parts
-    python bench/evaluate.py --part coverage              # or --part judge
+    python bench/evaluate.py --part coverage --papers-dir DIR   # also real papers (*.json / *.jsonl with QA)
+    python bench/evaluate.py --part judge
 
-Coverage: seconds per paper with the paper's sentence embeddings encoded once (what `sciqag evaluate`
-does) versus re-encoded for every answer.
+Coverage (issue 28), side by side in one run, on the same papers interleaved paper by paper (the order
+rotated), after a warm-up encode: the plain reference script (``SentenceTransformer.encode`` of a paper's
+sentences and of its Q+A texts, batch 64, one matrix product), the stage as it was before issue 28 (the same
+encode, then evidence, quotes and grounding), the stage now with an empty embeddings cache, and the stage
+again on the same paper with its sentence vectors cached (what new QA pairs for a paper cost). Each row gives
+seconds, papers/s, the ratio to the reference, pooled coverage (released definition) and the mean per-answer
+chunk rate; the run fails when the new stage is off today's numbers by more than 0.5 points. Wall-clock and
+process-CPU seconds are reported; on a shared machine CPU time is the steadier of the two (at one thread;
+with more, threads waiting on a busy core count too). The model load is timed separately and not counted.
 
-Corpus: deterministic synthetic ~3k-word physical-science papers (seeded, from the word lists below),
-each with 10 QA pairs whose answers restate a few of the paper's sentences. Both strategies run on the
-same papers, interleaved paper by paper (alternating which goes first), after a warm-up encode, and must
-give the same coverage numbers. Wall-clock and process-CPU seconds are reported; CPU time is what other
-load on a shared machine does not inflate. The model load is timed separately and not counted.
+Corpora: deterministic synthetic ~3k-word physical-science papers (seeded, from the word lists below), each
+with 10 QA pairs whose answers restate a few of the paper's sentences; and with ``--papers-dir`` real papers,
+in this project's record shape (id, text, qa) or the authors' release (data/select_50.json of
+MasterAI-EAM/SciQAG: txt, Q&A). Synthetic sentences are all of similar length, so batching by length gains
+little there; real papers mix 5- and 250-token sentences.
 
 Judge calls: `run_racar` with one judge (the tiny random test model behind a real `transformers serve`)
 over a hand-made work dir (papers.jsonl + seed.jsonl, 10 QA pairs per paper), max_attempts=1; calls per

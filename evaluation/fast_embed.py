@@ -45,8 +45,9 @@ def dimension(model) -> int:
 
 
 def _fast_route(model) -> bool:
-    """The token-budget route needs a SentenceTransformer whose first module holds a HF tokenizer."""
-    return hasattr(model, "tokenizer") and hasattr(model.tokenizer, "pad") and hasattr(model, "forward")
+    """The token-budget route needs a SentenceTransformer (``preprocess``) whose tokenizer is a transformers one
+    (callable; a static model's ``tokenizers.Tokenizer`` is not)."""
+    return callable(getattr(model, "tokenizer", None)) and hasattr(model, "preprocess")
 
 
 def encode_sorted(model, texts: list[str], token_budget: int = TOKEN_BUDGET) -> np.ndarray:
@@ -61,19 +62,21 @@ def encode_sorted(model, texts: list[str], token_budget: int = TOKEN_BUDGET) -> 
         )
     import torch
 
-    tok = model.tokenizer
-    ids = tok(list(texts), truncation=True, max_length=model.max_seq_length, add_special_tokens=True)
-    rows = [{k: ids[k][i] for k in ids.keys()} for i in range(len(texts))]
-    order = sorted(range(len(texts)), key=lambda i: -len(rows[i]["input_ids"]))
+    # token counts only to sort and cut the batches; each batch is then prepared by the model's own
+    # ``preprocess`` (its truncation, lower-casing, prompts), exactly as ``encode`` prepares it
+    lengths = [
+        len(x) for x in model.tokenizer(list(texts), truncation=True, max_length=model.max_seq_length)["input_ids"]
+    ]
+    order = sorted(range(len(texts)), key=lambda i: -lengths[i])
     out: np.ndarray | None = None
     model.eval()
     with torch.inference_mode():
         start = 0
         while start < len(order):
-            longest = len(rows[order[start]]["input_ids"])  # sorted: the first is the longest of the batch
+            longest = lengths[order[start]]  # sorted: the first is the longest of the batch
             idx = order[start : start + max(1, min(MAX_TEXTS, token_budget // max(longest, 1)))]
-            features = tok.pad([rows[i] for i in idx], return_tensors="pt")
-            features = {k: v.to(model.device) for k, v in features.items()}
+            features = model.preprocess([texts[i] for i in idx])
+            features = {k: v.to(model.device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
             emb = model(features)["sentence_embedding"]
             emb = torch.nn.functional.normalize(emb.float(), p=2, dim=1).cpu().numpy()
             if out is None:
