@@ -1,16 +1,24 @@
 """Benchmark the evaluation stage: coverage seconds per paper, and RACAR judge calls per paper.
 
     python bench/evaluate.py --papers 3 --words 3000      # both parts
-    python bench/evaluate.py --part coverage              # or --part judge
+    python bench/evaluate.py --part coverage --papers-dir DIR   # also real papers (*.json / *.jsonl with QA)
+    python bench/evaluate.py --part judge
 
-Coverage: seconds per paper with the paper's sentence embeddings encoded once (what `sciqag evaluate`
-does) versus re-encoded for every answer.
+Coverage (issue 28), side by side in one run, on the same papers interleaved paper by paper (the order
+rotated), after a warm-up encode: the plain reference script (``SentenceTransformer.encode`` of a paper's
+sentences and of its Q+A texts, batch 64, one matrix product), the stage as it was before issue 28 (the same
+encode, then evidence, quotes and grounding), the stage now with an empty embeddings cache, and the stage
+again on the same paper with its sentence vectors cached (what new QA pairs for a paper cost). Each row gives
+seconds, papers/s, the ratio to the reference, pooled coverage (released definition) and the mean per-answer
+chunk rate; the run fails when the new stage is off today's numbers by more than 0.5 points. Wall-clock and
+process-CPU seconds are reported; on a shared machine CPU time is the steadier of the two (at one thread;
+with more, threads waiting on a busy core count too). The model load is timed separately and not counted.
 
-Corpus: deterministic synthetic ~3k-word physical-science papers (seeded, from the word lists below),
-each with 10 QA pairs whose answers restate a few of the paper's sentences. Both strategies run on the
-same papers, interleaved paper by paper (alternating which goes first), after a warm-up encode, and must
-give the same coverage numbers. Wall-clock and process-CPU seconds are reported; CPU time is what other
-load on a shared machine does not inflate. The model load is timed separately and not counted.
+Corpora: deterministic synthetic ~3k-word physical-science papers (seeded, from the word lists below), each
+with 10 QA pairs whose answers restate a few of the paper's sentences; and with ``--papers-dir`` real papers,
+in this project's record shape (id, text, qa) or the authors' release (data/select_50.json of
+MasterAI-EAM/SciQAG: txt, Q&A). Synthetic sentences are all of similar length, so batching by length gains
+little there; real papers mix 5- and 250-token sentences.
 
 Judge calls: `run_racar` with one judge (the tiny random test model behind a real `transformers serve`)
 over a hand-made work dir (papers.jsonl + seed.jsonl, 10 QA pairs per paper), max_attempts=1; calls per
@@ -33,10 +41,9 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported; bars would interleave with the table
 
-import numpy as np  # noqa: E402
-
 from sciqag_dataset.evaluation import coverage as cov  # noqa: E402
-from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, default_instruction, load_embedder  # noqa: E402
+from sciqag_dataset.evaluation import fast_embed as fe  # noqa: E402
+from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, default_instruction, encode, load_embedder  # noqa: E402
 
 # --- deterministic synthetic papers -------------------------------------------------------------
 
@@ -146,25 +153,62 @@ def synthetic_paper(seed: int, words: int = 3000, n_pairs: int = 10) -> dict:
     return {"id": f"synthetic-{seed}", "title": f"Synthetic study {seed}", "text": "\n\n".join(parts), "qa": qa}
 
 
-# --- the two strategies -------------------------------------------------------------------------
+# --- papers from a folder ---------------------------------------------------------------------------
 
 
-def cached(paper: dict, model, instruction: str) -> dict:
-    """What the stage does: sentences encoded once, all queries in one call."""
-    sim, _ = cov.answer_sentence_matrix(paper, model, instruction=instruction)
-    return cov.coverage_from_matrix(sim)
+def read_papers(folder: str | Path) -> list[dict]:
+    """Papers with QA pairs from every *.json / *.jsonl in ``folder``: this project's records (id, text, qa
+    with question/answer) or the authors' release (data/select_50.json: doi, txt, Q&A with Q/A)."""
+    import json
+
+    out = []
+    for path in sorted(Path(folder).iterdir()):
+        if path.suffix == ".jsonl":
+            items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        elif path.suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            items = data if isinstance(data, list) else [data]
+        else:
+            continue
+        for i, r in enumerate(items):
+            qa = r.get("qa") or [{"question": q.get("Q"), "answer": q.get("A")} for q in r.get("Q&A") or []]
+            text = r.get("text") or r.get("txt") or ""
+            if qa and text:
+                out.append({"id": str(r.get("id") or r.get("doi") or f"{path.stem}-{i}"), "text": text, "qa": qa})
+    return out
 
 
-def per_answer(paper: dict, model, instruction: str) -> dict:
-    """The naive loop: every answer re-encodes the whole paper next to its own query."""
+# --- the strategies -------------------------------------------------------------------------------
+
+
+def reference(paper: dict, model, instruction: str) -> dict:
+    """The issue's plain script: split, SentenceTransformer.encode the sentences (batch 64) and the Q+A texts
+    once, one matrix product, top-15 % per answer (numbers by the same chunk arithmetic), no evidence."""
     sentences = cov.split_sentences(paper["text"])
-    rows = []
-    for pair in paper["qa"]:
-        sim, _ = cov.answer_sentence_matrix(
-            {"text": paper["text"], "qa": [pair]}, model, instruction=instruction, sentences=list(sentences)
-        )
-        rows.append(sim[0])
-    return cov.coverage_from_matrix(np.vstack(rows))
+    s = model.encode(sentences, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    q = model.encode(cov.queries_for(paper["qa"], instruction), batch_size=64, normalize_embeddings=True)
+    return cov.coverage_from_matrix(q @ s.T)
+
+
+def today(paper: dict, model, instruction: str) -> dict:
+    """The stage before issue 28 (a copy of its code path): SentenceTransformer.encode, then the record with
+    evidence, quotes and grounding."""
+    sentences = cov.split_sentences(paper["text"])
+    s = encode(model, sentences, 64)
+    q = encode(model, cov.queries_for(paper["qa"], instruction), 64)
+    return _numbers(cov.record_from_matrix(paper, q @ s.T, sentences, DEFAULT_MODEL, "released", 3, instruction))
+
+
+def new(paper: dict, model, instruction: str, cache) -> dict:
+    """The stage now: token-budget batches, the paper's sentence vectors through the work dir's cache."""
+    return _numbers(cov.coverage_record(paper, model, instruction=instruction, cache=cache))
+
+
+def _numbers(rec: dict) -> dict:
+    return {
+        "released": rec["info"]["coverage_released"],
+        "chunk_rates": [p["chunk_rate"] for p in rec["pair_metrics"]],
+    }
 
 
 def _timed(fn, *args) -> tuple[dict, float, float]:
@@ -173,35 +217,79 @@ def _timed(fn, *args) -> tuple[dict, float, float]:
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
+STRATEGIES = (
+    ("reference", "plain reference (ST.encode)"),
+    ("today", "today's stage (before #28)"),
+    ("new", "new stage, cold cache"),
+    ("new_warm", "new stage, paper cached"),  # the cost of new pairs for a paper: only queries
+)
+
+
 def bench_coverage(papers: list[dict], model_name: str = DEFAULT_MODEL) -> dict:
+    """Each strategy on every paper, interleaved paper by paper (order rotated), after a warm-up encode.
+    ``new_warm`` reruns the new stage on the same paper with its sentences in the cache (what new QA pairs
+    for a paper cost)."""
     t = time.perf_counter()
     model = load_embedder(model_name)
     load_s = time.perf_counter() - t
     instruction = default_instruction(model_name)
     model.encode(["warm-up sentence for the embedder"] * 8)
-    runs = {"cached": [], "per_answer": []}
-    for i, paper in enumerate(papers):
-        order = [("cached", cached), ("per_answer", per_answer)]
-        for name, fn in order if i % 2 == 0 else order[::-1]:
-            out, wall, cpu = _timed(fn, paper, model, instruction)
-            runs[name].append((out, wall, cpu))
-        a, b = runs["cached"][-1][0], runs["per_answer"][-1][0]
-        assert a["released"] == b["released"] and a["eq1"] == b["eq1"], "the two strategies disagree"
-        assert np.allclose(a["chunk_rates"], b["chunk_rates"])
-    summary = {
-        name: {
-            "wall_s_per_paper": statistics.mean(r[1] for r in rs),
-            "cpu_s_per_paper": statistics.mean(r[2] for r in rs),
+    fe.encode_sorted(model, ["warm-up sentence for the embedder"] * 8)
+    runs: dict[str, list] = {name: [] for name, _ in STRATEGIES}
+    with tempfile.TemporaryDirectory(prefix="bench-cov-") as tmp:
+        cache = fe.SentenceCache(Path(tmp) / "embeddings.sqlite", fe.model_key(model, model_name))
+        for i, paper in enumerate(papers):
+            cold = [
+                ("reference", lambda p=paper: reference(p, model, instruction)),
+                ("today", lambda p=paper: today(p, model, instruction)),
+                ("new", lambda p=paper: new(p, model, instruction, cache)),
+            ]
+            r = i % len(cold)
+            for name, fn in cold[r:] + cold[:r]:
+                runs[name].append(_timed(fn))
+            runs["new_warm"].append(_timed(lambda p=paper: new(p, model, instruction, cache)))
+        cache.close()
+    summary = {"load_s": load_s, "papers": len(papers)}
+    for name, rs in runs.items():
+        wall = sum(r[1] for r in rs)
+        summary[name] = {
+            "wall_s": wall,
+            "cpu_s": sum(r[2] for r in rs),
+            "papers_per_s": len(rs) / wall,
+            "coverage": statistics.mean(r[0]["released"] for r in rs),
+            "chunk_rate": statistics.mean(statistics.mean(r[0]["chunk_rates"]) for r in rs),
         }
-        for name, rs in runs.items()
-    }
-    summary["ratio_wall"] = summary["per_answer"]["wall_s_per_paper"] / summary["cached"]["wall_s_per_paper"]
-    summary["ratio_cpu"] = summary["per_answer"]["cpu_s_per_paper"] / summary["cached"]["cpu_s_per_paper"]
-    summary["load_s"] = load_s
-    summary["sentences"] = statistics.mean(r[0]["n_sentences"] for r in runs["cached"])
-    summary["coverage"] = statistics.mean(r[0]["released"] for r in runs["cached"])
-    summary["coverage_eq1"] = statistics.mean(r[0]["eq1"] for r in runs["cached"])
     return summary
+
+
+def print_coverage(papers: list[dict], label: str, model_name: str) -> bool:
+    words = statistics.mean(len(p["text"].split()) for p in papers)
+    pairs = statistics.mean(len(p["qa"]) for p in papers)
+    print(
+        f"\ncoverage benchmark: {len(papers)} {label}, ~{words:.0f} words, {pairs:.1f} QA pairs each; model "
+        f"{model_name}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}",
+        flush=True,
+    )
+    s = bench_coverage(papers, model_name)
+    base, old = s["reference"], s["today"]
+    print(f"model load {s['load_s']:.1f} s (not counted)")
+    print(f"{'strategy':<32}{'wall s':>9}{'CPU s':>9}{'papers/s':>10}{'vs ref':>8}{'coverage':>10}{'chunk rate':>12}")
+    for name, label_ in STRATEGIES:
+        r = s[name]
+        print(
+            f"{label_:<32}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}{r['papers_per_s']:>10.3f}"
+            f"{base['wall_s'] / r['wall_s']:>7.2f}x{r['coverage']:>10.2%}{r['chunk_rate']:>12.2%}"
+        )
+    agree = all(
+        abs(s[n]["coverage"] - old["coverage"]) <= 0.005 and abs(s[n]["chunk_rate"] - old["chunk_rate"]) <= 0.005
+        for n in ("new", "new_warm")
+    )
+    fast = base["wall_s"] / s["new"]["wall_s"]
+    print(
+        f"new vs reference: {fast:.2f}x wall, {base['cpu_s'] / s['new']['cpu_s']:.2f}x CPU (cold cache; goal >= 3x); "
+        f"agreement with today's stage within 0.5 pt: {'yes' if agree else 'NO'}"
+    )
+    return agree
 
 
 # --- judge calls per paper (RACAR) ----------------------------------------------------------------
@@ -291,37 +379,27 @@ def print_judge_calls(n_papers: int) -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--papers", type=int, default=3, help="synthetic papers to time (10 QA pairs each)")
+    ap.add_argument("--papers", type=int, default=3, help="synthetic papers to time (10 QA pairs each; 0: none)")
     ap.add_argument("--words", type=int, default=3000, help="words per synthetic paper")
+    ap.add_argument("--papers-dir", help="also time the papers with QA pairs in this folder (*.json, *.jsonl)")
+    ap.add_argument("--max-papers", type=int, help="at most this many papers from --papers-dir")
     ap.add_argument("--model", default=DEFAULT_MODEL, help="sentence-transformers model")
     ap.add_argument("--part", choices=("all", "coverage", "judge"), default="all", help="run only one part")
     ap.add_argument("--judge-papers", type=int, default=3, help="papers for the judge-call count")
     args = ap.parse_args(argv)
     if args.part == "judge":
         return 0 if print_judge_calls(args.judge_papers) else 1
-
-    papers = [synthetic_paper(seed, args.words) for seed in range(args.papers)]
-    words = statistics.mean(len(p["text"].split()) for p in papers)
-    print(
-        f"coverage benchmark: {len(papers)} synthetic papers, ~{words:.0f} words, 10 QA pairs each; "
-        f"model {args.model}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}",
-        flush=True,
-    )
-    s = bench_coverage(papers, args.model)
-    print(
-        f"model load {s['load_s']:.1f} s (not counted); {s['sentences']:.0f} sentences per paper; "
-        f"coverage {s['coverage']:.0%} (released), {s['coverage_eq1']:.0%} (Eq. 1)"
-    )
-    print(f"{'strategy':<34}{'wall s/paper':>14}{'CPU s/paper':>14}")
-    for name, label in (
-        ("cached", "sentences encoded once per paper"),
-        ("per_answer", "sentences re-encoded per answer"),
-    ):
-        print(f"{label:<34}{s[name]['wall_s_per_paper']:>14.2f}{s[name]['cpu_s_per_paper']:>14.2f}")
-    print(f"ratio (per answer / once): {s['ratio_wall']:.1f}x wall, {s['ratio_cpu']:.1f}x CPU")
+    ok = True
+    if args.papers:
+        ok &= print_coverage(
+            [synthetic_paper(seed, args.words) for seed in range(args.papers)], "synthetic papers", args.model
+        )
+    if args.papers_dir:
+        real = read_papers(args.papers_dir)[: args.max_papers]
+        ok &= print_coverage(real, f"papers from {args.papers_dir}", args.model)
     if args.part == "all":
-        return 0 if print_judge_calls(args.judge_papers) else 1
-    return 0
+        ok &= print_judge_calls(args.judge_papers)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.metrics import Metric, Rule, at_least, pct, register
 from sciqag_dataset.stage import Stage
 
-from .embedder import DEFAULT_MODEL, default_instruction, encode, load_embedder
+from .embedder import DEFAULT_MODEL, default_instruction, load_embedder
+from .fast_embed import SentenceCache, embed_sentences, encode_sorted, model_key
 from .grounding import grounded, quotes
 from .sentences import split_sentences
 
@@ -130,10 +131,12 @@ def answer_sentence_matrix(
     instruction: str | None = None,
     batch_size: int = 64,
     sentences: list[str] | None = None,
+    cache: SentenceCache | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Cosine similarities (answers x sentences) of one paper, and its sentences (the paper's Fig. 5).
 
-    The paper's sentences are encoded once and all its queries in one more call.
+    The paper's sentences are encoded once (or read from ``cache``) and all its queries in one more call,
+    both batched by token count (``fast_embed``); ``batch_size`` is kept for callers and no longer used.
     """
     model = model if model is not None else load_embedder(model_name)
     if instruction is None:
@@ -143,8 +146,8 @@ def answer_sentence_matrix(
         raise ValueError("the paper has no sentences to compare answers with (empty or unsplittable text)")
     if not paper.get("qa"):
         raise ValueError("the paper has no QA pairs")
-    sent_emb = encode(model, sentences, batch_size)
-    query_emb = encode(model, queries_for(paper["qa"], instruction), batch_size)
+    sent_emb = embed_sentences(model, sentences, cache)
+    query_emb = encode_sorted(model, queries_for(paper["qa"], instruction))
     return query_emb @ sent_emb.T, sentences
 
 
@@ -157,15 +160,23 @@ def coverage_record(
     top_context: int = 3,
     instruction: str | None = None,
     batch_size: int = 64,
+    cache: SentenceCache | None = None,
 ) -> dict:
-    """One paper -> its coverage.jsonl record."""
+    """One paper -> its coverage.jsonl record (sentence vectors read from and added to ``cache`` if given)."""
     if definition not in DEFINITIONS:
         raise ValueError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
     if instruction is None:
         instruction = default_instruction(model_name)
     sim, sentences = answer_sentence_matrix(
-        paper, model, model_name=model_name, instruction=instruction, batch_size=batch_size
+        paper, model, model_name=model_name, instruction=instruction, batch_size=batch_size, cache=cache
     )
+    return record_from_matrix(paper, sim, sentences, model_name, definition, top_context, instruction)
+
+
+def record_from_matrix(
+    paper: dict, sim: np.ndarray, sentences: list[str], model_name: str, definition: str, top_context: int, instruction
+) -> dict:
+    """The coverage.jsonl record from a paper's answers x sentences similarities (however they were embedded)."""
     cov = coverage_from_matrix(sim)
     text, pairs = paper.get("text") or "", []
     for i, (rate, ranked) in enumerate(zip(cov["chunk_rates"], cov["ranked"])):
@@ -195,17 +206,32 @@ def coverage_record(
     }
 
 
-class _Coverage:
-    """Coverage of one paper with the embedder that ``setup`` loaded in this process."""
+def cache_path(work: str | Path, model_name: str) -> Path:
+    """``WORK/embeddings/<model>.sqlite``: one file per model (a folder path becomes its last part)."""
+    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(str(model_name)).name) or "model"
+    return Path(work) / "embeddings" / f"{slug}.sqlite"
 
-    def __init__(self, model_name: str, device: str, **options):
-        self.model_name, self.device, self.options, self.model = model_name, device, options, None
+
+class _Coverage:
+    """Coverage of one paper with the embedder that ``setup`` loaded in this process, its sentence vectors
+    cached in the work dir (the runner names the work dir only when it asks for the inputs)."""
+
+    def __init__(self, model_name: str, device: str, source: str | None, **options):
+        self.model_name, self.device, self.source, self.options = model_name, device, source, options
+        self.model, self.work, self.cache = None, None, None
+
+    def inputs(self, work):
+        self.work = Path(work)
+        return records.qa_papers(work, self.source)
 
     def setup(self) -> None:
         self.model = load_embedder(self.model_name, self.device)
 
     def __call__(self, paper: dict) -> dict:
-        return coverage_record(paper, self.model, model_name=self.model_name, **self.options)
+        if self.cache is None and self.work is not None:
+            key = model_key(self.model, self.model_name)
+            self.cache = SentenceCache(cache_path(self.work, self.model_name), key)
+        return coverage_record(paper, self.model, model_name=self.model_name, cache=self.cache, **self.options)
 
 
 def stage(
@@ -226,6 +252,7 @@ def stage(
     one = _Coverage(
         model_name,
         device,
+        source,
         definition=definition,
         top_context=top_context,
         instruction=instruction,
@@ -233,7 +260,7 @@ def stage(
     )
     return Stage(
         name="coverage",
-        inputs=lambda work: records.qa_papers(work, source),
+        inputs=one.inputs,
         process=one,
         setup=one.setup,
         # not the definition: a record holds both, so switching needs no recomputation
