@@ -10,13 +10,11 @@ import re
 from .html_rules import (
     ABOUT,
     ABSTRACT,
-    CAPTION_LABEL,
     CAPTION_START,
     CHROME,
     CITATION_LINK,
     DROP_TAGS,
     ENTRY_AUTHOR,
-    ENTRY_YEAR,
     FIGURE_LIKE,
     HIDDEN,
     HIDDEN_CLASS,
@@ -27,7 +25,7 @@ from .html_rules import (
     REF_CONTAINER,
     REFERENCES_HEADING,
 )
-from .normalize import inline
+from .normalize import CAPTION_LABEL, YEAR, inline
 
 
 def _classes(el) -> str:
@@ -168,7 +166,7 @@ def _inline(el, prefix: str, strip: bool = True) -> None:
 
 
 def _is_entry(text: str) -> bool:
-    return bool(ENTRY_YEAR.search(text) and ENTRY_AUTHOR.search(text))
+    return bool(YEAR.search(text) and ENTRY_AUTHOR.search(text))
 
 
 def _entry_lists(tree) -> int:

@@ -18,12 +18,10 @@ ABSTRACT = re.compile(r"(?:^|[\s_-])abstract(?:$|[\s_-])", re.I)
 LEAD = re.compile(r"(?:^|[\s_-])(?:lead|standfirst|dek|synopsis)(?:$|[\s_-])", re.I)
 # a caption by its start: "Figure 2.", "Fig. 3:", "Table 1 |"; a label alone starts one beside an image or table
 CAPTION_START = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d+[a-z]?\s*[.:|]", re.I)
-CAPTION_LABEL = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d+[a-z]?\b", re.I)
 # a reference entry: a year and an author with initials ("Quill, A.", "A. Quill"), or a "[12]" start
 ENTRY_AUTHOR = re.compile(
     r"[A-Z][\w'’-]+,\s+(?:[A-Z]\.\s?-?){1,3}|(?:[A-Z]\.\s?-?){1,3}\s?[A-Z][\w'’-]+|^\[\d{1,3}\]\s"
 )
-ENTRY_YEAR = re.compile(r"\b(?:1[89]|20)\d\d[a-z]?\b")
 NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords", re.I)
 REFERENCES_HEADING = re.compile(
     r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)?|bibliography|notes and references|"

@@ -73,6 +73,10 @@ def content_hash(text: str) -> str:
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi\s*:\s*|doi\s+)", re.I)
 DOI_IN_TEXT = re.compile(r"(?:\bdoi\s*:?\s*|doi\.org/)(10\.\d{4,9}/[^\s\"'<>]+)", re.I)
+# a publication year (1800-2099, "2004a"): what marks a reference entry, in PDFs and web pages alike
+YEAR = re.compile(r"\b(?:1[89]|20)\d\d[a-z]?\b")
+# a figure or table label at the start of a caption: "Fig. 2", "Table S1", "Scheme 3b", "Plate 4"
+CAPTION_LABEL = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d+[a-z]?\b", re.I)
 
 
 def normalize_doi(value) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .normalize import DOI_IN_TEXT, capitalised
+from .normalize import CAPTION_LABEL, DOI_IN_TEXT, YEAR, capitalised
 from .pdf_layout import BOLD, Line
 
 HEADING_WORDS = re.compile(
@@ -66,9 +66,7 @@ _ENTRY_START = re.compile(
     r"^(?:(?:van|von|de|da|del|di|le|la)\s)?[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+)?,\s+(?:[A-Z]\.\s?-?){1,3}"
     r"(?:,|\s+and\b|\s*\(?(?:1[89]|20)\d\d)"
 )
-_YEAR = re.compile(r"\b(?:1[89]|20)\d\d[a-z]?\b")
-# a caption's label, and a sentence of the body that starts with one ("Figure 2 shows ...")
-_LABEL = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*S?\d+[a-z]?\b", re.I)
+# a sentence of the body that starts with a caption's label ("Figure 2 shows ...")
 _LABEL_SENTENCE = re.compile(
     r"^\S+\s*\S+\s*(?:\([a-z]\)\s*)?(?:and\s+\S+\s+)?(?:shows?|compares?|presents?|displays?|illustrates?|"
     r"summari[sz]es|lists?|gives?|plots?|depicts?|reports?|contains?|indicates?|is|are|was|were)\b",
@@ -179,7 +177,7 @@ def reference_run(block: Block) -> int:
     starts = sum(bool(_ENTRY_START.match(ln.text)) for ln in block.lines)
     if starts < 2 or starts < 0.25 * len(block.lines):
         return 0
-    return starts if len(_YEAR.findall(block.text)) >= 0.8 * starts else 0
+    return starts if len(YEAR.findall(block.text)) >= 0.8 * starts else 0
 
 
 def is_caption(block: Block, body: float, family: str | None) -> bool:
@@ -188,7 +186,7 @@ def is_caption(block: Block, body: float, family: str | None) -> bool:
     text, first = block.text, block.lines[0]
     if _CAPTION.match(text):
         return True
-    if not _LABEL.match(text) or _LABEL_SENTENCE.match(text):
+    if not CAPTION_LABEL.match(text) or _LABEL_SENTENCE.match(text):
         return False
     return abs(first.size - body) > 0.6 or (family is not None and font_family(first) != family)
 
@@ -207,7 +205,7 @@ def cites_title(block: Block, title: str) -> bool:
     text = block.text
     return (
         len(words) >= 3
-        and bool(_YEAR.search(text) and DOI_IN_TEXT.search(text))
+        and bool(YEAR.search(text) and DOI_IN_TEXT.search(text))
         and " ".join(words) in " ".join(re.findall(r"\w+", text.lower()))
     )
 
