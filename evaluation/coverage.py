@@ -36,6 +36,7 @@ from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.metrics import Metric, Rule, at_least, pct, register
 from sciqag_dataset.stage import Stage
 
+from . import int8_embed
 from .embedder import DEFAULT_MODEL, default_instruction, load_embedder
 from .fast_embed import SentenceCache, embed_sentences, encode_sorted, model_key
 from .grounding import grounded, quotes
@@ -216,8 +217,9 @@ class _Coverage:
     """Coverage of one paper with the embedder that ``setup`` loaded in this process, its sentence vectors
     cached in the work dir (the runner names the work dir only when it asks for the inputs)."""
 
-    def __init__(self, model_name: str, device: str, source: str | None, **options):
+    def __init__(self, model_name: str, device: str, source: str | None, embedder: str = "torch", **options):
         self.model_name, self.device, self.source, self.options = model_name, device, source, options
+        self.embedder = embedder
         self.model, self.work, self.cache = None, None, None
 
     def inputs(self, work):
@@ -225,13 +227,16 @@ class _Coverage:
         return records.qa_papers(work, self.source)
 
     def setup(self) -> None:
-        self.model = load_embedder(self.model_name, self.device)
+        self.model = int8_embed.load(load_embedder(self.model_name, self.device), self.embedder, self.device)
 
     def __call__(self, paper: dict) -> dict:
         if self.cache is None and self.work is not None:
             key = model_key(self.model, self.model_name)
             self.cache = SentenceCache(cache_path(self.work, self.model_name), key)
-        return coverage_record(paper, self.model, model_name=self.model_name, cache=self.cache, **self.options)
+        rec = coverage_record(paper, self.model, model_name=self.model_name, cache=self.cache, **self.options)
+        if self.embedder != "torch":
+            rec["info"]["embedder"] = self.embedder
+        return rec
 
 
 def stage(
@@ -243,16 +248,20 @@ def stage(
     instruction: str | None = None,
     batch_size: int = 64,
     device: str = "cpu",
+    embedder: str = "torch",
 ) -> Stage:
     """Coverage and evidence for every paper's answers -> ``WORK/coverage.jsonl``. ``instruction=None`` picks the
     model's default prefix; pass "" to disable it. One process: the model is the cost, and torch already
     uses the cores."""
     if definition not in DEFINITIONS:
         raise UserError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
+    if embedder not in int8_embed.BACKENDS:
+        raise UserError(f"evaluate.embedder must be one of {int8_embed.BACKENDS}, not {embedder!r}")
     one = _Coverage(
         model_name,
         device,
         source,
+        embedder,
         definition=definition,
         top_context=top_context,
         instruction=instruction,
@@ -265,7 +274,9 @@ def stage(
         setup=one.setup,
         # not the definition: a record holds both, so switching needs no recomputation
         # "quotes": records before quotes and grounding are recomputed once
-        params={"model": model_name, "top_context": top_context, "instruction": instruction, "quotes": 1},
+        # the int8 route's vectors differ: switching recomputes (the torch route keeps the older fingerprint)
+        params={"model": model_name, "top_context": top_context, "instruction": instruction, "quotes": 1}
+        | ({} if embedder == "torch" else {"embedder": embedder}),
         count=lambda work: records.count_qa(work, source),
     )
 
@@ -353,6 +364,7 @@ METRIC = register(
             instruction=ctx.cfg.instruction,
             batch_size=ctx.cfg.batch_size,
             device=ctx.cfg.device,
+            embedder=ctx.cfg.embedder,
         ),
         pair_columns={
             "chunk_rate": Value("float32"),  # share of the paper's 10 chunks hit by this answer's evidence

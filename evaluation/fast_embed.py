@@ -87,8 +87,11 @@ def encode_sorted(model, texts: list[str], token_budget: int = TOKEN_BUDGET) -> 
 
 
 def model_key(model, model_name: str) -> str:
-    """What decides a sentence's vector besides its text: the model, its truncation length and dimension."""
-    return f"{model_name}|{getattr(model, 'max_seq_length', '')}|{dimension(model)}"
+    """What decides a sentence's vector besides its text: the model, its truncation length and dimension, and
+    the route (the int8 route's vectors are not the float32 ones: never mixed in one cache)."""
+    key = f"{model_name}|{getattr(model, 'max_seq_length', '')}|{dimension(model)}"
+    tag = getattr(model, "cache_tag", "")
+    return f"{key}|{tag}" if tag else key
 
 
 class SentenceCache:

@@ -176,6 +176,13 @@ class EvaluateConfig:
     embedding_model: str = _opt(
         DEFAULT_EMBEDDER, help="sentence-transformers model or folder (the paper: e5-mistral-7b-instruct)"
     )
+    embedder: str = _opt(
+        "torch",
+        choices=("torch", "onnx-int8"),
+        what="embedder route",
+        help="coverage's encoder: torch (float32, exact) | onnx-int8 (ONNX Runtime int8 weights, CPU: about 1.7x "
+        "faster on AVX2, coverage within 0.5 points on 50 real papers; the [fast-embed] extra)",
+    )
     coverage_definition: str = _opt(
         "released",
         choices=("released", "eq1"),
