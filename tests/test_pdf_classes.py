@@ -238,3 +238,82 @@ def test_a_title_mark_set_in_the_space_between_two_words_does_not_join_them(tmp_
     ]
     rec = _read(draw(tmp_path / "note.pdf", [page1]))
     assert rec["title"] == "Slow Relaxations in Layered Magnets"
+
+
+def _small_caps(x: float, y: float, label: str, size: float = 10) -> list[tuple]:
+    """A heading in small caps as IEEE sets it: each word's first letter at the body size, the rest in capitals
+    a size smaller, on one baseline ("I. INTRODUCTION")."""
+    out = []
+    for word in label.split():
+        head, tail = (word, "") if word.endswith(".") else (word[0], word[1:])
+        out.append((x, y, "Times-Roman", size, head))
+        x += stringWidth(head, "Times-Roman", size)
+        if tail:
+            out.append((x, y, "Times-Roman", 0.8 * size, tail))
+            x += stringWidth(tail, "Times-Roman", 0.8 * size)
+        x += stringWidth(" ", "Times-Roman", size)
+    return out
+
+
+def test_numbered_small_caps_headings_at_the_body_size_are_headings(tmp_path):
+    # IEEE: "I. INTRODUCTION", "II. RELATED WORK" centred in the column, neither larger nor bold than the body
+    page1 = [
+        (LEFT, 80, "Times-Roman", 22, "Slow Relaxations in Layered Magnets"),
+        (LEFT, 110, "Times-Roman", 11, "Ada Quill and Bo Renner"),
+        *_small_caps(LEFT + 80, 150, "I. INTRODUCTION"),
+        *column(LEFT, 170, body_lines(20, 17, 7), 10, "Times-Roman", 12),
+        *_small_caps(LEFT + 70, 440, "II. RELATED WORK"),
+        *column(LEFT, 460, body_lines(20, 18, 7), 10, "Times-Roman", 12),
+    ]
+    page2 = [
+        *_small_caps(LEFT + 80, 60, "III. COOLING STAGES"),
+        *column(LEFT, 80, body_lines(30, 19, 7), 10, "Times-Roman", 12),
+    ]
+    rec = _read(draw(tmp_path / "ieee_heads.pdf", [page1, page2]))
+    heads = [s["heading"] for s in rec["sections"]]
+    assert heads[-3:] == ["INTRODUCTION", "RELATED WORK", "COOLING STAGES"], heads
+    assert "RELATED WORK" not in " ".join(s["text"] for s in rec["sections"])
+
+
+def test_an_issn_price_line_or_item_identifier_on_the_front_page_is_not_text(tmp_path):
+    # the journal's ISSN with a price ("0000-0000/$ - see front matter", "1111-2222/31$10.00") or inside a
+    # publisher item identifier ("S 1111-2222(31)00042-7") at the foot of page 1's first column, set small, with
+    # the copyright sign in a font without a Unicode map (nothing but the ISSN tells what the line is)
+    page1 = [
+        (LEFT, 80, "Times-Roman", 20, "Slow Relaxations in Layered Magnets"),
+        (LEFT, 110, "Times-Roman", 11, "Ada Quill and Bo Renner"),
+        (LEFT, 140, "Times-Bold", 10, "1 Introduction"),
+        *column(LEFT, 160, body_lines(40, 20, 7), 10, "Times-Roman", 12.5),
+        *column(RIGHT, 140, body_lines(48, 21, 7), 10, "Times-Roman", 12.5),
+        (LEFT, 680, "Times-Roman", 7.5, "Manuscript received May 2, 2031; revised June 9, 2031. The authors are"),
+        (LEFT, 689, "Times-Roman", 7.5, "with the Slow Magnets Laboratory, Lyon, France."),
+        (LEFT, 698, "Times-Roman", 7.5, "Publisher Item Identifier S 1111-2222(31)00042-7."),
+        (LEFT, 722, "Times-Roman", 7.5, "0000-0000/$ - see front matter 2031 Slow Press"),
+        (LEFT, 731, "Times-Roman", 7.5, "doi:10.5555/j.slow.2031.01.002"),
+    ]
+    page2 = [*column(LEFT, 60, body_lines(50, 22, 7), 10, "Times-Roman", 12.5)]
+    rec = _read(draw(tmp_path / "issn.pdf", [page1, page2]))
+    for furniture in ("see front matter", "0000-0000", "Item Identifier", "Manuscript received"):
+        assert furniture not in rec["text"], furniture
+    assert rec["metadata"]["doi"] == "10.5555/j.slow.2031.01.002"
+    assert " ".join(body_lines(40, 20, 7)[:3]) in rec["text"]
+
+
+def test_a_caption_set_right_under_a_figure_of_text_lines_is_not_text(tmp_path):
+    # a listing drawn as the figure, in the body's font and spacing, and its caption right under it: the label
+    # in bold, the rest in the body's font, so the caption line alone is neither bold nor of another size
+    listing = ["<stage cooled='slow'>", "  <sweep rate='1 K/min'/>", "  <leads fresh='yes'/>", "</stage>"]
+    label = "Figure 1."
+    page1 = [
+        (LEFT, 80, "Times-Bold", 16, "Slow Relaxations in Layered Magnets"),
+        (LEFT, 110, "Times-Bold", 11, "1 Introduction"),
+        *column(LEFT, 130, body_lines(20, 23, 7), 10, "Times-Roman", 12),
+        *column(LEFT + 20, 390, listing, 10, "Times-Roman", 12),
+        (LEFT, 390 + 12 * len(listing), "Times-Bold", 10, label),
+        (LEFT + stringWidth(label + " ", "Times-Bold", 10), 390 + 12 * len(listing), "Times-Roman", 10, "Log of a sweep"),
+        *column(LEFT, 460, body_lines(20, 24, 7), 10, "Times-Roman", 12),
+    ]
+    page2 = [*column(LEFT, 60, ["As Figure 1. shows, the stage log is kept."] + body_lines(30, 25, 7), 10, "Times-Roman")]
+    rec = _read(draw(tmp_path / "listing.pdf", [page1, page2]))
+    assert "Log of a sweep" not in rec["text"]
+    assert "As Figure 1. shows, the stage log is kept." in rec["text"]  # the body's own font: text
