@@ -21,10 +21,10 @@ from . import pdf_pdfium
 from .errors import IngestError
 from .normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
 from .pdf_blocks import Block, font_family, front_notes, is_heading, line_blocks, paper_sections
+from .pdf_glyphs import spell
 from .pdf_layout import Line, page_lines, running_furniture
 from .registry import RawPaper, Source
 
-_LIGATURES = re.compile("[\ufb00-\ufb06]")
 _SPACING_ACCENTS = {
     "\u02c6": "\u0302",
     "\u00a8": "\u0308",
@@ -116,6 +116,7 @@ def _open(path):
 
 
 def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
+    spell(pages)  # ligatures spelt out, glyphs without a Unicode map named by the paper's words
     furniture = running_furniture(pages)
     lines = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
     sizes, families = Counter(), Counter()  # the body's size and font family: the most text, in the first half
@@ -220,9 +221,8 @@ def _title(first: list[Line], body: float) -> list[Line]:
 
 
 def _repair(text: str, vocab: Counter) -> str:
-    """Ligatures, loose accents, line-end hyphens (joined where the joined word is the paper's, or where
+    """Loose accents, line-end hyphens (joined where the joined word is the paper's, or where
     neither half is a word of it), bracketed citation numbers."""
-    text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m[0]), text)
     text = _LOOSE_ACCENT.sub(
         lambda m: unicodedata.normalize(
             "NFC", {"\u0131": "i", "\u0237": "j"}.get(m[2], m[2]) + _SPACING_ACCENTS[m[1]]

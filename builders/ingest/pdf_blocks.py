@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from .normalize import CAPTION_LABEL, DOI_IN_TEXT, YEAR, capitalised
+from .pdf_glyphs import family
 from .pdf_layout import BOLD, Line
 
 HEADING_WORDS = re.compile(
@@ -211,8 +212,7 @@ def is_caption(block: Block, body: float, family: str | None) -> bool:
 
 def font_family(ln: Line) -> str:
     """The family of the line's first word: "Times" of "ABCDEF+Times-Roman", "NimbusRomNo9L" of "...-Regu"."""
-    name = ln.words[0]["fontname"] if ln.words else ""
-    return re.split(r"[-,]", name.split("+")[-1])[0]
+    return family(ln.words[0]["fontname"] if ln.words else "")
 
 
 def cites_title(block: Block, title: str) -> bool:
