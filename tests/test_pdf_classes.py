@@ -373,3 +373,29 @@ def test_a_ligature_glyph_without_a_unicode_map_is_named_by_the_papers_own_words
         assert "The films were defined by a mask in the first run" in text, backend
         assert "contacts stayed at while" in text, backend  # "flat": no word of the paper names the glyph
         assert not re.search("[\ue000-\uf8ff\U000f0000-\U0010ffff]", text), backend  # no mark is left
+
+
+def test_a_section_label_above_a_short_articles_title_is_not_the_title(tmp_path):
+    # a "Notes" or "Communication" article: the journal's section label on page 1 above the real title, set
+    # larger than it (a banner) or at its size right above it, in capitals or in a font of its own
+    title = ("Slow Relaxations in Layered", "Magnets at Low Temperature")
+    rest = [(LEFT, 150, "Times-Roman", 11, "Ada Quill and Bo Renner"), *column(LEFT, 180, body_lines(40, 27, 7))]
+    banner = [(LEFT, 60, "Helvetica-Bold", 22, "NOTES"), (LEFT, 100, "Times-Bold", 16, title[0])]
+    above = [(LEFT, 80, "Helvetica-Bold", 16, "Communication"), (LEFT, 100, "Times-Bold", 16, title[0])]
+    for name, page1 in (("banner", banner), ("above", above)):
+        page1 = [*page1, (LEFT, 120, "Times-Bold", 16, title[1]), *rest]
+        rec = _read(draw(tmp_path / f"{name}.pdf", [page1]))
+        assert rec["title"] == " ".join(title), name
+    # a title's own short first line, in the title's font, stays in it
+    page1 = [
+        (LEFT, 100, "Times-Bold", 16, "Magnets:"),
+        (LEFT, 120, "Times-Bold", 16, "Slow Relaxations in Layers"),
+        *rest,
+    ]
+    assert _read(draw(tmp_path / "short.pdf", [page1]))["title"] == "Magnets: Slow Relaxations in Layers"
+    page1 = [
+        (LEFT, 100, "Times-Italic", 16, "Bacillus subtilis"),
+        (LEFT, 120, "Times-Bold", 16, "Spores Survive Slow Cooling"),
+        *rest,
+    ]
+    assert _read(draw(tmp_path / "species.pdf", [page1]))["title"] == "Bacillus subtilis Spores Survive Slow Cooling"
