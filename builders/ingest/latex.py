@@ -103,11 +103,11 @@ def _paper(preamble: str, body: str, bib: Bibliography) -> RawPaper:
     body = _DROP_ENV.sub("", _ABSTRACT_ENV.sub("", body))
     sections = []
     if abstract:
-        sections.append(["Abstract", _render(abstract[1])])
+        sections.append(["Abstract", _render(_no_thanks(abstract[1]))])
     else:
         macro = _macro_arg(preamble + body, "abstract")  # \abstract{...} of some journal classes
         if macro:
-            sections.append(["Abstract", _render(macro)])
+            sections.append(["Abstract", _render(_no_thanks(macro))])
     appendix = body.find("\\appendix")
     heading, pos = "", 0
     for m in _SECTION.finditer(body):
@@ -168,10 +168,13 @@ def _author_names(arg: str) -> str:
 
 
 def _no_thanks(text: str) -> str:
-    for name in ("thanks", "footnote", "inst", "affiliation", "email", "orcid"):
-        while (m := re.search(r"\\" + name + r"\s*(?=\{)", text)) and (arg := group(text, m.end())):
+    """Notes attached to a title, an author or the abstract (``\\footnote[2]{...}``, ``\\thanks{...}``): not
+    its text."""
+    for name in ("thanks", "footnote", "footnotetext", "inst", "affiliation", "email", "orcid"):
+        pattern = r"\\" + name + r"\s*(?:\[[^\]]*\]\s*)?(?=\{)"
+        while (m := re.search(pattern, text)) and (arg := group(text, m.end())):
             text = text[: m.start()] + text[arg[1] :]
-    return text.replace("\\\\", " ")
+    return re.sub(r"\\footnotemark\b(?:\[[^\]]*\])?", "", text).replace("\\\\", " ")
 
 
 def _context():
