@@ -28,7 +28,7 @@ _MARKED_WORD = re.compile(r"[^\W\d_]*(?:[\U000f0000-\U000ffffd][^\W\d_]*)+")
 
 
 def family(fontname: str) -> str:
-    """ "Times" of "ABCDEF+Times-Roman" and of "Times-Bold", "NimbusRomNo9L" of "...-Regu"."""
+    """A font name's family: "Times" of "ABCDEF+Times-Roman" and of "Times-Bold", "NimbusRomNo9L" of "...-Regu"."""
     return re.split(r"[-,]", fontname.split("+")[-1])[0]
 
 
