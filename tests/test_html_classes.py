@@ -70,3 +70,21 @@ def test_an_abstract_marked_only_by_a_lead_paragraph_class(tmp_path):
     rec = _page(tmp_path, "", lead=lead)
     assert rec["sections"][0]["heading"] == "Abstract" and rec["ingest"]["has_abstract"]
     assert rec["sections"][0]["text"].startswith("We trace slow relaxations")
+
+
+def test_the_brackets_around_a_removed_citation_link_go_with_it(tmp_path):
+    # found on the held-out pages: the link is the number only, the brackets are the paragraph's own text
+    middle = (
+        '<p>Rainfall came from the station nearby [<a href="#B3">3</a>] and the logger '
+        '[<a class="xref-bibr" href="#ref-4">4</a>, <a class="xref-bibr" href="#ref-5">5</a>], as before '
+        '(<a href="#B6">6</a>). The series (<a href="https://example.org/rain">rain</a>) is kept [sic].</p>'
+    )
+    tail = '<ol class="references">' + "".join(
+        f'<li id="{k}">Writer, A. (2029) Rain gauges. J. Slow Phys. 3, 11-19.</li>'
+        for k in ("B3", "ref-4", "ref-5", "B6")
+    )
+    rec = _page(tmp_path, middle, tail=tail + "</ol>")
+    assert (
+        "Rainfall came from the station nearby and the logger, as before. The series (rain) is kept [sic]."
+        in (rec["text"])
+    )

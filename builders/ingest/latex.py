@@ -20,7 +20,7 @@ from .latex_cites import Bibliography, author_year, bibliography, resolve_cites
 from .latex_refs import FIGURE_ENVS, TABLE_ENVS, number_labels, resolve_refs
 from .latex_source import drop_definitions, expand_inputs, expand_macros, macros, sources, split_document
 from .latex_units import group, siunitx
-from .normalize import DOI_IN_TEXT, inline
+from .normalize import DOI_IN_TEXT, EMPTY_BRACKETS, inline
 from .registry import RawPaper, Source
 
 
@@ -263,4 +263,4 @@ def _render(latex: str) -> str:
     except Exception:  # a construct pylatexenc cannot take: the chunk's words, its commands dropped
         text = re.sub(r"\\[A-Za-z]+\*?|[{}]", " ", latex)
     text = _unmark(text).replace("\u00a0", " ")
-    return re.sub(r" ?\(\s*\)", "", text)  # "(Fig. 2)" once the reference is gone
+    return EMPTY_BRACKETS.sub("", text)  # "(Fig. 2)" once the reference is gone
