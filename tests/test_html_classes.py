@@ -88,3 +88,15 @@ def test_the_brackets_around_a_removed_citation_link_go_with_it(tmp_path):
         "Rainfall came from the station nearby and the logger, as before. The series (rain) is kept [sic]."
         in (rec["text"])
     )
+
+
+def test_the_articles_dates_without_a_colon_are_not_text(tmp_path):
+    # found on the held-out pages: "Received February 22, 2031." as a history list under the last section
+    tail = (
+        '<ul class="history"><li><span>Received </span>February 22, 2031.</li>'
+        "<li><span>Accepted </span>12 May 2031.</li><li>Published online 3 June 2031</li></ul>"
+    )
+    rec = _page(tmp_path, "<p>Received wisdom held that the films would drift; they did not.</p>", tail=tail)
+    assert "2031" not in rec["text"]
+    assert "Received wisdom held that the films would drift; they did not." in rec["text"]
+    assert rec["text"].endswith((_PARA.format("gap") * 3).strip())
