@@ -1,6 +1,8 @@
 """HTML defect classes from publisher pages the rules were not tuned on (issue 27), as reductions written for
 these tests: a caption in a publisher's own figure markup (no <figure>, no figure-like class), a reference
-list under a container no rule names, and an abstract marked only by a lead-paragraph class."""
+list under a container no rule names, an abstract marked only by a lead-paragraph class; and, seen on the
+held-out pages after they were scored, the brackets left around a removed citation link and the article's
+history without a colon."""
 
 from __future__ import annotations
 
