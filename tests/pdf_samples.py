@@ -242,18 +242,35 @@ def make_unmapped_font_pdf(path: Path, unmapped_body: bool = False) -> Path:
     )
     if unmapped_body:
         content = b"BT /F2 11 Tf 72 720 Td <" + b"0042" * 120 + b"> Tj ET"
+    return hand_pdf(
+        path,
+        content,
+        [
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+            b"<< /Type /Font /Subtype /Type0 /BaseFont /SubsetFont /Encoding /Identity-H /DescendantFonts [7 0 R] >>",
+        ],
+        [
+            b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /SubsetFont /CIDSystemInfo << /Registry (Adobe) "
+            b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 600 >>",
+            b"<< /Type /FontDescriptor /FontName /SubsetFont /Flags 4 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
+            b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>",
+        ],
+    )
+
+
+def hand_pdf(path: Path, content: bytes, fonts: list[bytes], extra: tuple | list = ()) -> Path:
+    """A one-page PDF written object by object: ``content`` the page's content stream, ``fonts`` its fonts
+    (/F1, /F2, ... objects 5, 6, ...), ``extra`` the objects after them that the fonts refer to."""
+    names = b" ".join(b"/F%d %d 0 R" % (k, k + 4) for k in range(1, len(fonts) + 1))
     objs = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << "
+        + names
+        + b" >> >> >>",
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-        b"<< /Type /Font /Subtype /Type0 /BaseFont /SubsetFont /Encoding /Identity-H /DescendantFonts [7 0 R] >>",
-        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /SubsetFont /CIDSystemInfo << /Registry (Adobe) "
-        b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 600 >>",
-        b"<< /Type /FontDescriptor /FontName /SubsetFont /Flags 4 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
-        b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>",
+        *fonts,
+        *extra,
     ]
     out, offsets = b"%PDF-1.4\n", []
     for k, body in enumerate(objs, 1):

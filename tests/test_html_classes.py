@@ -1,6 +1,8 @@
 """HTML defect classes from publisher pages the rules were not tuned on (issue 27), as reductions written for
 these tests: a caption in a publisher's own figure markup (no <figure>, no figure-like class), a reference
-list under a container no rule names, and an abstract marked only by a lead-paragraph class."""
+list under a container no rule names, an abstract marked only by a lead-paragraph class; and, seen on the
+held-out pages after they were scored, the brackets left around a removed citation link and the article's
+history without a colon."""
 
 from __future__ import annotations
 
@@ -70,3 +72,33 @@ def test_an_abstract_marked_only_by_a_lead_paragraph_class(tmp_path):
     rec = _page(tmp_path, "", lead=lead)
     assert rec["sections"][0]["heading"] == "Abstract" and rec["ingest"]["has_abstract"]
     assert rec["sections"][0]["text"].startswith("We trace slow relaxations")
+
+
+def test_the_brackets_around_a_removed_citation_link_go_with_it(tmp_path):
+    # found on the held-out pages: the link is the number only, the brackets are the paragraph's own text
+    middle = (
+        '<p>Rainfall came from the station nearby [<a href="#B3">3</a>] and the logger '
+        '[<a class="xref-bibr" href="#ref-4">4</a>, <a class="xref-bibr" href="#ref-5">5</a>], as before '
+        '(<a href="#B6">6</a>). The series (<a href="https://example.org/rain">rain</a>) is kept [sic].</p>'
+    )
+    tail = '<ol class="references">' + "".join(
+        f'<li id="{k}">Writer, A. (2029) Rain gauges. J. Slow Phys. 3, 11-19.</li>'
+        for k in ("B3", "ref-4", "ref-5", "B6")
+    )
+    rec = _page(tmp_path, middle, tail=tail + "</ol>")
+    assert (
+        "Rainfall came from the station nearby and the logger, as before. The series (rain) is kept [sic]."
+        in (rec["text"])
+    )
+
+
+def test_the_articles_dates_without_a_colon_are_not_text(tmp_path):
+    # found on the held-out pages: "Received February 22, 2031." as a history list under the last section
+    tail = (
+        '<ul class="history"><li><span>Received </span>February 22, 2031.</li>'
+        "<li><span>Accepted </span>12 May 2031.</li><li>Published online 3 June 2031</li></ul>"
+    )
+    rec = _page(tmp_path, "<p>Received wisdom held that the films would drift; they did not.</p>", tail=tail)
+    assert "2031" not in rec["text"]
+    assert "Received wisdom held that the films would drift; they did not." in rec["text"]
+    assert rec["text"].endswith((_PARA.format("gap") * 3).strip())

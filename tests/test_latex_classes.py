@@ -1,6 +1,6 @@
 """LaTeX defect classes from papers the rules were not tuned on (issue 27), as reductions written for these
 tests: expl3 and key-value setup code in the body leaking its arguments as text, and a DOI given only by a
-metadata command of the class (``\\acmDOI{...}``)."""
+metadata command of the class (``\\acmDOI{...}``), and a footnote inside the abstract."""
 
 from __future__ import annotations
 
@@ -56,3 +56,22 @@ def test_a_doi_given_by_a_metadata_command_of_the_class_is_read(tmp_path):
     assert rec["metadata"]["doi"] == "10.5555/slow.2031.7"
     # a DOI in the body is another work's, not this paper's
     assert _read(tmp_path, body=r"Data: \url{https://doi.org/10.5555/data.1}.")["metadata"]["doi"] is None
+
+
+def test_a_footnote_inside_the_abstract_is_not_abstract_text(tmp_path):
+    path = tmp_path / "main.tex"
+    abstract = (
+        r"We trace slow relaxations\footnote{The logs are kept at \url{https://example.org/slow}.} in layered"
+        "\n"
+        r"magnets\thanks{Written while the stage cooled.} over hours of cooling,\footnote[2]{A second note.}"
+        "\n"
+        r"and find that the contacts do not drift.\footnotemark\footnotetext{A note set apart.}"
+    )
+    path.write_text(
+        (_PAPER % ("", "")).replace("We trace slow relaxations in layered magnets over hours of cooling.", abstract)
+    )
+    [rec] = read_file(path)
+    [text] = [s["text"] for s in rec["sections"] if s["heading"] == "Abstract"]
+    assert " ".join(text.split()) == (
+        "We trace slow relaxations in layered magnets over hours of cooling, and find that the contacts do not drift."
+    )

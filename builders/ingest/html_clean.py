@@ -25,7 +25,7 @@ from .html_rules import (
     REF_CONTAINER,
     REFERENCES_HEADING,
 )
-from .normalize import CAPTION_LABEL, YEAR, inline
+from .normalize import CAPTION_LABEL, EMPTY_BRACKETS, YEAR, inline
 
 
 def _classes(el) -> str:
@@ -84,12 +84,20 @@ def remove_non_paper(tree) -> int:
         rest = re.sub(r"[\s,–—\-\[\]()]", "", rest)
         if links and not rest and all(t in ref_ids or re.match(r"(?:ref|cit|bib|cr|b)\d", t, re.I) for t in targets):
             _drop(sup)
+    cited = set()  # the elements that held a citation link
     for a in list(tree.iter("a")):  # citation links in the text: "[12]", "(3–5)"
         to_ref = (a.get("href") or "").lstrip("#") in ref_ids or CITATION_LINK.search(
             f"{_classes(a)} {a.get('onclick') or ''}"
         )
         if to_ref and re.fullmatch(r"[\[(]?\d+(?:\s*[–,-]\s*\d+)*[\])]?", (a.text_content() or "").strip()):
+            cited.add(a.getparent())
             _drop(a)
+    for el in cited:  # "station [<a>3</a>] and": the brackets were the paragraph's text, and go too
+        if el.text:
+            el.text = EMPTY_BRACKETS.sub("", el.text)
+        for child in el:
+            if child.tail:
+                child.tail = EMPTY_BRACKETS.sub("", child.tail)
     references += _entry_lists(tree)
     _captions(tree)
     for el in list(tree.iter(*DROP_TAGS)):

@@ -58,11 +58,14 @@ NAV_CLASS = re.compile(
     r"sidebar|breadcrumbs?|toolbar|masthead|banner|cookies?)$",
     re.I,
 )
-# a journal's notes about the article, not its text (as the PDF reader drops them)
+# a journal's notes about the article, not its text (as the PDF reader drops them); the article's history also
+# without a colon when a date follows ("Received February 22, 2016.", "Accepted 12 May 2016")
 ABOUT = re.compile(
     r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
     r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
     r"|present address)\s*:|copyright\s*(?::|©|\d)|©|"
+    r"(?:received|revised|accepted|published(?: online)?)\s+(?:on\s+)?"
+    r"(?:\d{1,2}\s+[a-z]+\.?,?\s+\d{4}|[a-z]+\.?\s+\d{1,2},?\s+\d{4})|"
     r"in original form\b)",
     re.I,
 )

@@ -20,7 +20,7 @@ from .latex_cites import Bibliography, author_year, bibliography, resolve_cites
 from .latex_refs import FIGURE_ENVS, TABLE_ENVS, number_labels, resolve_refs
 from .latex_source import drop_definitions, expand_inputs, expand_macros, macros, sources, split_document
 from .latex_units import group, siunitx
-from .normalize import DOI_IN_TEXT, inline
+from .normalize import DOI_IN_TEXT, EMPTY_BRACKETS, inline
 from .registry import RawPaper, Source
 
 
@@ -103,11 +103,11 @@ def _paper(preamble: str, body: str, bib: Bibliography) -> RawPaper:
     body = _DROP_ENV.sub("", _ABSTRACT_ENV.sub("", body))
     sections = []
     if abstract:
-        sections.append(["Abstract", _render(abstract[1])])
+        sections.append(["Abstract", _render(_no_thanks(abstract[1]))])
     else:
         macro = _macro_arg(preamble + body, "abstract")  # \abstract{...} of some journal classes
         if macro:
-            sections.append(["Abstract", _render(macro)])
+            sections.append(["Abstract", _render(_no_thanks(macro))])
     appendix = body.find("\\appendix")
     heading, pos = "", 0
     for m in _SECTION.finditer(body):
@@ -168,10 +168,13 @@ def _author_names(arg: str) -> str:
 
 
 def _no_thanks(text: str) -> str:
-    for name in ("thanks", "footnote", "inst", "affiliation", "email", "orcid"):
-        while (m := re.search(r"\\" + name + r"\s*(?=\{)", text)) and (arg := group(text, m.end())):
+    """Notes attached to a title, an author or the abstract (``\\footnote[2]{...}``, ``\\thanks{...}``): not
+    its text."""
+    for name in ("thanks", "footnote", "footnotetext", "inst", "affiliation", "email", "orcid"):
+        pattern = r"\\" + name + r"\s*(?:\[[^\]]*\]\s*)?(?=\{)"
+        while (m := re.search(pattern, text)) and (arg := group(text, m.end())):
             text = text[: m.start()] + text[arg[1] :]
-    return text.replace("\\\\", " ")
+    return re.sub(r"\\footnotemark\b(?:\[[^\]]*\])?", "", text).replace("\\\\", " ")
 
 
 def _context():
@@ -260,4 +263,4 @@ def _render(latex: str) -> str:
     except Exception:  # a construct pylatexenc cannot take: the chunk's words, its commands dropped
         text = re.sub(r"\\[A-Za-z]+\*?|[{}]", " ", latex)
     text = _unmark(text).replace("\u00a0", " ")
-    return re.sub(r" ?\(\s*\)", "", text)  # "(Fig. 2)" once the reference is gone
+    return EMPTY_BRACKETS.sub("", text)  # "(Fig. 2)" once the reference is gone

@@ -21,10 +21,10 @@ from . import pdf_pdfium
 from .errors import IngestError
 from .normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
 from .pdf_blocks import Block, font_family, front_notes, is_heading, line_blocks, paper_sections
+from .pdf_glyphs import family, spell
 from .pdf_layout import Line, page_lines, running_furniture
 from .registry import RawPaper, Source
 
-_LIGATURES = re.compile("[\ufb00-\ufb06]")
 _SPACING_ACCENTS = {
     "\u02c6": "\u0302",
     "\u00a8": "\u0308",
@@ -116,6 +116,7 @@ def _open(path):
 
 
 def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
+    spell(pages)  # ligatures spelt out, glyphs without a Unicode map named by the paper's words
     furniture = running_furniture(pages)
     lines = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
     sizes, families = Counter(), Counter()  # the body's size and font family: the most text, in the first half
@@ -206,12 +207,25 @@ def _plausible_title(text: str) -> bool:
 
 
 def _title(first: list[Line], body: float) -> list[Line]:
-    """Page 1's largest text above its first body paragraph (consecutive lines of that size)."""
+    """Page 1's largest text above its first body paragraph (consecutive lines of that size), without a
+    journal's section label set above it ("NOTES", "Communication"): larger than the title, the next largest
+    run is the title; at its size, the run goes on without it."""
     top = [ln for ln in first if ln.size > body * 1.15 and len(ln.text) > 3]
-    if not top:
+    run = _largest_run(top)
+    if len(run) > 1 and _label(run[0], run[1]):
+        return run[1:]
+    if len(run) == 1 and _label(run[0], None):
+        below = _largest_run([ln for ln in top if ln.top > run[0].bottom and ln.size > 1.3 * body])
+        if sum(len(ln.text.split()) for ln in below) >= 3:
+            return below
+    return run
+
+
+def _largest_run(lines: list[Line]) -> list[Line]:
+    if not lines:
         return []
-    size = max(ln.size for ln in top)
-    lines = sorted((ln for ln in top if abs(ln.size - size) < 0.5), key=lambda ln: ln.top)
+    size = max(ln.size for ln in lines)
+    lines = sorted((ln for ln in lines if abs(ln.size - size) < 0.5), key=lambda ln: ln.top)
     run = [lines[0]]
     for ln in lines[1:]:
         if ln.top - run[-1].bottom < 1.5 * size:
@@ -219,10 +233,24 @@ def _title(first: list[Line], body: float) -> list[Line]:
     return run
 
 
+def _label(ln: Line, title: Line | None) -> bool:
+    """A section label, not a title's line: a word or two, no digits, letter-spaced, or in capitals where the
+    title is not, or in a font family unlike the title's (an italic name opening the title is the title's)."""
+    words = ln.text.split()
+    spaced = len(words) > 2 and all(len(w) == 1 for w in words)  # "N O T E S"
+    if not (len(words) <= 2 or spaced) or len(ln.text) > 24 or re.search(r"\d", ln.text):
+        return False
+    if spaced or title is None:
+        return spaced or ln.text.isupper()
+    other = (
+        family(ln.words[0]["fontname"]) != family(title.words[0]["fontname"]) if ln.words and title.words else False
+    )
+    return ln.text.isupper() and not title.text.isupper() or other
+
+
 def _repair(text: str, vocab: Counter) -> str:
-    """Ligatures, loose accents, line-end hyphens (joined where the joined word is the paper's, or where
+    """Loose accents, line-end hyphens (joined where the joined word is the paper's, or where
     neither half is a word of it), bracketed citation numbers."""
-    text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m[0]), text)
     text = _LOOSE_ACCENT.sub(
         lambda m: unicodedata.normalize(
             "NFC", {"\u0131": "i", "\u0237": "j"}.get(m[2], m[2]) + _SPACING_ACCENTS[m[1]]

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from .normalize import CAPTION_LABEL, DOI_IN_TEXT, YEAR, capitalised
+from .pdf_glyphs import family
 from .pdf_layout import BOLD, Line
 
 HEADING_WORDS = re.compile(
@@ -53,11 +54,12 @@ _JOURNAL_LINE = re.compile(r"^(?:[A-Z][\w.&,]*\s+){1,8}\d{1,4}\s*\(\d{1,4}\)\s*:
 _COPYRIGHT = re.compile(r"©|^c\s?\d{4}\b|\bcopyright\b", re.I)  # "c 2019": © in a font without a Unicode map
 # "1 See ...", "∗ Equal contribution"; not "10 mg", "13C NMR", "3D"
 _FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}\s+(?![A-Z]?\d|mg|g|mL|ml|mmol|mol|h|min|K|°)\S)")
-# a licence, copyright or permission notice, an ISBN/ISSN or price line ("ACM ISBN 978-...$15.00",
-# "1051-8215/97$10.00"): front-page furniture when set apart from the body in smaller type
+# a licence, copyright or permission notice, an ISBN/ISSN or price line ("ACM ISBN 978-...$15.00"): front-page
+# furniture when set apart from the body in smaller type; an ISSN is known by its shape when it carries a price
+# ("1051-8215/97$10.00", "0167-2789/$ - see front matter") or opens a publisher item identifier ("S0167-2789(05)...")
 _LICENCE = re.compile(
     r"©|\(cid:13\)|\bcopyright\b|\bpermission to (?:make|copy|reproduce)\b|\bISBN\b|\bISSN\b|"
-    r"\blicen[cs]ed? (?:under|to)\b|\ball rights reserved\b|\$\d+\.\d\d\b|\b\d{4}[-–]\d{3}[\dX]/\d\d\b",
+    r"\blicen[cs]ed? (?:under|to)\b|\ball rights reserved\b|\$\d+\.\d\d\b|\b\d{4}[-–]\d{3}[\dX]\s?[/(]",
     re.I,
 )
 # where a reference entry starts: "[12] ", "12. ", or "Surname, A. B.," / "Surname, A., and" / "Surname, A. (2004)"
@@ -99,6 +101,7 @@ def line_blocks(lines: list[Line], body: float) -> list[Block]:
             and prev.bold == ln.bold
             and 0 <= ln.top - prev.bottom < 0.8 * max(ln.size, body)
             and (id(ln) in flow and id(prev) in flow or not (is_heading(ln, body) or is_heading(prev, body)))
+            and not _caption_opens(ln, prev)
         )
         if same:
             blocks[-1].lines.append(ln)
@@ -138,6 +141,15 @@ def _bold_runs(lines: list[Line], body: float) -> set[int]:
     return runs
 
 
+def _caption_opens(ln: Line, prev: Line) -> bool:
+    """A caption starts on this line, right under a figure set in the body's size and spacing (a listing, a
+    table): its label ("Figure 1.") in a font unlike the line above. A sentence of the body that wraps to start
+    with "Figure 2." keeps the body's font."""
+    return bool(_CAPTION.match(ln.text) and ln.words and prev.words) and (
+        ln.words[0]["fontname"] != prev.words[-1]["fontname"]
+    )
+
+
 def _continues(block: Block, ln: Line, body: float) -> bool:
     last = block.lines[-1]
     return (
@@ -165,9 +177,16 @@ def is_heading(ln: Line, body: float) -> bool:
     return (
         ln.size > body * 1.12
         or (bold and len(words) <= 10)
-        or bool(_NUMBERED.match(ln.text) and ln.bold)
+        or bool(_NUMBERED.match(ln.text) and (ln.bold or _capitals(plain)))
         or bool(HEADING_WORDS.match(ln.text) and len(words) <= 5 and (ln.text.isupper() or ln.bold))
     )
+
+
+def _capitals(words: list[str]) -> bool:
+    """All in capitals, as a numbered heading set at the body's size is to stand out (IEEE's small caps
+    "II. RELATED WORK"): words, not a row of codes or numbers."""
+    text = " ".join(words)
+    return text.isupper() and sum(c.isalpha() for c in text) >= 4 and not re.search(r"\d", text)
 
 
 def reference_run(block: Block) -> int:
@@ -193,8 +212,7 @@ def is_caption(block: Block, body: float, family: str | None) -> bool:
 
 def font_family(ln: Line) -> str:
     """The family of the line's first word: "Times" of "ABCDEF+Times-Roman", "NimbusRomNo9L" of "...-Regu"."""
-    name = ln.words[0]["fontname"] if ln.words else ""
-    return re.split(r"[-,]", name.split("+")[-1])[0]
+    return family(ln.words[0]["fontname"] if ln.words else "")
 
 
 def cites_title(block: Block, title: str) -> bool:

@@ -1,7 +1,8 @@
 """PDF layout (pdfplumber): a page's words become lines with their font size, weight and column, in reading
 order; superscripts and subscripts cut off at a size change are joined back to their words; glyphs without a
-Unicode map are left out (and counted); the labels of drawn figures are dropped; running headers and footers
-are found by their repetition across pages."""
+Unicode map are counted, and kept as marks inside words (a ligature, for ``pdf_glyphs.py`` to name) or left
+out; the labels of drawn figures are dropped; running headers and footers are found by their repetition
+across pages."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+
+from .pdf_glyphs import MARK, alone, mark
 
 BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bold|-B$", re.I)
 EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
@@ -66,10 +69,13 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
     words = page.extract_words(
         x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False
     )
-    unmapped = getattr(page, "unmapped", 0)  # counted by the PDFium reader, which leaves such glyphs out itself
-    for w in words:  # a font without a ToUnicode map: pdfminer prints "(cid:13)", which is no text at all
-        w["text"], k = _UNMAPPED.subn("", w["text"])
+    unmapped = getattr(page, "unmapped", 0)  # counted by the PDFium reader, which marks such glyphs itself
+    for w in words:  # a font without a ToUnicode map: pdfminer prints "(cid:13)", which is no text at all; inside a
+        # word it may be a ligature, kept as a mark for the paper's words to name (pdf_glyphs.py)
+        w["text"], k = _UNMAPPED.subn(lambda m, f=w["fontname"]: mark(f, int(m[1])), w["text"])
         unmapped += k
+        if alone(w["text"]):
+            w["text"] = MARK.sub("", w["text"])
     words = _join_scripts([w for w in words if w["text"] and w.get("upright", True)])  # not rotated (arXiv's)
     if not words:
         return [], unmapped
@@ -132,7 +138,7 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
 
 
 _CELL = 8.0  # points: the grid figures are found on
-_UNMAPPED = re.compile(r"\(cid:\d+\)")
+_UNMAPPED = re.compile(r"\(cid:(\d+)\)")
 
 
 def _figure_cells(page) -> set[tuple[int, int]]:

@@ -4,8 +4,8 @@ name, grouped into words the way ``pdfplumber``'s ``extract_words(x_tolerance=1.
 the same dict shape (``text``, ``x0``, ``x1``, ``top``, ``bottom``, ``size``, ``fontname``, ``upright``), so that
 the layout pass (``pdf_layout.py``) can run on either. pdfplumber builds a Python object per character through
 pdfminer; PDFium parses in C and this loop only reads numbers back, which is what makes it faster (measured
-side by side in ``bench/ingest.py``). Glyphs without a Unicode map come back as ``(cid:N)``-free text with
-the count returned, as pdfminer's are counted."""
+side by side in ``bench/ingest.py``). Glyphs without a Unicode map are counted and kept as marks
+(``pdf_glyphs.mark``, from the glyph's code, which PDFium gives), as pdfminer's "(cid:N)" are."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import ctypes
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as raw
+
+from .pdf_glyphs import mark
 
 X_TOLERANCE = 1.5
 
@@ -39,13 +41,11 @@ def _words(tp, n: int, height: float) -> tuple[list[dict], int]:
     for i in range(n):
         code = raw.FPDFText_GetUnicode(tp, i)
         ch = chr(code) if 0 < code < 0x110000 else ""
-        if raw.FPDFText_HasUnicodeMapError(tp, i):
-            unmapped += 1
-            ch = ""
-        if not ch or ch.isspace() or raw.FPDFText_IsGenerated(tp, i) == 1:
+        unmapped_glyph = raw.FPDFText_HasUnicodeMapError(tp, i)
+        if not unmapped_glyph and (not ch or ch.isspace() or raw.FPDFText_IsGenerated(tp, i) == 1):
             cur = None  # a space, a line end PDFium inferred: the word ends
             continue
-        if 0xD800 <= code <= 0xDFFF:  # half of a surrogate pair (outside the BMP): rare, left out
+        if not unmapped_glyph and 0xD800 <= code <= 0xDFFF:  # half of a surrogate pair (beyond the BMP): left out
             continue
         # across: the glyph's own box (a loose box is wider and closes up a word space); up and down: the
         # font's ascent and descent, as pdfplumber's boxes are, so one line's words share a baseline row
@@ -58,6 +58,9 @@ def _words(tp, n: int, height: float) -> tuple[list[dict], int]:
         if font is None:
             k = raw.FPDFText_GetFontInfo(tp, i, buf, len(buf), ctypes.byref(flags))
             font = fonts[key] = buf.raw[: max(k - 1, 0)].decode("utf-8", "replace")
+        if unmapped_glyph:  # PDFium gives the glyph's code: a mark, as pdfminer's "(cid:N)" becomes one
+            unmapped += 1
+            ch = mark(font, code)
         x0, x1, top, bottom = left.value, right.value, height - rect.top, height - rect.bottom
         if (
             cur is not None
