@@ -38,7 +38,7 @@ from sciqag_dataset.stage import Stage
 
 from . import int8_embed
 from .embedder import DEFAULT_MODEL, default_instruction, load_embedder
-from .fast_embed import SentenceCache, embed_sentences, encode_sorted, model_key
+from .fast_embed import SentenceCache, embed_sentences, encode_queries, model_key
 from .grounding import grounded, quotes
 from .sentences import split_sentences
 
@@ -148,7 +148,7 @@ def answer_sentence_matrix(
     if not paper.get("qa"):
         raise ValueError("the paper has no QA pairs")
     sent_emb = embed_sentences(model, sentences, cache)
-    query_emb = encode_sorted(model, queries_for(paper["qa"], instruction))
+    query_emb = encode_queries(model, queries_for(paper["qa"], instruction))
     return query_emb @ sent_emb.T, sentences
 
 
@@ -274,9 +274,10 @@ def stage(
         setup=one.setup,
         # not the definition: a record holds both, so switching needs no recomputation
         # "quotes": records before quotes and grounding are recomputed once
-        # the int8 route's vectors differ: switching recomputes (the torch route keeps the older fingerprint)
+        # the int8 route's vectors differ (and with its recipe and ONNX Runtime's release): switching
+        # recomputes; the torch route keeps the older fingerprint
         params={"model": model_name, "top_context": top_context, "instruction": instruction, "quotes": 1}
-        | ({} if embedder == "torch" else {"embedder": embedder}),
+        | ({} if embedder == "torch" else {"embedder": int8_embed.recipe()}),
         count=lambda work: records.count_qa(work, source),
     )
 
@@ -304,7 +305,8 @@ def summary_of(path: Path, definition: str) -> dict:
     models, slim = set(), []
     for rec in iter_latest(path):  # slimmed: the evidence sentences are not needed here
         info = rec.get("info") or {}
-        models.add(info.get("model"))
+        if info.get("model"):  # the int8 route's records say so, and the card with them
+            models.add(info["model"] + (f" ({info['embedder']})" if info.get("embedder") else ""))
         for d in both:
             if info.get(f"coverage_{d}") is not None:
                 both[d].append(info[f"coverage_{d}"])

@@ -63,7 +63,7 @@ def encode_sorted(model, texts: list[str], token_budget: int = TOKEN_BUDGET) -> 
     import torch
 
     # token counts only to sort and cut the batches; each batch is then prepared by the model's own
-    # ``preprocess`` (its truncation, lower-casing, prompts), exactly as ``encode`` prepares it
+    # ``preprocess`` (its truncation, lower-casing), as ``encode`` prepares it without a prompt
     lengths = [
         len(x) for x in model.tokenizer(list(texts), truncation=True, max_length=model.max_seq_length)["input_ids"]
     ]
@@ -114,15 +114,17 @@ class SentenceCache:
                 self._db = False  # type: ignore[assignment]
         return self._db or None
 
-    def _hash(self, text: str) -> bytes:
-        return hashlib.sha256(f"{self.key}\0{text}".encode("utf-8", "surrogatepass")).digest()[:16]
+    def _hash(self, text: str, scope: str = "") -> bytes:
+        key = f"{self.key}\0{scope}\0{text}" if scope else f"{self.key}\0{text}"
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()[:16]
 
-    def get(self, texts: list[str], dim: int) -> dict[str, np.ndarray]:
-        """The cached vectors among ``texts``: only rows of the right length whose CRC matches."""
+    def get(self, texts: list[str], dim: int, scope: str = "") -> dict[str, np.ndarray]:
+        """The cached vectors among ``texts`` (of ``scope``, see ``embed_sentences``): only rows of the right
+        length whose CRC matches."""
         db = self._connect()
         if db is None or not texts:
             return {}
-        by_hash = {self._hash(t): t for t in texts}
+        by_hash = {self._hash(t, scope): t for t in texts}
         found: dict[str, np.ndarray] = {}
         keys = list(by_hash)
         try:
@@ -137,7 +139,7 @@ class SentenceCache:
             return {}
         return found
 
-    def put(self, texts: list[str], vectors: np.ndarray) -> None:
+    def put(self, texts: list[str], vectors: np.ndarray, scope: str = "") -> None:
         """Store rows in one transaction: a killed run commits all of them or none."""
         db = self._connect()
         if db is None or not texts:
@@ -145,7 +147,7 @@ class SentenceCache:
         rows = []
         for t, v in zip(texts, np.asarray(vectors, dtype=np.float32)):
             blob = v.tobytes()
-            rows.append((self._hash(t), zlib.crc32(blob), blob))
+            rows.append((self._hash(t, scope), zlib.crc32(blob), blob))
         try:
             with db:
                 db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
@@ -158,15 +160,40 @@ class SentenceCache:
         self._db = None
 
 
+def _batch_dependent(model) -> bool:
+    """A text's vector depends on the texts batched with it (the int8 route: activations are quantized with
+    one scale per batch), so vectors are only reused with the same companions."""
+    return bool(getattr(model, "batch_dependent", False))
+
+
 def embed_sentences(model, sentences: list[str], cache: SentenceCache | None = None) -> np.ndarray:
-    """Vectors of a paper's sentences: cached ones read, the rest encoded (once per distinct text) and stored."""
-    if cache is None:
-        return encode_sorted(model, sentences)
+    """Vectors of a paper's sentences: cached ones read, the rest encoded (once per distinct text) and stored.
+
+    For a batch-dependent model the cache rows are scoped to the paper's whole sentence list, which is always
+    encoded together in the same batches: a paper's vectors then depend on its sentences alone, never on
+    which other paper first cached a sentence they share, or on what a crash left cached."""
+    if cache is None:  # the same batches as a cold cache would make: the distinct texts
+        unique = list(dict.fromkeys(sentences))
+        vectors = dict(zip(unique, encode_sorted(model, unique)))
+        return np.vstack([vectors[s] for s in sentences]) if sentences else encode_sorted(model, [])
+    scope = ""
+    if _batch_dependent(model):
+        scope = hashlib.sha256("\0".join(sentences).encode("utf-8", "surrogatepass")).hexdigest()
     dim = dimension(model)
-    have = cache.get(sentences, dim)
+    have = cache.get(sentences, dim, scope)
     missing = list(dict.fromkeys(s for s in sentences if s not in have))
+    if scope and missing:  # all or nothing, so the batches are always the same ones
+        missing, have = list(dict.fromkeys(sentences)), {}
     if missing:
         new = encode_sorted(model, missing)
-        cache.put(missing, new)
+        cache.put(missing, new, scope)
         have.update(zip(missing, new))
     return np.vstack([have[s] for s in sentences]).astype(np.float32, copy=False)
+
+
+def encode_queries(model, queries: list[str]) -> np.ndarray:
+    """A paper's Q+A texts; one at a time for a batch-dependent model, so a pair's vector (and its numbers)
+    does not change when other pairs are added to the paper."""
+    if not _batch_dependent(model) or len(queries) < 2:
+        return encode_sorted(model, queries)
+    return np.vstack([encode_sorted(model, [q]) for q in queries])

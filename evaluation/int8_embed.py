@@ -10,18 +10,25 @@ How: at setup the sentence-transformers model's transformer is exported to ONNX 
 eager attention so ONNX Runtime's BERT optimizer can fuse it), optimized, and its weights quantized per channel
 to int8 (ONNX Runtime's dynamic quantization: activations quantized at run time, nothing to calibrate). It
 takes seconds and happens in a temporary folder per process, so no stale file outlives a changed model.
-Pooling (the model's own mean or CLS) and normalisation happen here in numpy. ONNX Runtime picks its int8
-kernels by CPU flags, so vectors differ slightly between machines: the sentence cache keys them apart from
-the float32 ones, never mixes them.
+Pooling (the model's own mean or CLS) and normalisation happen here in numpy.
+
+Two consequences of int8 the rest of the stage accounts for: activations are quantized with one scale per
+batch, so a text's vector depends slightly on the texts batched with it (cosine ~0.99 between a sentence alone
+and in a batch; ``fast_embed`` then encodes a paper's sentences always together and its queries one by one, so
+a record depends on its paper and pair alone); and ONNX Runtime picks its int8 kernels by the CPU's flags, so
+the sentence cache keys the vectors by the recipe, ONNX Runtime's release and the CPU's int8 instructions,
+apart from the float32 ones and from other machines' (a shared cache on a mixed cluster never mixes them).
 
 optimum is not used: its ONNX export pins transformers < 5 (this project pins 5.x); onnxruntime alone does not.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import tempfile
 import warnings
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +40,7 @@ from .fast_embed import dimension
 log = logging.getLogger(__name__)
 
 BACKENDS = ("torch", "onnx-int8")
-TAG = "onnx-int8"
+RECIPE = "onnx-int8/v1"  # bump when the export, fusion or quantization settings change: records recompute
 TOKEN_BUDGET = 1024  # padded tokens per run, as fast_embed (the int8 kernels showed no better size: 256-2048)
 MAX_TEXTS = 256
 
@@ -73,7 +80,8 @@ def _export(model, folder: Path) -> Path:
 
     bert = model[0].auto_model
     sample = model.tokenizer(["a short sentence", "two words"], padding=True, return_tensors="pt")
-    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in sample]
+    takes = inspect.signature(bert.forward).parameters  # a tokenizer may return what the model does not take
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in sample and n in takes]
     path = folder / "fp32.onnx"
     before = getattr(bert.config, "_attn_implementation", None)
     try:
@@ -142,6 +150,27 @@ class _DropHint(logging.Filter):
         return not str(record.msg).startswith("Please consider to run pre-processing")
 
 
+def recipe() -> str:
+    """What decides the int8 route's vectors besides the model: this module's recipe and ONNX Runtime's release."""
+    import onnxruntime
+
+    return f"{RECIPE}/ort{onnxruntime.__version__}"
+
+
+def int8_isa(flags: set[str] | None = None) -> str:
+    """The CPU's int8 dot-product instructions ONNX Runtime chooses its kernels by (``flags``: /proc/cpuinfo's)."""
+    if flags is None:
+        try:
+            text = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:  # not Linux: the machine's name for them is unknown, say so in the key
+            return "unknown"
+        flags = {f for line in text.splitlines() if line.startswith("flags") for f in line.split(":", 1)[1].split()}
+    for isa, needs in (("amx", "amx_int8"), ("avx512vnni", "avx512_vnni"), ("avxvnni", "avx_vnni")):
+        if needs in flags:
+            return isa
+    return "avx512" if "avx512bw" in flags else "avx2" if "avx2" in flags else "base"
+
+
 class OnnxEmbedder:
     """Encodes like ``model`` (same tokenizer, truncation, pooling, unit length) through ONNX Runtime, with
     int8 weights (``int8=False``: float32, for tests of the export).
@@ -160,7 +189,10 @@ class OnnxEmbedder:
             raise Unavailable(f"evaluate.embedder 'onnx-int8' supports mean or cls pooling, not {mode!r}")
         if getattr(model, "default_prompt_name", None):
             raise Unavailable("evaluate.embedder 'onnx-int8' does not apply sentence-transformers prompts")
-        self.cache_tag = TAG if int8 else "onnx-fp32"
+        if mode == "cls" and getattr(model.tokenizer, "padding_side", "right") == "left":
+            raise Unavailable("evaluate.embedder 'onnx-int8' takes CLS pooling with right padding only")
+        self.batch_dependent = int8
+        self.cache_tag = f"{recipe()}/{int8_isa()}" if int8 else "onnx-fp32"
         self.tokenizer, self.mode = model.tokenizer, mode
         self.max_seq_length = model.max_seq_length
         self.lower = bool(getattr(model[0], "do_lower_case", False))
@@ -170,10 +202,20 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or torch.get_num_threads()  # what torch was given: the cores
         options.inter_op_num_threads = 1
+        # idle threads sleep rather than spin between runs (tokenizing, pooling): a rank's cores stay its own
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         with tempfile.TemporaryDirectory(prefix="sciqag-int8-") as tmp:
-            path = _graph(model, Path(tmp), int8)
-            # the session holds the graph in memory: the folder can go
-            self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            try:
+                path = _graph(model, Path(tmp), int8)
+                # the session holds the graph in memory: the folder can go
+                self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            except Unavailable:
+                raise
+            except Exception as exc:  # an architecture the exporter or the optimizer cannot take
+                raise Unavailable(
+                    f"evaluate.embedder 'onnx-int8' cannot convert this model ({type(exc).__name__}: {exc}); "
+                    "use evaluate.embedder: torch"
+                ) from exc
         self.inputs = [i.name for i in self.session.get_inputs()]
 
     def get_embedding_dimension(self) -> int:
@@ -212,4 +254,11 @@ def load(model, backend: str = "torch", device: str = "cpu"):
         return model
     if device != "cpu":
         raise Unavailable(f"evaluate.embedder 'onnx-int8' runs on the CPU; evaluate.device is {device!r}")
+    _require()  # before the per-process build cache, which would hide a missing runtime
+    return _built(model)
+
+
+@lru_cache(maxsize=2)
+def _built(model) -> OnnxEmbedder:
+    """One int8 graph per loaded model and process: reruns and later stages do not build it again."""
     return OnnxEmbedder(model)
