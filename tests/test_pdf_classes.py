@@ -15,6 +15,8 @@ from pdf_samples import hand_pdf
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block
+from sciqag_dataset.builders.ingest.pdf_layout import Line
 
 
 def _read(path):
@@ -401,3 +403,18 @@ def test_a_section_label_above_a_short_articles_title_is_not_the_title(tmp_path)
         *rest,
     ]
     assert _read(draw(tmp_path / "species.pdf", [page1]))["title"] == "Bacillus subtilis Spores Survive Slow Cooling"
+
+
+def test_a_year_range_before_a_bracket_is_not_an_issn_and_an_unspaced_item_identifier_is():
+    # the ISSN's shape alone is a year range too ("1990–2010 (cm)"): a note of the body set small with one is
+    # text; the item identifier printed without its space ("S1111-2222(31)...") is still the front page's
+    def small(text):
+        return Block([Line(text, 7.5, False, 600, 608, LEFT, 1, 1)])
+
+    for note in (
+        "Annual snowfall in 1990–2010 (cm) was read from the three gauges.",
+        "Samples logged 2001-2005 (n = 48) came from the oldest batch.",
+    ):
+        assert _furniture_block(small(note), note, 10) is None, note
+    pii = "Publisher Item Identifier S1111-2222(31)00042-7."
+    assert _furniture_block(small(pii), pii, 10) == "notes"

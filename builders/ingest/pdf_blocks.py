@@ -56,10 +56,13 @@ _COPYRIGHT = re.compile(r"©|^c\s?\d{4}\b|\bcopyright\b", re.I)  # "c 2019": © 
 _FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}\s+(?![A-Z]?\d|mg|g|mL|ml|mmol|mol|h|min|K|°)\S)")
 # a licence, copyright or permission notice, an ISBN/ISSN or price line ("ACM ISBN 978-...$15.00"): front-page
 # furniture when set apart from the body in smaller type; an ISSN is known by its shape when it carries a price
-# ("1051-8215/97$10.00", "0167-2789/$ - see front matter") or opens a publisher item identifier ("S0167-2789(05)...")
+# ("1051-8215/97$10.00", "0167-2789/$ - see front matter") or opens a publisher item identifier ("S0167-2789(05)...",
+# "S 0167-2789(05)"): not a year range ("1990–2010 (mm)"), so no digit or dash before it and only those shapes after
+_ISSN = r"(?<![\d–-])\d{4}[-–]\d{3}[\dX]"
 _LICENCE = re.compile(
     r"©|\(cid:13\)|\bcopyright\b|\bpermission to (?:make|copy|reproduce)\b|\bISBN\b|\bISSN\b|"
-    r"\blicen[cs]ed? (?:under|to)\b|\ball rights reserved\b|\$\d+\.\d\d\b|\b\d{4}[-–]\d{3}[\dX]\s?[/(]",
+    r"\blicen[cs]ed? (?:under|to)\b|\ball rights reserved\b|\$\d+\.\d\d\b|"
+    rf"{_ISSN}/(?:\d\d)?\s?\$|(?<![\w-])(?-i:S)\s?{_ISSN}\(\d\d\)",
     re.I,
 )
 # where a reference entry starts: "[12] ", "12. ", or "Surname, A. B.," / "Surname, A., and" / "Surname, A. (2004)"
