@@ -15,7 +15,7 @@ from pdf_samples import hand_pdf
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from sciqag_dataset.builders.ingest import read_file
-from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block
+from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block, is_heading
 from sciqag_dataset.builders.ingest.pdf_layout import Line
 
 
@@ -418,3 +418,23 @@ def test_a_year_range_before_a_bracket_is_not_an_issn_and_an_unspaced_item_ident
         assert _furniture_block(small(note), note, 10) is None, note
     pii = "Publisher Item Identifier S1111-2222(31)00042-7."
     assert _furniture_block(small(pii), pii, 10) == "notes"
+
+
+def test_authors_in_capitals_at_the_body_size_are_not_a_numbered_heading(tmp_path):
+    # "A. QUILL, B. RENNER AND C. MOSS" opens with what reads as a letter numbering ("A. Setup"), in capitals like
+    # IEEE's small-caps headings; only a number or a Roman numeral makes a heading of capitals at the body size
+    page1 = [
+        (LEFT, 80, "Times-Roman", 22, "Slow Relaxations in Layered Magnets"),
+        (LEFT, 110, "Times-Roman", 10, "A. QUILL, B. RENNER AND C. MOSS"),
+        *column(LEFT, 140, body_lines(6, 16, 7), 10, "Times-Roman", 12),
+        *_small_caps(LEFT + 80, 230, "I. INTRODUCTION"),
+        *column(LEFT, 250, body_lines(20, 17, 7), 10, "Times-Roman", 12),
+        *_small_caps(LEFT + 70, 520, "II. RELATED WORK"),
+        *column(LEFT, 540, body_lines(12, 18, 7), 10, "Times-Roman", 12),
+    ]
+    rec = _read(draw(tmp_path / "authors.pdf", [page1]))
+    heads = [s["heading"] for s in rec["sections"]]
+    assert not any("QUILL" in h for h in heads), heads
+    assert heads[-2:] == ["INTRODUCTION", "RELATED WORK"], heads
+    line = Line("C. ELEGANS", 10, False, 100, 110, LEFT, 1, 1, [{"text": "C.", "fontname": "Times-Roman"}])
+    assert not is_heading(line, 10)
