@@ -102,3 +102,16 @@ def test_the_articles_dates_without_a_colon_are_not_text(tmp_path):
     assert "2031" not in rec["text"]
     assert "Received wisdom held that the films would drift; they did not." in rec["text"]
     assert rec["text"].endswith((_PARA.format("gap") * 3).strip())
+
+
+def test_brackets_a_word_goes_on_from_or_holding_a_hyphen_are_text(tmp_path):
+    # in a paragraph that held a citation link: an isomer's sign "(-)-epicatechin" and a unit "[-]" stay, the
+    # brackets the links leave ("station []", "logger [, ]") go
+    middle = (
+        '<p>The (-)-epicatechin content fell as the leaves dried [<a href="#B3">3</a>], and the Reynolds number '
+        'Re [-] and the logger [<a href="#B3">3</a>, <a href="#B3">3</a>] agreed.</p>'
+    )
+    tail = '<ol class="references"><li id="B3">Writer, A. (2029) Leaf drying. J. Slow Phys. 3, 11-19.</li></ol>'
+    rec = _page(tmp_path, middle, tail=tail)
+    kept = "The (-)-epicatechin content fell as the leaves dried, and the Reynolds number Re [-] and the logger agreed"
+    assert kept in rec["text"]

@@ -76,8 +76,9 @@ DOI_IN_TEXT = re.compile(r"(?:\bdoi\s*:?\s*|doi\.org/)(10\.\d{4,9}/[^\s\"'<>]+)"
 # a publication year (1800-2099, "2004a"): what marks a reference entry, in PDFs and web pages alike
 YEAR = re.compile(r"\b(?:1[89]|20)\d\d[a-z]?\b")
 # brackets left holding nothing but separators once the citations or references inside them are removed:
-# "station [] and", "logger [, ]", "(Fig. 2)" -> "()"; with the space before them
-EMPTY_BRACKETS = re.compile(r"\s?(?:\[\s*(?:[,;–—-]\s*)*\]|\(\s*(?:[,;–—-]\s*)*\))")
+# "station [] and", "logger [, ]", "(Fig. 2)" -> "()"; with the space before them. Not a hyphen alone, nor
+# brackets a word or hyphen goes on from: "(-)-epicatechin", a unit "Re [-] and" are text
+EMPTY_BRACKETS = re.compile(r"\s?(?:\[\s*(?:[,;–—]\s*)*\]|\(\s*(?:[,;–—]\s*)*\))(?![\w-])")
 # a figure or table label at the start of a caption: "Fig. 2", "Table S1", "Scheme 3b", "Plate 4"
 CAPTION_LABEL = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d+[a-z]?\b", re.I)
 
