@@ -115,3 +115,11 @@ def test_brackets_a_word_goes_on_from_or_holding_a_hyphen_are_text(tmp_path):
     rec = _page(tmp_path, middle, tail=tail)
     kept = "The (-)-epicatechin content fell as the leaves dried, and the Reynolds number Re [-] and the logger agreed"
     assert kept in rec["text"]
+
+
+def test_a_sentence_opening_with_accepted_and_a_date_without_a_month_is_text(tmp_path):
+    sentence = "Accepted practice 12, 2016 showed that the films drift less when cooled slowly."
+    tail = '<ul class="history"><li>Received February 22, 2031.</li><li>Accepted 12 May 2031</li></ul>'
+    rec = _page(tmp_path, f"<p>{sentence}</p>", tail=tail)
+    assert sentence in rec["text"]
+    assert "2031" not in rec["text"]
