@@ -15,6 +15,7 @@ from pdf_samples import hand_pdf
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.builders.ingest.pdf import _title
 from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block, is_heading
 from sciqag_dataset.builders.ingest.pdf_layout import Line
 
@@ -438,3 +439,20 @@ def test_authors_in_capitals_at_the_body_size_are_not_a_numbered_heading(tmp_pat
     assert heads[-2:] == ["INTRODUCTION", "RELATED WORK"], heads
     line = Line("C. ELEGANS", 10, False, 100, 110, LEFT, 1, 1, [{"text": "C.", "fontname": "Times-Roman"}])
     assert not is_heading(line, 10)
+
+
+def test_a_tex_titles_short_first_line_stays_when_the_next_opens_in_italic():
+    # Computer Modern names its styles in the font's name (CMBX12 bold, CMTI12 italic): one family, so the
+    # title's first line "Reduction of" is the title's, not a section label in a font of its own
+    def line(text, top, fonts):
+        words = [{"text": w, "fontname": f"ABCDEF+{f}"} for w, f in zip(text.split(), fonts)]
+        return Line(text, 17.2, False, top, top + 17, LEFT, 1, 0, words)
+
+    first = [
+        line("Reduction of", 100, ["CMBX12", "CMBX12"]),
+        line("Escherichia Growth in Slow Cooling", 122, ["CMTI12", "CMBX12", "CMBX12", "CMBX12", "CMBX12"]),
+        *(line(t, 170 + 12 * k, ["CMR10"] * 7) for k, t in enumerate(body_lines(20, 23, 7))),
+    ]
+    for ln in first[2:]:
+        ln.size = 10
+    assert [ln.text for ln in _title(first, 10)] == ["Reduction of", "Escherichia Growth in Slow Cooling"]
