@@ -2,7 +2,8 @@
 these tests: a caption in a publisher's own figure markup (no <figure>, no figure-like class), a reference
 list under a container no rule names, an abstract marked only by a lead-paragraph class; and, seen on the
 held-out pages after they were scored, the brackets left around a removed citation link and the article's
-history without a colon."""
+history without a colon; and, from review, brackets that are text ("(-)-epicatechin", "Re [-]") and a
+sentence opening with "Accepted" and a number, which those rules took wrongly."""
 
 from __future__ import annotations
 

@@ -4,7 +4,9 @@ running head, a front page's licence and citation blocks (the DOI printed only t
 the column gutter, a bold run-in "Abstract—" paragraph, a reference list without a heading, a caption told
 by its font rather than its punctuation (also right under a figure of text lines), IEEE's small-caps headings
 at the body size, an ISSN price line or item identifier on the front page, ligature glyphs without a Unicode
-map, and a journal's section label above a short article's title."""
+map, and a journal's section label above a short article's title; and, from review, what those rules took
+wrongly: a year range before a bracket as an ISSN, authors in capitals as a numbered heading, a TeX title's
+first line as a label by its font's style name."""
 
 from __future__ import annotations
 
