@@ -2,7 +2,8 @@
 these tests: a caption in a publisher's own figure markup (no <figure>, no figure-like class), a reference
 list under a container no rule names, an abstract marked only by a lead-paragraph class; and, seen on the
 held-out pages after they were scored, the brackets left around a removed citation link and the article's
-history without a colon."""
+history without a colon; and, from review, brackets that are text ("(-)-epicatechin", "Re [-]") and a
+sentence opening with "Accepted" and a number, which those rules took wrongly."""
 
 from __future__ import annotations
 
@@ -102,3 +103,24 @@ def test_the_articles_dates_without_a_colon_are_not_text(tmp_path):
     assert "2031" not in rec["text"]
     assert "Received wisdom held that the films would drift; they did not." in rec["text"]
     assert rec["text"].endswith((_PARA.format("gap") * 3).strip())
+
+
+def test_brackets_a_word_goes_on_from_or_holding_a_hyphen_are_text(tmp_path):
+    # in a paragraph that held a citation link: an isomer's sign "(-)-epicatechin" and a unit "[-]" stay, the
+    # brackets the links leave ("station []", "logger [, ]") go
+    middle = (
+        '<p>The (-)-epicatechin content fell as the leaves dried [<a href="#B3">3</a>], and the Reynolds number '
+        'Re [-] and the logger [<a href="#B3">3</a>, <a href="#B3">3</a>] agreed.</p>'
+    )
+    tail = '<ol class="references"><li id="B3">Writer, A. (2029) Leaf drying. J. Slow Phys. 3, 11-19.</li></ol>'
+    rec = _page(tmp_path, middle, tail=tail)
+    kept = "The (-)-epicatechin content fell as the leaves dried, and the Reynolds number Re [-] and the logger agreed"
+    assert kept in rec["text"]
+
+
+def test_a_sentence_opening_with_accepted_and_a_date_without_a_month_is_text(tmp_path):
+    sentence = "Accepted practice 12, 2016 showed that the films drift less when cooled slowly."
+    tail = '<ul class="history"><li>Received February 22, 2031.</li><li>Accepted 12 May 2031</li></ul>'
+    rec = _page(tmp_path, f"<p>{sentence}</p>", tail=tail)
+    assert sentence in rec["text"]
+    assert "2031" not in rec["text"]

@@ -4,7 +4,9 @@ running head, a front page's licence and citation blocks (the DOI printed only t
 the column gutter, a bold run-in "Abstract—" paragraph, a reference list without a heading, a caption told
 by its font rather than its punctuation (also right under a figure of text lines), IEEE's small-caps headings
 at the body size, an ISSN price line or item identifier on the front page, ligature glyphs without a Unicode
-map, and a journal's section label above a short article's title."""
+map, and a journal's section label above a short article's title; and, from review, what those rules took
+wrongly: a year range before a bracket as an ISSN, authors in capitals as a numbered heading, a TeX title's
+first line as a label by its font's style name."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ from pdf_samples import hand_pdf
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.builders.ingest.pdf import _title
+from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block, is_heading
+from sciqag_dataset.builders.ingest.pdf_layout import Line
 
 
 def _read(path):
@@ -401,3 +406,55 @@ def test_a_section_label_above_a_short_articles_title_is_not_the_title(tmp_path)
         *rest,
     ]
     assert _read(draw(tmp_path / "species.pdf", [page1]))["title"] == "Bacillus subtilis Spores Survive Slow Cooling"
+
+
+def test_a_year_range_before_a_bracket_is_not_an_issn_and_an_unspaced_item_identifier_is():
+    # the ISSN's shape alone is a year range too ("1990–2010 (cm)"): a note of the body set small with one is
+    # text; the item identifier printed without its space ("S1111-2222(31)...") is still the front page's
+    def small(text):
+        return Block([Line(text, 7.5, False, 600, 608, LEFT, 1, 1)])
+
+    for note in (
+        "Annual snowfall in 1990–2010 (cm) was read from the three gauges.",
+        "Samples logged 2001-2005 (n = 48) came from the oldest batch.",
+    ):
+        assert _furniture_block(small(note), note, 10) is None, note
+    pii = "Publisher Item Identifier S1111-2222(31)00042-7."
+    assert _furniture_block(small(pii), pii, 10) == "notes"
+
+
+def test_authors_in_capitals_at_the_body_size_are_not_a_numbered_heading(tmp_path):
+    # "A. QUILL, B. RENNER AND C. MOSS" opens with what reads as a letter numbering ("A. Setup"), in capitals like
+    # IEEE's small-caps headings; only a number or a Roman numeral makes a heading of capitals at the body size
+    page1 = [
+        (LEFT, 80, "Times-Roman", 22, "Slow Relaxations in Layered Magnets"),
+        (LEFT, 110, "Times-Roman", 10, "A. QUILL, B. RENNER AND C. MOSS"),
+        *column(LEFT, 140, body_lines(6, 16, 7), 10, "Times-Roman", 12),
+        *_small_caps(LEFT + 80, 230, "I. INTRODUCTION"),
+        *column(LEFT, 250, body_lines(20, 17, 7), 10, "Times-Roman", 12),
+        *_small_caps(LEFT + 70, 520, "II. RELATED WORK"),
+        *column(LEFT, 540, body_lines(12, 18, 7), 10, "Times-Roman", 12),
+    ]
+    rec = _read(draw(tmp_path / "authors.pdf", [page1]))
+    heads = [s["heading"] for s in rec["sections"]]
+    assert not any("QUILL" in h for h in heads), heads
+    assert heads[-2:] == ["INTRODUCTION", "RELATED WORK"], heads
+    line = Line("C. ELEGANS", 10, False, 100, 110, LEFT, 1, 1, [{"text": "C.", "fontname": "Times-Roman"}])
+    assert not is_heading(line, 10)
+
+
+def test_a_tex_titles_short_first_line_stays_when_the_next_opens_in_italic():
+    # Computer Modern names its styles in the font's name (CMBX12 bold, CMTI12 italic): one family, so the
+    # title's first line "Reduction of" is the title's, not a section label in a font of its own
+    def line(text, top, fonts):
+        words = [{"text": w, "fontname": f"ABCDEF+{f}"} for w, f in zip(text.split(), fonts)]
+        return Line(text, 17.2, False, top, top + 17, LEFT, 1, 0, words)
+
+    first = [
+        line("Reduction of", 100, ["CMBX12", "CMBX12"]),
+        line("Escherichia Growth in Slow Cooling", 122, ["CMTI12", "CMBX12", "CMBX12", "CMBX12", "CMBX12"]),
+        *(line(t, 170 + 12 * k, ["CMR10"] * 7) for k, t in enumerate(body_lines(20, 23, 7))),
+    ]
+    for ln in first[2:]:
+        ln.size = 10
+    assert [ln.text for ln in _title(first, 10)] == ["Reduction of", "Escherichia Growth in Slow Cooling"]

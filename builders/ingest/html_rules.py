@@ -3,6 +3,8 @@ chrome and notices, menus, hidden parts, the journal's notes, citation links. ``
 
 import re
 
+from .normalize import MONTH
+
 REF_CONTAINER = re.compile(
     r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"
     r"(?:$|[\s_-])",
@@ -59,13 +61,13 @@ NAV_CLASS = re.compile(
     re.I,
 )
 # a journal's notes about the article, not its text (as the PDF reader drops them); the article's history also
-# without a colon when a date follows ("Received February 22, 2016.", "Accepted 12 May 2016")
+# without a colon when a date with a month's name follows ("Received February 22, 2016.", "Accepted 12 May 2016")
 ABOUT = re.compile(
     r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
     r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
     r"|present address)\s*:|copyright\s*(?::|©|\d)|©|"
     r"(?:received|revised|accepted|published(?: online)?)\s+(?:on\s+)?"
-    r"(?:\d{1,2}\s+[a-z]+\.?,?\s+\d{4}|[a-z]+\.?\s+\d{1,2},?\s+\d{4})|"
+    rf"(?:\d{{1,2}}\s+{MONTH},?\s+\d{{4}}|{MONTH}\s+\d{{1,2}},?\s+\d{{4}})|"
     r"in original form\b)",
     re.I,
 )

@@ -75,9 +75,15 @@ _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi\s*:\s*|doi\s+)", 
 DOI_IN_TEXT = re.compile(r"(?:\bdoi\s*:?\s*|doi\.org/)(10\.\d{4,9}/[^\s\"'<>]+)", re.I)
 # a publication year (1800-2099, "2004a"): what marks a reference entry, in PDFs and web pages alike
 YEAR = re.compile(r"\b(?:1[89]|20)\d\d[a-z]?\b")
+# an English month's name, full or abbreviated ("May", "Feb.", "Sept"): what makes "12 May 2016" a date
+MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 # brackets left holding nothing but separators once the citations or references inside them are removed:
-# "station [] and", "logger [, ]", "(Fig. 2)" -> "()"; with the space before them
-EMPTY_BRACKETS = re.compile(r"\s?(?:\[\s*(?:[,;–—-]\s*)*\]|\(\s*(?:[,;–—-]\s*)*\))")
+# "station [] and", "logger [, ]", "(Fig. 2)" -> "()"; with the space before them. Not a hyphen alone, nor
+# brackets a word or hyphen goes on from: "(-)-epicatechin", a unit "Re [-] and" are text
+EMPTY_BRACKETS = re.compile(r"\s?(?:\[\s*(?:[,;–—]\s*)*\]|\(\s*(?:[,;–—]\s*)*\))(?![\w-])")
 # a figure or table label at the start of a caption: "Fig. 2", "Table S1", "Scheme 3b", "Plate 4"
 CAPTION_LABEL = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d+[a-z]?\b", re.I)
 

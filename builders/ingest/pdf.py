@@ -242,10 +242,20 @@ def _label(ln: Line, title: Line | None) -> bool:
         return False
     if spaced or title is None:
         return spaced or ln.text.isupper()
+    # at the title's size a family of its own is not enough: a label's word or two are capitalised nouns
+    # ("Communication", "Short Communication"), where a title's first line may run on ("Reduction of")
+    label_words = abs(ln.size - title.size) >= 0.5 or re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", ln.text)
     other = (
-        family(ln.words[0]["fontname"]) != family(title.words[0]["fontname"]) if ln.words and title.words else False
-    )
+        bool(ln.words and title.words and label_words)
+        and _stem(ln.words[0]) != Counter(_stem(w) for w in title.words).most_common(1)[0][0]
+    )  # the title line's own family, not that of an italic word opening it
     return ln.text.isupper() and not title.text.isupper() or other
+
+
+def _stem(word: dict) -> str:
+    """The word's font family, TeX's fonts by their stem: CMBX12 and CMTI12 are Computer Modern's bold and
+    italic, LMRoman10-Bold Latin Modern's; their names carry the style where other fonts' carry it after "-"."""
+    return re.sub(r"^(CM|LM)[A-Za-z]*\d+$", r"\1", family(word["fontname"]))
 
 
 def _repair(text: str, vocab: Counter) -> str:

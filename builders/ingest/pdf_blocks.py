@@ -19,7 +19,10 @@ HEADING_WORDS = re.compile(
     r"data availability|author contributions|conflicts? of interest)\b",
     re.I,
 )
-_NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+[A-Z]")
+# a section number: "2", "3.1.", "IV."; or a letter ("A. Setup"), which an author's initial also is
+_DIGITS_OR_ROMAN = r"(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)"
+_NUMBERED = re.compile(rf"^(?:{_DIGITS_OR_ROMAN}|[A-H]\.)\s+[A-Z]")
+_NUMBERED_DIGITS = re.compile(rf"^{_DIGITS_OR_ROMAN}\s+[A-Z]")
 _REFERENCES = re.compile(
     r"^(?:\d{1,2}\.?\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited)"
     r"\s*$",
@@ -30,7 +33,7 @@ _AFTER_REFERENCES = re.compile(
     r"online methods|data availability|code availability|extended data)\b",
     re.I,
 )
-_NUMBERING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.|[A-H]\.)\s+")
+_NUMBERING = re.compile(rf"^(?:{_DIGITS_OR_ROMAN}|[A-H]\.)\s+")
 # "Figure 2. ...", "Table 1: ...", BMC's "Figure 1 Patient flow ..."; not "Figure 3 (a) shows" or "Fig. 2 A and B"
 _CAPTION = re.compile(
     r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*"
@@ -56,10 +59,13 @@ _COPYRIGHT = re.compile(r"©|^c\s?\d{4}\b|\bcopyright\b", re.I)  # "c 2019": © 
 _FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}\s+(?![A-Z]?\d|mg|g|mL|ml|mmol|mol|h|min|K|°)\S)")
 # a licence, copyright or permission notice, an ISBN/ISSN or price line ("ACM ISBN 978-...$15.00"): front-page
 # furniture when set apart from the body in smaller type; an ISSN is known by its shape when it carries a price
-# ("1051-8215/97$10.00", "0167-2789/$ - see front matter") or opens a publisher item identifier ("S0167-2789(05)...")
+# ("1051-8215/97$10.00", "0167-2789/$ - see front matter") or opens a publisher item identifier ("S0167-2789(05)...",
+# "S 0167-2789(05)"): not a year range ("1990–2010 (mm)"), so no digit or dash before it and only those shapes after
+_ISSN = r"(?<![\d–-])\d{4}[-–]\d{3}[\dX]"
 _LICENCE = re.compile(
     r"©|\(cid:13\)|\bcopyright\b|\bpermission to (?:make|copy|reproduce)\b|\bISBN\b|\bISSN\b|"
-    r"\blicen[cs]ed? (?:under|to)\b|\ball rights reserved\b|\$\d+\.\d\d\b|\b\d{4}[-–]\d{3}[\dX]\s?[/(]",
+    r"\blicen[cs]ed? (?:under|to)\b|\ball rights reserved\b|\$\d+\.\d\d\b|"
+    rf"{_ISSN}/(?:\d\d)?\s?\$|(?<![\w-])(?-i:S)\s?{_ISSN}\(\d\d\)",
     re.I,
 )
 # where a reference entry starts: "[12] ", "12. ", or "Surname, A. B.," / "Surname, A., and" / "Surname, A. (2004)"
@@ -177,15 +183,18 @@ def is_heading(ln: Line, body: float) -> bool:
     return (
         ln.size > body * 1.12
         or (bold and len(words) <= 10)
-        or bool(_NUMBERED.match(ln.text) and (ln.bold or _capitals(plain)))
+        or bool(_NUMBERED.match(ln.text) and ln.bold)
+        or bool(_NUMBERED_DIGITS.match(ln.text) and _capitals(plain))
         or bool(HEADING_WORDS.match(ln.text) and len(words) <= 5 and (ln.text.isupper() or ln.bold))
     )
 
 
 def _capitals(words: list[str]) -> bool:
     """All in capitals, as a numbered heading set at the body's size is to stand out (IEEE's small caps
-    "II. RELATED WORK"): words, not a row of codes or numbers."""
+    "II. RELATED WORK"): words, not a row of codes or numbers, nor authors' names."""
     text = " ".join(words)
+    if re.search(r"\b[A-Z]\.\s|,| AND ", text):  # names: "A. EINSTEIN, B. PODOLSKY AND N. ROSEN"
+        return False
     return text.isupper() and sum(c.isalpha() for c in text) >= 4 and not re.search(r"\d", text)
 
 
