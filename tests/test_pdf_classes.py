@@ -432,13 +432,13 @@ def test_authors_in_capitals_at_the_body_size_are_not_a_numbered_heading(tmp_pat
         *column(LEFT, 140, body_lines(6, 16, 7), 10, "Times-Roman", 12),
         *_small_caps(LEFT + 80, 230, "I. INTRODUCTION"),
         *column(LEFT, 250, body_lines(20, 17, 7), 10, "Times-Roman", 12),
-        *_small_caps(LEFT + 70, 520, "II. RELATED WORK"),
+        *_small_caps(LEFT + 70, 520, "II. MATERIALS AND METHODS"),  # " AND " alone is no author line
         *column(LEFT, 540, body_lines(12, 18, 7), 10, "Times-Roman", 12),
     ]
     rec = _read(draw(tmp_path / "authors.pdf", [page1]))
     heads = [s["heading"] for s in rec["sections"]]
     assert not any("QUILL" in h for h in heads), heads
-    assert heads[-2:] == ["INTRODUCTION", "RELATED WORK"], heads
+    assert heads[-2:] == ["INTRODUCTION", "MATERIALS AND METHODS"], heads
     line = Line("C. ELEGANS", 10, False, 100, 110, LEFT, 1, 1, [{"text": "C.", "fontname": "Times-Roman"}])
     assert not is_heading(line, 10)
 

@@ -193,7 +193,8 @@ def _capitals(words: list[str]) -> bool:
     """All in capitals, as a numbered heading set at the body's size is to stand out (IEEE's small caps
     "II. RELATED WORK"): words, not a row of codes or numbers, nor authors' names."""
     text = " ".join(words)
-    if re.search(r"\b[A-Z]\.\s|,| AND ", text):  # names: "A. EINSTEIN, B. PODOLSKY AND N. ROSEN"
+    # names: "A. EINSTEIN, B. PODOLSKY AND N. ROSEN" (their initials and commas: "AND" is a heading's too)
+    if re.search(r"\b[A-Z]\.\s|,", text):
         return False
     return text.isupper() and sum(c.isalpha() for c in text) >= 4 and not re.search(r"\d", text)
 
