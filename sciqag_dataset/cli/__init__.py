@@ -14,9 +14,12 @@ import argparse
 import logging
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
-from .. import __version__, pipeline, remote, scale
+from .. import __version__, pipeline, remote, scale, work_lock
 from ..atomic import write_json
 from ..config import (
     STAGES,
@@ -33,9 +36,11 @@ from ..console import run_command, setup_logging
 from ..errors import MissingInput, UserError
 from ..evaluation.calibrate import calibrate
 from ..folders import WORK_LAYOUT, check_publish_target, claim
+from ..llm import check_reachable
 from ..llm.budget import CostCapReached
 from ..llm.endpoint import EndpointConfig
 from ..metrics import default_metrics
+from ..redact import redact
 from ..trainers.config import TrainConfig
 from ..wiring import FILTER_SUMMARY, PAPERS
 from . import benchmark as benchmark_cli
@@ -50,6 +55,7 @@ from .flags import (
     add_max_cost,
     add_plugins,
     add_section,
+    add_wait,
     add_work,
     command,
     resolve_config,
@@ -59,20 +65,39 @@ from .train import main as train_main
 log = logging.getLogger(__name__)
 
 
-def check_keys(cfg, stages) -> None:
-    """Resolve the key of every endpoint the given stages will call (UserError for an unset variable)."""
+def endpoints_needed(cfg, stages):
+    """(option name of its key variable, endpoint section) of every endpoint the given stages will ask: the
+    judges only where the metrics to run need one."""
     for stage in stages:
-        for option, endpoint in pipeline.endpoints_of(cfg, stage):
-            endpoint.api_key(f"{option}.api_key_env")
+        if stage == "evaluate":
+            metrics = replace(cfg.evaluate)
+            metrics.resolve_metrics(bool(cfg.judge.url))
+            if not metrics.needs_judge():
+                continue
+        yield from pipeline.endpoints_of(cfg, stage)
 
 
-def prepare_work(cfg, stages=()) -> Path:
-    """Checks before any work: keys of the endpoints these stages call, then the work directory (ours,
-    or new, or empty: never someone else's folder), where the resolved config is saved."""
-    check_keys(cfg, stages)
+@contextmanager
+def open_work(cfg, args, stages=(), *, save: bool = True, shared: bool = False) -> Iterator[Path]:
+    """Checks before any work, then the work directory held for this command.
+
+    First the key of every endpoint these stages call, and that each answers; then the work directory (ours,
+    or new, or empty: never someone else's folder), locked while the command runs (``work_lock``: a second
+    command is refused, or waits with --wait-turn); only then is the resolved config saved there (``save``), so a
+    refused command leaves the work directory as it was. ``shared``: a shard run, beside other shard runs.
+    """
+    needed = list(endpoints_needed(cfg, stages))
+    for option, endpoint in needed:
+        endpoint.api_key(f"{option}.api_key_env")
+    for _, endpoint in needed:
+        if endpoint.url:
+            check_reachable(endpoint.url)
     work = claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
-    cfg.save(work / "config.yaml")  # holds api_key_env names only, never keys; URLs without credentials
-    return work
+    command = redact(" ".join(["sciqag", *getattr(args, "argv", [args.command])]))
+    with work_lock.hold(work, command, shared=shared, wait=getattr(args, "wait_turn", False)):
+        if save:
+            cfg.save(work / "config.yaml")  # holds api_key_env names only, never keys; URLs without credentials
+        yield work
 
 
 def check_inputs(cfg) -> None:
@@ -105,22 +130,21 @@ def cmd_ingest(args) -> int:
     if not cfg.inputs:
         raise UserError("name the PAPERS to ingest after WORK: files, folders or URLs (or `inputs:` in --config)")
     check_inputs(cfg)
-    prepare_work(cfg, ["ingest"])
-    return report.ingested(Path(cfg.work_dir), pipeline.ingest(cfg))
+    with open_work(cfg, args, ["ingest"]) as work:
+        return report.ingested(work, pipeline.ingest(cfg))
 
 
 def cmd_keywords(args) -> int:
     cfg = resolve_config(args)
     existing_work(cfg)
-    claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
-    return report.summary_line(pipeline.keywords(cfg))
+    with open_work(cfg, args, save=False):
+        return report.summary_line(pipeline.keywords(cfg))
 
 
 def cmd_seed(args) -> int:
     cfg = resolve_config(args)
     existing_work(cfg)
-    prepare_work(cfg, ["seed"])
-    with pipeline.Endpoints(cfg) as endpoints:
+    with open_work(cfg, args, ["seed"]), pipeline.Endpoints(cfg) as endpoints:
         return report.summary_line(pipeline.seed(cfg, endpoints))
 
 
@@ -129,11 +153,10 @@ def cmd_generate(args) -> int:
     if not args.merge:
         existing_work(cfg)
     if args.merge:
-        claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
-        return report.summary_line(pipeline.merge_generated(cfg))
-    prepare_work(cfg, ["generate"])
-    with pipeline.Endpoints(cfg) as endpoints:
-        return report.summary_line(pipeline.generate(cfg, endpoints))
+        with open_work(cfg, args, save=False):
+            return report.summary_line(pipeline.merge_generated(cfg))
+    with open_work(cfg, args, ["generate"], shared=cfg.generate.shard is not None), pipeline.Endpoints(cfg) as ends:
+        return report.summary_line(pipeline.generate(cfg, ends))
 
 
 def cmd_evaluate(args) -> int:
@@ -148,16 +171,20 @@ def cmd_evaluate(args) -> int:
         )
     ev.resolve_metrics(bool(cfg.judge.url))
     ev.validate()
-    prepare_work(cfg, ["evaluate"] if ev.needs_judge() else [])
-    with pipeline.Endpoints(cfg) as endpoints:
-        summaries = pipeline.evaluate(cfg, endpoints)
-    return report.evaluation(Path(cfg.work_dir), summaries)
+    with open_work(cfg, args, ["evaluate"]) as work:
+        with pipeline.Endpoints(cfg) as endpoints:
+            summaries = pipeline.evaluate(cfg, endpoints)
+        return report.evaluation(work, summaries)
 
 
 def cmd_filter(args) -> int:
     cfg = resolve_config(args)
     existing_work(cfg)
-    claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
+    with open_work(cfg, args, save=False):
+        return filter_work(cfg, args)
+
+
+def filter_work(cfg, args) -> int:
     if args.clear:
         if [o for o in cfg.set_options if o.startswith("filter.")]:
             raise UserError("--clear undoes the filter: give it no rule")
@@ -188,7 +215,8 @@ def cmd_publish(args) -> int:
     cfg = resolve_config(args)
     existing_work(cfg)
     check_publish_targets(cfg)
-    return report.published(*pipeline.publish(cfg))
+    with open_work(cfg, args, save=False):
+        return report.published(*pipeline.publish(cfg))
 
 
 def cmd_run(args) -> int:
@@ -202,7 +230,11 @@ def cmd_run(args) -> int:
         check_inputs(cfg)
     if "publish" in cfg.stages:
         check_publish_targets(cfg)  # refused now, not after an hour of work
-    prepare_work(cfg, cfg.stages)
+    with open_work(cfg, args, cfg.stages):
+        return run_work(cfg, args)
+
+
+def run_work(cfg, args) -> int:
     print(f"Work directory: {Path(cfg.work_dir).resolve()}")
 
     def show(stage: str, result) -> int:
@@ -335,6 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--stages", type=_csv, dest="root.stages", metavar="LIST", help="comma-separated subset of " + ",".join(STAGES)
     )
     add_plugins(p)
+    add_wait(p)
     add_section(p, "keywords", KeywordsConfig, skip=("workers",))  # --workers: the executor's (YAML: keywords.workers)
     add_section(p, "teacher", EndpointConfig, title="teacher endpoint (any OpenAI-compatible server)")
     add_section(p, "seed", SeedConfig)

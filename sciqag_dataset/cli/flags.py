@@ -147,6 +147,15 @@ def add_work(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--config", help="YAML config (default: WORK/config.yaml if present)")
     add_plugins(parser)
+    add_wait(parser)
+
+
+def add_wait(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait-turn",
+        action="store_true",
+        help="when another command is using the work directory, wait for it to finish (default: stop, naming it)",
+    )
 
 
 def add_plugins(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,128 @@
+"""One command at a time per work directory, and a refused command leaves the work directory as it was.
+
+The concurrent runs are real `sciqag run` processes; the teacher is a scripted loopback endpoint that holds
+its replies until the test lets them go, so the first run is inside its seed stage while the others start.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from helpers import ScriptedChat, read_jsonl
+
+from sciqag_dataset.cli import main
+from sciqag_dataset.errors import UserError
+from sciqag_dataset.pipeline import sample_papers
+from sciqag_dataset.work_lock import LOCK_FILE, hold
+
+REPLY = "Q1: What limits the grain size of the film?\nA1: The annealing temperature limits it."
+
+
+def sciqag(*args, **kw) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sciqag_dataset.cli", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"  # nothing listens there once the socket is closed
+
+
+@pytest.fixture
+def ingested(tmp_path) -> Path:
+    work = tmp_path / "work"
+    assert main(["ingest", str(work), *sample_papers()]) == 0
+    return work
+
+
+def test_a_second_run_on_a_busy_work_dir_is_refused_and_one_with_wait_runs_after(ingested):
+    asked, gate = threading.Event(), threading.Event()
+
+    def reply(body):
+        asked.set()
+        gate.wait(120)
+        return REPLY
+
+    with ScriptedChat(reply) as teacher:
+        run = ["run", "--work", ingested, "--stages", "seed", "--endpoint", teacher.base_url, "--model", "m"]
+        first = sciqag(*run)
+        try:
+            assert asked.wait(120), first.communicate(timeout=5)
+            second = sciqag(*run)
+            _, err = second.communicate(timeout=120)
+            assert second.returncode == 2, err
+            lines = [ln for ln in err.strip().splitlines() if not ln.startswith(("WARNING ", "INFO "))]
+            assert len(lines) == 1 and "Traceback" not in err, err
+            assert f"pid {first.pid}" in lines[0] and "sciqag run" in lines[0] and "--wait-turn" in lines[0], err
+            asked_before = len(teacher.requests)
+
+            waiting = sciqag(*run, "--wait-turn")
+            deadline = time.monotonic() + 60
+            while "Waiting for" not in (line := waiting.stderr.readline()) and time.monotonic() < deadline:
+                assert line, waiting.communicate(timeout=5)
+            assert f"pid {first.pid}" in line, line
+            assert len(teacher.requests) == asked_before  # neither of them asked the teacher
+        finally:
+            gate.set()
+        out, err = first.communicate(timeout=300)
+        assert first.returncode == 0, err
+        out, err = waiting.communicate(timeout=300)
+        assert waiting.returncode == 0, err
+    seeded = read_jsonl(ingested / "seed.jsonl")
+    assert len(seeded) == len({r["id"] for r in seeded}) == len(read_jsonl(ingested / "papers.jsonl"))
+    assert (ingested / LOCK_FILE).read_text() == ""  # released: it names nobody
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over_with_a_note(ingested):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    held = {"pid": gone.pid, "host": socket.gethostname(), "command": "sciqag run", "since": "earlier"}
+    (ingested / LOCK_FILE).write_text(json.dumps(held))
+    again = sciqag("ingest", ingested, *sample_papers())
+    _, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert f"taking over the lock of pid {gone.pid}" in err and "sciqag run" in err, err
+    assert (ingested / LOCK_FILE).read_text() == ""
+
+
+def test_shard_runs_share_the_lock_and_exclude_every_other_command(tmp_path):
+    with hold(tmp_path, "sciqag generate w --shard 0/2", shared=True):
+        with hold(tmp_path, "sciqag generate w --shard 1/2", shared=True):
+            with pytest.raises(UserError, match="shard runs"):
+                with hold(tmp_path, "sciqag evaluate w"):
+                    pass
+    with hold(tmp_path, "sciqag evaluate w"):
+        with pytest.raises(UserError, match="sciqag evaluate w"):
+            with hold(tmp_path, "sciqag generate w --shard 0/2", shared=True):
+                pass
+
+
+def test_a_refused_command_leaves_the_config_as_it_was(ingested):
+    before = (ingested / "config.yaml").read_bytes()
+    seed = sciqag("seed", ingested, "--endpoint", dead_url(), "--model", "m")
+    _, err = seed.communicate(timeout=120)
+    assert seed.returncode == 2 and "no endpoint is reachable" in err, err
+    assert (ingested / "config.yaml").read_bytes() == before
+    assert not (ingested / "seed.jsonl").exists()
+
+
+def test_run_probes_its_endpoints_before_ingest_and_writes_nothing(tmp_path):
+    work = tmp_path / "work"
+    run = sciqag("run", "--work", work, "--endpoint", dead_url(), "--model", "m", "--generator-model", "m")
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 2 and "no endpoint is reachable" in err, err
+    assert not work.exists()
