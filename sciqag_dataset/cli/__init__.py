@@ -14,12 +14,9 @@ import argparse
 import logging
 import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
-from .. import __version__, pipeline, remote, scale, work_lock
+from .. import __version__, pipeline, scale
 from ..atomic import write_json
 from ..config import (
     STAGES,
@@ -33,16 +30,13 @@ from ..config import (
     SeedConfig,
 )
 from ..console import run_command, setup_logging
-from ..errors import MissingInput, UserError
+from ..errors import UserError
 from ..evaluation.calibrate import calibrate
-from ..folders import WORK_LAYOUT, check_publish_target, claim
-from ..llm import check_reachable
 from ..llm.budget import CostCapReached
 from ..llm.endpoint import EndpointConfig
 from ..metrics import default_metrics
-from ..redact import redact
 from ..trainers.config import TrainConfig
-from ..wiring import FILTER_SUMMARY, PAPERS
+from ..wiring import FILTER_SUMMARY
 from . import benchmark as benchmark_cli
 from . import report
 from . import review as review_cli
@@ -61,58 +55,9 @@ from .flags import (
     resolve_config,
 )
 from .train import main as train_main
+from .work import check_inputs, check_publish_targets, existing_work, open_work
 
 log = logging.getLogger(__name__)
-
-
-def endpoints_needed(cfg, stages):
-    """(option name of its key variable, endpoint section) of every endpoint the given stages will ask: the
-    judges only where the metrics to run need one."""
-    for stage in stages:
-        if stage == "evaluate":
-            metrics = replace(cfg.evaluate)
-            metrics.resolve_metrics(bool(cfg.judge.url))
-            if not metrics.needs_judge():
-                continue
-        yield from pipeline.endpoints_of(cfg, stage)
-
-
-@contextmanager
-def open_work(cfg, args, stages=(), *, save: bool = True, shared: bool = False) -> Iterator[Path]:
-    """Checks before any work, then the work directory held for this command.
-
-    First the key of every endpoint these stages call, and that each answers; then the work directory (ours,
-    or new, or empty: never someone else's folder), locked while the command runs (``work_lock``: a second
-    command is refused, or waits with --wait-turn); only then is the resolved config saved there (``save``), so a
-    refused command leaves the work directory as it was. ``shared``: a shard run, beside other shard runs.
-    """
-    needed = list(endpoints_needed(cfg, stages))
-    for option, endpoint in needed:
-        endpoint.api_key(f"{option}.api_key_env")
-    for _, endpoint in needed:
-        if endpoint.url:
-            check_reachable(endpoint.url)
-    work = claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
-    command = redact(" ".join(["sciqag", *getattr(args, "argv", [args.command])]))
-    with work_lock.hold(work, command, shared=shared, wait=getattr(args, "wait_turn", False)):
-        if save:
-            cfg.save(work / "config.yaml")  # holds api_key_env names only, never keys; URLs without credentials
-        yield work
-
-
-def check_inputs(cfg) -> None:
-    """Every local input is there (a URL is looked at when it is read): a mistyped path is a user error."""
-    for path in cfg.inputs:
-        local = remote.local(path)
-        if not remote.is_remote(local) and not set("*?[") & set(local) and not Path(local).exists():
-            raise UserError(f"inputs: {path} does not exist")
-
-
-def existing_work(cfg) -> None:
-    """The work dir of a stage after ingest must hold papers: refused before anything is written there."""
-    papers = Path(cfg.work_dir) / PAPERS
-    if not papers.exists():
-        raise MissingInput(f"{papers} not found: run `sciqag ingest {cfg.work_dir} PAPERS` (or `sciqag run`) first")
 
 
 # ---------------------------------------------------------------- commands
@@ -203,12 +148,6 @@ def filter_work(cfg, args) -> int:
         result["calibration"] = calibration
         write_json(Path(cfg.work_dir) / FILTER_SUMMARY, result)
     return report.filtered(Path(cfg.work_dir), result)
-
-
-def check_publish_targets(cfg) -> None:
-    check_publish_target(cfg.output_dir, Path(cfg.work_dir))
-    if cfg.publish_url:
-        remote.check_target(cfg.publish_url)
 
 
 def cmd_publish(args) -> int:
