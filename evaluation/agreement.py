@@ -1,6 +1,6 @@
 """Agreement between raters (SciQAG §4 validated its judge against two experts on 100 pairs; HoneyBee
 reports Spearman and Pearson per dimension): ``sciqag agreement WORK`` -> ``WORK/agreement.json`` and one
-confusion-matrix plot per dimension.
+confusion-matrix plot per dimension in ``WORK/agreement_plots/``.
 
 Per RACAR dimension, for each pair of raters over the pairs both scored: quadratic-weighted Cohen's kappa
 (scikit-learn), Spearman's rho (SciPy) and exact agreement; Krippendorff's alpha (ordinal, the
@@ -12,6 +12,7 @@ the reasoning type and keep/drop decisions are nominal: unweighted kappa, nomina
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from sciqag_dataset.atomic import write_json
-from sciqag_dataset.errors import Unavailable
+from sciqag_dataset.errors import Unavailable, UserError
+from sciqag_dataset.folders import claim
 from sciqag_dataset.schema import RACAR_DIMENSIONS, REASONING_TYPES, SCALED
 from sciqag_dataset.wiring import AGREEMENT
 
@@ -29,7 +31,6 @@ from .ratings import JUDGE, Ratings
 
 log = logging.getLogger(__name__)
 
-PLOTS = Path("plots") / "agreement"  # beside agreement.json: WORK/plots/agreement/<dimension>.png
 DIMENSIONS = (*RACAR_DIMENSIONS, "difficulty", "reasoning_type", "keep")
 NOMINAL = ("reasoning_type", "keep")
 LOW_KAPPA = 0.4  # below it the card warns: "fair" agreement at best (Landis & Koch)
@@ -153,7 +154,9 @@ def agreement(ratings: Ratings, *, rounds: int = 500, seed: int = 0) -> dict:
             r: {"kind": ratings.kinds[r], "pairs": len({x["pair_id"] for x in ratings.rows if x["rater"] == r})}
             for r in raters
         },
+        "pairs": len({x["pair_id"] for x in ratings.rows if x["rater"] in humans}),  # pairs people rated
         "bootstrap_rounds": rounds,
+        "inputs": ratings.inputs,
         "dimensions": {},
         "warnings": [],
     }
@@ -166,7 +169,10 @@ def agreement(ratings: Ratings, *, rounds: int = 500, seed: int = 0) -> dict:
         # all of them would describe another sample than alpha among the people
         by_people = [set(by_rater.get(h, {})) for h in humans]
         shared = {p for p in set().union(*by_people) if sum(p in s for s in by_people) >= 2}
-        with_judge = alpha(by_rater, [*humans, JUDGE], dim, rounds, rng, shared) if JUDGE in judges else None
+        # null where the judge gave no such rating (it never decides keep/drop): alpha "with the judge" would
+        # be the people's alone under another name
+        judged = JUDGE in judges and shared & set(by_rater.get(JUDGE, {}))
+        with_judge = alpha(by_rater, [*humans, JUDGE], dim, rounds, rng, shared) if judged else None
         out["dimensions"][dim] = {
             "pairs": pairs,
             "alpha_humans": alpha(by_rater, humans, dim, rounds, rng),
@@ -188,35 +194,72 @@ def agreement(ratings: Ratings, *, rounds: int = 500, seed: int = 0) -> dict:
     return out
 
 
-def confusion(ratings: Ratings, dimension: str) -> np.ndarray:
-    """Judge score (rows) against each human score (columns) over the pairs both rated: a 3 x 3 count."""
+def confusion(ratings: Ratings, dimension: str) -> tuple[np.ndarray, str]:
+    """A 3 x 3 count over the pairs two raters scored, and who its rows are: the judge's score (rows) against
+    each person's (columns), or without a judge score, every two people's scores of a pair, each way round
+    (a symmetric coincidence matrix)."""
     by_rater = _table(ratings, dimension)
     judge = by_rater.get(JUDGE, {})
+    people = [by_rater.get(h, {}) for h in ratings.humans()]
     m = np.zeros((3, 3), dtype=int)
-    for human in ratings.humans():
-        for pid, score in by_rater.get(human, {}).items():
+    for scores in people:
+        for pid, score in scores.items():
             if pid in judge:
                 m[int(judge[pid]) - 1, int(score) - 1] += 1
-    return m
+    if m.sum():
+        return m, JUDGE
+    for a, b in itertools.permutations(people, 2):
+        for pid in set(a) & set(b):
+            m[int(a[pid]) - 1, int(b[pid]) - 1] += 1
+    return m, "people"
+
+
+def check_output(out: Path) -> Path:
+    """``out`` may be written: new, or an agreement result written before (never a file of the user's)."""
+    if out.is_dir():
+        raise UserError(f"-o/--output: {out} is a folder; name the file to write (e.g. {out / AGREEMENT})")
+    if out.exists():
+        try:
+            earlier = json.loads(out.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            earlier = None
+        if not (isinstance(earlier, dict) and {"raters", "dimensions", "bootstrap_rounds"} <= set(earlier)):
+            raise UserError(f"-o/--output: {out} exists and is not a result of `sciqag agreement`; choose a new file")
+    return out
+
+
+def plot_folder(out: Path) -> Path:
+    """Where the plots of the result ``out`` go: a folder named after it (agreement.json -> agreement_plots/)."""
+    return out.with_name(f"{out.stem}_plots")
 
 
 def write_agreement(
     work: Path, ratings: Ratings, out: Path | None = None, *, rounds: int = 500, seed: int = 0
 ) -> Path:
-    """agreement.json (``out``, default in WORK) and the confusion plots beside it (``plots/agreement/``)."""
+    """agreement.json (``out``, default in WORK) and the confusion plots in a folder of ours named after it
+    (``agreement_plots/``; a folder of that name that sciqag did not make is refused before any work)."""
+    out = check_output(Path(out) if out else Path(work) / AGREEMENT)
+    matrices = {dim: confusion(ratings, dim) for dim in SCALED}
+    folder = plot_folder(out)
+    if any(m.sum() for m, _ in matrices.values()):
+        claim(folder, "agreement plots", option="-o/--output")
     result = agreement(ratings, rounds=rounds, seed=seed)
-    out = Path(out) if out else Path(work) / AGREEMENT
     result["plots"] = {}
-    for dim in SCALED:
-        m = confusion(ratings, dim)
+    for dim, (m, rows) in matrices.items():
         if m.sum():
-            path = out.parent / PLOTS / f"{dim}.png"
-            caption = (
-                f"{dim.capitalize()}: the judge's score against the reviewers' over {int(m.sum())} ratings "
-                "(the diagonal is agreement)."
-            )
+            path = folder / f"{dim}.png"
+            if rows == JUDGE:
+                caption = (
+                    f"{dim.capitalize()}: the judge's score against the people's over {int(m.sum())} ratings "
+                    "(the diagonal is agreement)."
+                )
+            else:
+                caption = (
+                    f"{dim.capitalize()}: one person's score against another's over {int(m.sum()) // 2} pairs "
+                    "of ratings, each counted both ways (no judge score; the diagonal is agreement)."
+                )
             try:
-                agreement_confusion(m, dim, path, caption)
+                agreement_confusion(m, dim, path, caption, rows=rows)
             except Exception as exc:  # the numbers are what matters; a picture must not lose them
                 log.warning("agreement plot for %s failed: %s", dim, exc)
                 continue

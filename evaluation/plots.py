@@ -197,8 +197,9 @@ def coverage_histogram(
     return _save(coverage_figure(values, label=label, unit=unit), path, caption)
 
 
-def agreement_confusion(matrix, dimension: str, path, caption: str = "") -> Path:
-    """A 3 x 3 count of judge score (rows) against human score (columns) for one RACAR dimension."""
+def agreement_confusion(matrix, dimension: str, path, caption: str = "", *, rows: str = "judge") -> Path:
+    """A 3 x 3 count for one scale: the judge's score (rows) against people's (columns), or with ``rows``
+    "people", one person's score against another's (each pair of ratings counted both ways)."""
     fig, ax = _pyplot().subplots(figsize=(3.8, 3.4))
     ax.imshow(matrix, cmap="Blues")
     for i in range(3):
@@ -207,7 +208,13 @@ def agreement_confusion(matrix, dimension: str, path, caption: str = "") -> Path
             ax.text(j, i, str(int(matrix[i, j])), ha="center", va="center", color="white" if dark else "black")
     ax.set_xticks(range(3), ["1", "2", "3"])
     ax.set_yticks(range(3), ["1", "2", "3"])
-    ax.set_xlabel("reviewer score")
-    ax.set_ylabel("judge score")
-    ax.set_title(wrap(f"{dimension}: judge vs reviewers ({plural(int(matrix.sum()), 'rating')})", 40))
+    if rows == "judge":
+        ax.set_xlabel("reviewer score")
+        ax.set_ylabel("judge score")
+        title = f"{dimension}: judge vs reviewers ({plural(int(matrix.sum()), 'rating')})"
+    else:
+        ax.set_xlabel("another reviewer's score")
+        ax.set_ylabel("reviewer score")
+        title = f"{dimension}: reviewer vs reviewer ({plural(int(matrix.sum()) // 2, 'pair')} of ratings)"
+    ax.set_title(wrap(title, 40))
     return _save(fig, path, caption)

@@ -68,6 +68,7 @@ SLOW_TESTS = {
     "tests/test_evaluate_stage.py::test_no_llm_metrics_merge_summary_plots_and_resume",  # 3.2 s
     "tests/test_grounding.py::test_offsets_slice_to_their_quotes_and_invented_answers_are_ungrounded",  # 9 s (MiniLM)
     "tests/test_duplicates.py::test_paraphrase_within_a_paper_and_copy_across_papers",  # 30 s (evaluates, CLI)
+    "tests/test_agreement_inputs.py::test_review_states_the_number_of_pairs_it_really_reviews",  # 6.5 s (CLI, server)
 }
 
 

@@ -282,7 +282,7 @@ def test_publish_applies_reviews_and_the_card_reports_agreement(review_work, tmp
     assert result["raters"]["expert"]["kind"] == "imported" and result["raters"]["judge"]["pairs"] == 12
     judge_ann = next(p for p in result["dimensions"]["relevance"]["pairs"] if {p["a"], p["b"]} == {"ann", "judge"})
     assert judge_ann["kappa"]["value"] == 1.0 and judge_ann["n"] == 11
-    assert (review_work / "plots/agreement/relevance.png").stat().st_size > 2000
+    assert (review_work / "agreement_plots/relevance.png").stat().st_size > 2000
     assert collect(review_work).humans() == ["ann", "bob"]
 
     out = write_folder(review_work, tmp_path / "published", Config(work_dir=str(review_work)))

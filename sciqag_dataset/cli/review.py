@@ -3,6 +3,7 @@ judge and the people agree)."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import socket
 import webbrowser
@@ -11,12 +12,13 @@ from urllib.parse import urlencode
 
 from ..console import plural
 from ..errors import Unavailable, UserError
-from ..evaluation.agreement import write_agreement
+from ..evaluation.agreement import LOW_KAPPA, write_agreement
 from ..evaluation.ratings import collect
 from ..review.dataset import copy_for_review, is_work_dir, looks_like_hub_id
 from ..review.session import ReviewSession
-from ..review.store import check_reviewer
-from ..wiring import AGREEMENT, REVIEWS
+from ..review.store import JUDGE, check_reviewer
+from ..schema import REASONING_TYPES
+from ..wiring import AGREEMENT, EVALUATED, REVIEWS
 from .flags import command
 
 try:  # the `review` extra: a plain install still runs every other command
@@ -75,9 +77,10 @@ def cmd_review(args) -> int:
     port = sock.getsockname()[1]
     query = {"token": token, **({"reviewer": args.reviewer} if args.reviewer else {})}
     url = f"http://127.0.0.1:{port}/?{urlencode(query)}"
-    n = args.sample or len(session.entries)
+    total = len(session.entries)
+    n = min(args.sample or total, total)
     print(
-        f"Reviewing {plural(n, 'pair')} of {work} (of {len(session.entries)}); every action is saved to "
+        f"Reviewing {plural(n, 'pair')} of the {total} in {work}; every action is saved to "
         f"{session.log.path}.\nOpen {url}\n(only this machine can reach it; Ctrl-C stops the server, nothing is lost)",
         flush=True,
     )
@@ -92,15 +95,64 @@ def cmd_review(args) -> int:
     return 0
 
 
+def _number(stat: dict | None) -> str:
+    return "–" if not stat or stat.get("value") is None else f"{stat['value']:.2f}"
+
+
+def agreement_summary(result: dict, out: Path) -> list[str]:
+    """What `sciqag agreement` prints: raters, sources, per dimension kappa and alpha, where it wrote."""
+    raters = result["raters"]
+    people = [r for r, v in raters.items() if v["kind"] != JUDGE]
+    lines = [
+        f"Agreement of {plural(len(people), 'person', 'people')}"
+        + (" and the judge" if JUDGE in raters else "")
+        + f" over {plural(result['pairs'], 'pair')} people rated:",
+        "  raters: " + ", ".join(f"{r} ({v['kind']}, {plural(v['pairs'], 'pair')})" for r, v in raters.items()),
+    ]
+    for source in result.get("inputs") or []:
+        fmt = f" ({source['format']})" if source.get("format") else ""
+        lines.append(f"  {source['source']}{fmt}: {plural(source['rows'], 'row')}, {source['used']} used")
+        lines += [f"    {note}" for note in source["notes"]]
+    for dim, d in result["dimensions"].items():
+        kappas = [
+            f"{p['a']}–{p['b']} {_number(p['kappa'])} ({p['n']})"
+            for p in d["pairs"]
+            if p["a"] in people or p["b"] in people
+        ]
+        lines.append(
+            f"  {dim}: kappa {', '.join(kappas) or '–'}; alpha people {_number(d.get('alpha_humans'))}, "
+            f"people + judge {_number(d.get('alpha_all'))}"
+        )
+    plots = result.get("plots") or {}
+    where = f"; {plural(len(plots), 'plot')} in {(out.parent / next(iter(plots))).parent}" if plots else ""
+    lines.append(f"Written to {out}{where}")
+    weak: dict[str, list[str]] = {}
+    for dim, d in result["dimensions"].items():
+        for p in d["pairs"]:
+            person = p["b"] if p["a"] == JUDGE else p["a"] if p["b"] == JUDGE else None
+            if person in people and p["kappa"]["value"] is not None and p["kappa"]["value"] < LOW_KAPPA:
+                weak.setdefault(person, []).append(dim)
+    if weak:
+        lines.append(
+            f"Warning: the judge agrees weakly (kappa below {LOW_KAPPA}) with "
+            + "; ".join(f"{person} on {', '.join(dims)}" for person, dims in weak.items())
+            + ": do not trust its scores there alone"
+        )
+    return lines
+
+
 def cmd_agreement(args) -> int:
     work = _work(args.work)
+    if not is_work_dir(work):
+        raise UserError(f"{work} has no {EVALUATED}: run `sciqag evaluate {work}` first")
     ratings = collect(work, args.ratings or ())
     if not ratings.humans():
         raise UserError(
             f"no human ratings: review pairs with `sciqag review {work}` or pass --ratings FILE (CSV or JSONL)"
         )
     out = write_agreement(work, ratings, Path(args.output) if args.output else None, rounds=args.bootstrap)
-    print(f"Agreement of {plural(len(ratings.kinds), 'rater')} written to {out}")
+    result = json.loads(out.read_text(encoding="utf-8"))
+    print("\n".join(agreement_summary(result, out)))
     return 0
 
 
@@ -136,12 +188,22 @@ def add_parsers(sub) -> None:
     p.add_argument("work", metavar="WORK", help="the work directory reviewed")
     p.add_argument(
         "--ratings",
+        action="extend",
         nargs="+",
         metavar="FILE",
-        help="more ratings, CSV or JSONL: pair_id, rater, relevance, agnosticism, completeness, accuracy, "
-        "reasonableness (1-3, blanks allowed), optionally keep (0/1)",
+        help="more ratings (repeatable; every file is used), CSV (comma, semicolon or tab; UTF-8, UTF-16 with "
+        "BOM or Windows-1252) or JSONL. Required columns: pair_id, rater. Optional: relevance, agnosticism, "
+        f"completeness, accuracy, reasonableness, difficulty (1-3), reasoning_type ({', '.join(REASONING_TYPES)}),"
+        " keep (0/1); blanks allowed. A pair and rater given twice counts once (values that differ are left "
+        "out); rows of pairs not in WORK are left out",
     )
-    p.add_argument("-o", "--output", metavar="FILE", help=f"where to write the result (default WORK/{AGREEMENT})")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help=f"where to write the result (default WORK/{AGREEMENT}); the plots go to a folder beside it named "
+        "after it (WORK/agreement_plots/)",
+    )
     p.add_argument(
         "--bootstrap",
         type=int,

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..wiring import AGREEMENT, REVIEWS
 from .store import decisions, read_reviews, reviewed
 
-PLOTS = Path("plots") / "agreement"  # under WORK, and under the published folder
+PLOTS = Path("plots") / "agreement"  # the agreement plots in the published folder
 
 
 def _interval(stat: dict | None) -> str:
