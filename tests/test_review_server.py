@@ -3,15 +3,39 @@ reviews file written by another tool, and the data it serves changing under it (
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+import datasets
+import pytest
 from helpers import read_jsonl, write_jsonl
 
+from sciqag_dataset.cli import main
 from sciqag_dataset.config import Config
 from sciqag_dataset.folders import claim
 from sciqag_dataset.publish import write_folder
 from sciqag_dataset.review.dataset import copy_for_review
+
+
+def small_work(folder):
+    """A work directory with two evaluated pairs, written by hand."""
+    write_jsonl(folder / "papers.jsonl", [{"id": "p1", "title": "P", "text": "The film reached 3.2 eV."}])
+    rows = [{"paper_id": "p1", "question": q, "answer": "3.2 eV.", "racar_mean": 2.0} for q in ("A?", "B?")]
+    write_jsonl(folder / "evaluated.jsonl", rows)
+    return folder
+
+
+# --- quick -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("port", ["70000", "-5"])
+def test_a_port_out_of_range_is_a_one_line_error(tmp_path, capsys, port):
+    work = small_work(tmp_path / "work")
+    assert main(["review", str(work), "--port", port]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--port" in err and "0 to 65535" in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
 
 # --- slow: an evaluated work directory, a published folder, a real server ---------------------------------------
 
@@ -37,3 +61,22 @@ def test_a_pipeline_work_dir_is_refused_as_a_review_dir_and_left_as_it_was(revie
     empty = tmp_path / "empty"
     empty.mkdir()
     assert copy_for_review(str(published), empty) == empty and len(read_jsonl(empty / "evaluated.jsonl")) == 20
+
+
+def test_publish_takes_a_reviews_line_with_a_lone_surrogate(review_work, tmp_path, caplog):
+    rows = read_jsonl(review_work / "evaluated.jsonl")
+    kept = {"reviewer": "ann", "pair_id": rows[1]["pair_id"], "time": "t", "changes": {"keep": True}}
+    edit = {
+        "reviewer": "ann",
+        "pair_id": rows[0]["pair_id"],
+        "time": "t",
+        "changes": {"answer": "An edit cut here \ud83d."},
+    }
+    lines = json.dumps(kept) + "\n" + json.dumps(edit) + "\n"  # ASCII JSON: the surrogate written as \\ud83d
+    assert "\\ud83d" in lines
+    (review_work / "reviews.jsonl").write_text(lines, encoding="utf-8")
+    assert main(["publish", str(review_work), "-o", str(tmp_path / "published")]) == 0
+    ds = datasets.load_dataset(str(tmp_path / "published"), "evaluated")
+    by_id = {r["pair_id"]: r for split in ds.values() for r in split}
+    assert by_id[rows[0]["pair_id"]]["answer"] == "An edit cut here \ufffd."
+    assert "reviews.jsonl:2: 1 lone surrogate(s) replaced by U+FFFD" in caplog.text

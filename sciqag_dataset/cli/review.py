@@ -51,6 +51,8 @@ def _source(args) -> Path:
 def cmd_review(args) -> int:
     if isinstance(create_app, ImportError):
         raise Unavailable(f"`sciqag review` needs {create_app.name}: pip install 'sciqag-hf[review]'")
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"--port {args.port}: a port is 0 to 65535 (0: any free one)")
     work = _source(args)
     if args.reviewer:
         check_reviewer(args.reviewer)
