@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.error
+import urllib.request
+from urllib.parse import parse_qs, urlparse
 
 import datasets
 import pytest
@@ -16,6 +19,27 @@ from sciqag_dataset.config import Config
 from sciqag_dataset.folders import claim
 from sciqag_dataset.publish import write_folder
 from sciqag_dataset.review.dataset import copy_for_review
+
+
+def call(url: str, path: str, body: bytes | None = None) -> tuple[int, dict]:
+    """(status, JSON reply) of a GET, or of a POST of ``body``, to the server behind ``url``."""
+    parts = urlparse(url)
+    token = parse_qs(parts.query)["token"][0]
+    request = urllib.request.Request(
+        f"{parts.scheme}://{parts.netloc}{path}",
+        data=body,
+        headers={"X-Review-Token": token, "Content-Type": "application/json"},
+        method="POST" if body is not None else "GET",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            status, data = reply.status, reply.read()
+    except urllib.error.HTTPError as e:
+        status, data = e.code, e.read()
+    try:
+        return status, json.loads(data)
+    except ValueError:  # a plain-text error page
+        return status, {"error": data.decode(errors="replace")}
 
 
 def small_work(folder):
@@ -80,3 +104,28 @@ def test_publish_takes_a_reviews_line_with_a_lone_surrogate(review_work, tmp_pat
     by_id = {r["pair_id"]: r for split in ds.values() for r in split}
     assert by_id[rows[0]["pair_id"]]["answer"] == "An edit cut here \ufffd."
     assert "reviews.jsonl:2: 1 lone surrogate(s) replaced by U+FFFD" in caplog.text
+
+
+BAD_BODIES = [
+    {"reviewer": 7, "changes": {"keep": True}},
+    {"reviewer": ["ann"], "changes": {"keep": True}},
+    {"reviewer": "ann", "changes": {"relevance": [3]}},
+    {"reviewer": "ann", "changes": {"relevance": {"score": 3}}},
+    {"reviewer": "ann", "changes": [["relevance", 3]]},
+    {"reviewer": "ann", "changes": {"relevance": 4}},
+]
+
+
+def test_a_body_of_the_wrong_shape_is_a_400_not_a_500(served):
+    work, url = served
+    status, first = call(url, "/api/pair?reviewer=ann&i=0")
+    assert status == 200
+    for body in BAD_BODIES:
+        status, reply = call(url, "/api/review", json.dumps({"pair_id": first["pair_id"], **body}).encode())
+        assert status == 400 and reply["error"] and "\n" not in reply["error"], (body, status, reply)
+    for raw in (b"[" * 200_000 + b"]" * 200_000, b'{"reviewer": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", b"{"):
+        status, reply = call(url, "/api/review", raw)
+        assert status == 400 and "not JSON" in reply["error"], (raw[:20], status, reply)
+    ok = {"reviewer": "ann", "pair_id": first["pair_id"], "changes": {"relevance": 3, "keep": True}}
+    assert call(url, "/api/review", json.dumps(ok).encode())[0] == 200
+    assert (work / "reviews.jsonl").read_text().count("\n") == 1  # only the good action was saved

@@ -74,6 +74,7 @@ def cmd_review(args) -> int:
         raise UserError(
             f"port {args.port} on 127.0.0.1 is taken ({e.strerror}): pass --port 0 for a free one"
         ) from None
+    sock.listen(128)  # connections wait in the backlog from now on, so the URL printed below answers at once
     port = sock.getsockname()[1]
     query = {"token": token, **({"reviewer": args.reviewer} if args.reviewer else {})}
     url = f"http://127.0.0.1:{port}/?{urlencode(query)}"
