@@ -14,11 +14,14 @@ import datasets
 import pytest
 from helpers import read_jsonl, write_jsonl
 
+from sciqag_dataset.atomic import replacing
 from sciqag_dataset.cli import main
 from sciqag_dataset.config import Config
 from sciqag_dataset.folders import claim
+from sciqag_dataset.pair_ids import pair_id
 from sciqag_dataset.publish import write_folder
 from sciqag_dataset.review.dataset import copy_for_review
+from sciqag_dataset.schema import RACAR_DIMENSIONS
 
 
 def call(url: str, path: str, body: bytes | None = None) -> tuple[int, dict]:
@@ -129,3 +132,30 @@ def test_a_body_of_the_wrong_shape_is_a_400_not_a_500(served):
     ok = {"reviewer": "ann", "pair_id": first["pair_id"], "changes": {"relevance": 3, "keep": True}}
     assert call(url, "/api/review", json.dumps(ok).encode())[0] == 200
     assert (work / "reviews.jsonl").read_text().count("\n") == 1  # only the good action was saved
+
+
+def test_the_server_indexes_evaluated_jsonl_again_when_it_is_rewritten(served):
+    work, url = served
+    rows = read_jsonl(work / "evaluated.jsonl")
+    status, first = call(url, "/api/pair?reviewer=ann&i=0")
+    assert status == 200 and first["total"] == 20
+    action = {"reviewer": "ann", "pair_id": first["pair_id"], "changes": {d: 2 for d in RACAR_DIMENSIONS}}
+    assert call(url, "/api/review", json.dumps(action).encode())[0] == 200
+
+    extra = dict(rows[0], question="What support was the membrane grown on?", answer="An alumina support.")
+    extra["pair_id"] = pair_id(extra["paper_id"], extra["question"])
+    new_rows = [*reversed(rows), extra]
+    with replacing(work / "evaluated.jsonl", durable=True) as out:  # as the merge rewrites it
+        out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in new_rows)
+    by_id = {r["pair_id"]: r for r in new_rows}
+
+    seen = set()
+    for i in range(21):
+        status, pair = call(url, f"/api/pair?reviewer=ann&i={i}")
+        assert status == 200, (i, pair)
+        row = by_id[pair["pair_id"]]
+        assert (pair["question"], pair["answer"], pair["total"]) == (row["question"], row["answer"], 21)
+        seen.add(pair["pair_id"])
+    assert seen == set(by_id)
+    again = next(i for i in range(21) if call(url, f"/api/pair?reviewer=ann&i={i}")[1]["pair_id"] == first["pair_id"])
+    assert call(url, f"/api/pair?reviewer=ann&i={again}")[1]["state"] == {d: 2 for d in RACAR_DIMENSIONS}
