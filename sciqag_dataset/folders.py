@@ -80,6 +80,11 @@ def _own_entries(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if not p.name.startswith((MARKER, ".sciqag-probe-")))
 
 
+def holds_only_marker(folder: Path) -> bool:
+    """Whether ``folder`` is empty but for our marker (a folder claimed and not written to yet)."""
+    return not _own_entries(folder)
+
+
 def check_writable(folder: Path, option: str) -> None:
     try:
         with tempfile.TemporaryFile(dir=folder, prefix=".sciqag-probe-"):

@@ -156,3 +156,32 @@ def review_work(evaluated_review_work, tmp_path) -> Path:
     import shutil
 
     return Path(shutil.copytree(evaluated_review_work, tmp_path / "work"))
+
+
+@pytest.fixture
+def served(review_work):
+    """A real `sciqag review` process over an evaluated work directory; yields (work, base URL with token)."""
+    import re
+    import subprocess
+    import time
+
+    work = review_work
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sciqag_dataset.cli", "review", str(work), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        url = None
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                break
+            url = (re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line) or [None])[0]
+        assert url, "`sciqag review` printed no URL"
+        yield work, url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -528,3 +528,17 @@ def test_the_worked_example_copied_into_a_reply_is_told_from_a_pair_about_the_pa
             assert small_model.off_passage(qa["question"], qa["answer"], paper["text"]) is None, qa["question"]
     assert any(p.get("existing_qa") for p in sample_papers)
     assert small_model.off_passage("What is the capital city?", "It is Paris.", PASSAGE) == "no word of its passage"
+
+
+def test_a_run_of_the_worked_examples_words_is_a_copy_whatever_the_pair_is_about():
+    """A pair about the paper, with the example's words strung in: more of its words are the paper's, none is
+    the example's topic, but five words in a row are the example's and not the paper's."""
+    q = "What effect did annealing in air at 400 C have on the zinc oxide nanorods' emission?"
+    copied = "It cut the rate to 0.04 mm per year."
+    assert small_model.off_passage(q, copied, PASSAGE) == "the prompt's worked example"
+    for answer in ("It cut the rate of the reaction.", "It raised the band-edge emission at 380 nm threefold."):
+        assert small_model.off_passage(q, answer, PASSAGE) is None  # a word or two of the example is no copy
+    own = PASSAGE + "A coating cut the rate to 0.04 mm per year."  # the paper's own words: its pair
+    assert small_model.off_passage(q, copied, own) is None
+    # the frame of one of the example's questions ("At what temperature were the ...") is no copy either
+    assert small_model.off_passage("At what temperature were the rods annealed?", "At 400 C.", PASSAGE) is None

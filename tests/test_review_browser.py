@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 
 import pytest
@@ -30,31 +28,6 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-
-
-@pytest.fixture
-def served(review_work):
-    """A real `sciqag review` process over an evaluated work directory; yields (work, base URL with token)."""
-    work = review_work
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sciqag_dataset.cli", "review", str(work), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        url = None
-        deadline = time.monotonic() + 60
-        while url is None and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line and proc.poll() is not None:
-                break
-            url = (re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line) or [None])[0]
-        assert url, "`sciqag review` printed no URL"
-        yield work, url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def browser(tmp_path, name: str):

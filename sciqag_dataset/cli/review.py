@@ -53,6 +53,8 @@ def _source(args) -> Path:
 def cmd_review(args) -> int:
     if isinstance(create_app, ImportError):
         raise Unavailable(f"`sciqag review` needs {create_app.name}: pip install 'sciqag-hf[review]'")
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"--port {args.port}: a port is 0 to 65535 (0: any free one)")
     work = _source(args)
     if args.reviewer:
         check_reviewer(args.reviewer)
@@ -74,6 +76,7 @@ def cmd_review(args) -> int:
         raise UserError(
             f"port {args.port} on 127.0.0.1 is taken ({e.strerror}): pass --port 0 for a free one"
         ) from None
+    sock.listen(128)  # connections wait in the backlog from now on, so the URL printed below answers at once
     port = sock.getsockname()[1]
     query = {"token": token, **({"reviewer": args.reviewer} if args.reviewer else {})}
     url = f"http://127.0.0.1:{port}/?{urlencode(query)}"

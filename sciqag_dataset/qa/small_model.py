@@ -86,13 +86,34 @@ EXAMPLE_TOPIC = {
 }
 
 
+#: a run of this many words shared with the example's text (and not in the passage) is copied from it
+COPIED_RUN = 5
+
+
+def word_runs(text: str, n: int = COPIED_RUN, telling: bool = True) -> set[tuple[str, ...]]:
+    """The runs of ``n`` consecutive words and numbers of ``text`` (lower case); ``telling``: only those holding
+    two content words or more ("cut the rate to 0.04", not a question's frame like "at what temperature were
+    the")."""
+    words = _WORD.findall(text.lower())
+    runs = {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+    return {run for run in runs if len(content_words(" ".join(run))) >= 2} if telling else runs
+
+
+EXAMPLE_RUNS = set().union(*map(word_runs, [EXAMPLE_PASSAGE, *(text for pair in EXAMPLE_PAIRS for text in pair)]))
+
+
 def off_passage(question: str, answer: str, passage: str) -> str | None:
     """Why a pair written for ``passage`` is not about it, or None: a 135M model copies the worked example it
     was shown (the steel-corrosion pairs came back for papers that never mention corrosion), or writes what
-    its passage does not say. Judged by shared words: more with the example than with the passage, or none."""
+    its passage does not say. Judged by shared words: more with the example than with the passage, one of the
+    example's topic words, a run of ``COPIED_RUN`` words of the example's text that the passage does not hold,
+    or no word of the passage."""
     words, passage_words = content_words(f"{question} {answer}"), content_words(passage)
     ours, example = len(words & passage_words), len(words & EXAMPLE_WORDS)
     if example > ours or words & EXAMPLE_TOPIC - passage_words:
+        return "the prompt's worked example"
+    copied = (word_runs(question) | word_runs(answer)) & EXAMPLE_RUNS
+    if copied and copied - word_runs(passage, telling=False):
         return "the prompt's worked example"
     if words and not ours:
         return "no word of its passage"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 from importlib import resources
 
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -20,6 +21,28 @@ from .session import SCORE_FILTERS, STATUSES, NotInQueue, ReviewSession
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}
+
+
+class ReviewBody(BaseModel):
+    """The body of ``POST /api/review``, by type only (strict: no coercion); ``check_changes`` then checks the
+    values (scores 1-3, known fields, text lengths)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    reviewer: StrictStr = ""
+    pair_id: StrictStr
+    changes: dict[StrictStr, StrictBool | StrictInt | StrictStr | None]
+
+
+def body_error(exc: ValidationError) -> str:
+    """The first problem of a refused body, on one line."""
+    err = exc.errors()[0]
+    loc = err["loc"]
+    if err["type"] == "json_invalid":
+        return f"the body is not JSON the review API reads ({err['msg']})"
+    if loc[:1] == ("changes",) and len(loc) > 2:  # a value that none of the union's types takes
+        return f"changes.{loc[1]} must be a whole number, true/false, text or null"
+    return f"{'.'.join(map(str, loc)) or 'body'}: {err['msg']}"
 
 
 def _asset(name: str) -> str:
@@ -71,10 +94,11 @@ def create_app(session: ReviewSession, token: str | None = None) -> Starlette:
         return JSONResponse({"i": i})
 
     async def save(request: Request) -> Response:
-        body = await request.json()
-        if not isinstance(body, dict):
-            raise UserError("send a JSON object")
-        return JSONResponse(session.save(body.get("reviewer", ""), str(body.get("pair_id")), body.get("changes")))
+        try:
+            body = ReviewBody.model_validate_json(await request.body())
+        except ValidationError as e:
+            raise UserError(body_error(e)) from None
+        return JSONResponse(session.save(body.reviewer, body.pair_id, body.changes))
 
     app = Starlette(
         routes=[

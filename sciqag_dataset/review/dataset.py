@@ -3,6 +3,8 @@
 Its `evaluated` rows (every split) and, when it has them, its `papers` are copied once into a review folder as
 ``evaluated.jsonl`` and ``papers.jsonl``; the review then runs there as on a work directory, and
 ``sciqag agreement`` reads it the same way. A rerun reuses the copy, so the queue and the offsets stay the same.
+A review folder is one this command made (it holds ``review_source.json``) or an empty one: a pipeline's work
+directory is refused, as copying into it would replace its papers.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import datasets
 
 from ..atomic import replacing, write_json
 from ..errors import MissingInput, UserError
-from ..folders import claim
+from ..folders import claim, holds_only_marker
 from ..wiring import EVALUATED, PAPERS
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,11 @@ def copy_for_review(source: str, folder: str | Path) -> Path:
     """``folder`` holding the dataset's evaluated rows and papers (made once; reused as it is afterwards)."""
     folder = claim(folder, "work", option="--review-dir")
     marker = folder / SOURCE
+    if not marker.exists() and not holds_only_marker(folder):
+        raise UserError(
+            f"--review-dir {folder} is a work directory of the pipeline, not a review folder made by "
+            "`sciqag review DATASET`: choose a new or empty folder"
+        )
     if (folder / EVALUATED).exists():
         made_from = json.loads(marker.read_text(encoding="utf-8"))["source"] if marker.exists() else None
         if made_from != str(source):

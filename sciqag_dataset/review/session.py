@@ -1,12 +1,15 @@
 """What the review page shows and saves, independent of the web layer.
 
 Rows and papers are read from their files when a pair is shown (the queue holds offsets), and the reviews
-file is tailed before every answer, so what another tab or reviewer saved a moment ago is seen.
+file is tailed before every answer, so what another tab or reviewer saved a moment ago is seen. When
+``evaluated.jsonl`` or ``papers.jsonl`` is rewritten or grows (another size, modification time or inode), the
+offsets are taken again and the queues rebuilt before answering; the reviews file is kept as it is.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from ..errors import UserError
@@ -60,6 +63,15 @@ def status_of(state: dict, row: dict) -> set[str]:
     return tags
 
 
+def _stamp(file) -> tuple | None:
+    """What changes when a file is rewritten or appended to: size, modification time, inode (None: absent)."""
+    try:
+        st = os.fstat(file.fileno()) if hasattr(file, "fileno") else os.stat(file)
+    except FileNotFoundError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
 class ReviewSession:
     """One work directory under review: queues per reviewer, rows by offset, the reviews file."""
 
@@ -75,11 +87,24 @@ class ReviewSession:
     ):
         self.work, self.blind = Path(work), blind
         self.params = {"sample": sample, "overlap": overlap, "seed": seed}
-        self.entries = scan(self.work)
+        self.stamps: dict[str, tuple | None] = {}
+        self._reindex()
         build_queue(self.entries, "check", **self.params)  # bad parameters fail at start, not on first page
         self.log = ReviewLog(Path(reviews)).refresh()
+
+    def _reindex(self) -> None:
+        """Offsets of the rows and papers as the files are now; queues are rebuilt when next asked for."""
+        self.stamps = {name: _stamp(self.work / name) for name in (EVALUATED, PAPERS)}
+        self.entries = scan(self.work)
+        self.by_id = {e.pair_id: e for e in self.entries}
         self.papers = JsonlIndex(self.work / PAPERS)
         self.queues: dict[str, list[Entry]] = {}  # the app calls in from one event-loop thread: no lock needed
+
+    def _refresh(self) -> None:
+        """Bring the reviews up to date, and the offsets too if the data files changed since they were taken."""
+        if any(_stamp(self.work / name) != stamp for name, stamp in self.stamps.items()):
+            self._reindex()
+        self.log.refresh()
 
     def queue(self, reviewer: str) -> list[Entry]:
         if reviewer not in self.queues:
@@ -88,9 +113,16 @@ class ReviewSession:
         return self.queues[reviewer]
 
     def _row(self, entry: Entry) -> dict:
-        with (self.work / EVALUATED).open("rb") as f:
-            f.seek(entry.offset)
-            return json.loads(f.readline())
+        for _ in range(3):  # the file may be replaced between the check and this read: index it again
+            with (self.work / EVALUATED).open("rb") as f:
+                if _stamp(f) == self.stamps[EVALUATED]:
+                    f.seek(entry.offset)
+                    return json.loads(f.readline())
+            self._reindex()
+            entry = self.by_id.get(entry.pair_id)
+            if entry is None:
+                raise NotInQueue("this pair is no longer in evaluated.jsonl: reload the page")
+        raise UserError(f"{self.work / EVALUATED} keeps changing: try again in a moment")
 
     def _matches(self, reviewer: str, entry: Entry, status: str, score: str) -> bool:
         if score != "all" and stratum(entry.mean) != score:
@@ -107,7 +139,7 @@ class ReviewSession:
         reviewer = check_reviewer(reviewer)
         if self.blind and score != "all":
             raise UserError("a blind review does not filter by the judge's score")
-        self.log.refresh()
+        self._refresh()
         q = self.queue(reviewer)
         i = start
         while 0 <= i < len(q):
@@ -119,7 +151,7 @@ class ReviewSession:
     def show(self, reviewer: str, index: int) -> dict:
         """Everything the page needs for the reviewer's ``index``-th pair."""
         reviewer = check_reviewer(reviewer)
-        self.log.refresh()
+        self._refresh()
         q = self.queue(reviewer)
         if not q:
             return {"total": 0, "done": 0, "reviewer": reviewer, "blind": self.blind}
@@ -160,6 +192,7 @@ class ReviewSession:
         """Append one action for a pair of the reviewer's queue; returns the pair's state after it."""
         reviewer = check_reviewer(reviewer)
         changes = check_changes(changes)
+        self._refresh()
         entry = next((e for e in self.queue(reviewer) if e.pair_id == pair_id), None)
         if entry is None:
             raise NotInQueue(f"{pair_id} is not in {reviewer}'s queue")

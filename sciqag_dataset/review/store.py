@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import fcntl
 import json
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,9 @@ from pathlib import Path
 from ..errors import UserError
 from ..jsonl import JsonlWriter
 from ..schema import LABELS, RACAR_DIMENSIONS, REASONING_TYPES, SCALED, majority
+from ..text_repair import repair
+
+log = logging.getLogger(__name__)
 
 SCORES = {1, 2, 3}
 TEXT_FIELDS = ("question", "answer", "comment")
@@ -100,6 +104,7 @@ class ReviewLog:
     states: dict[tuple[str, str], dict] = field(default_factory=dict)  # (reviewer, pair_id) -> fields + time
     edited: dict[tuple[str, str], dict] = field(default_factory=dict)  # the same -> {"question": time, ...}
     skipped: int = 0  # lines that were not a review action (reported, never fatal)
+    lines: int = 0  # whole lines read so far
 
     def refresh(self) -> ReviewLog:
         if not self.path.exists():
@@ -114,8 +119,11 @@ class ReviewLog:
         return self
 
     def _apply(self, raw: bytes) -> None:
+        self.lines += 1
         try:
-            event = json.loads(raw)
+            event, repaired = repair(json.loads(raw))
+            if repaired:  # an escaped lone surrogate ("\\ud83d") written by another tool: not text
+                log.warning("%s:%d: %d lone surrogate(s) replaced by U+FFFD", self.path, self.lines, repaired)
             key = (check_reviewer(event["reviewer"]), str(event["pair_id"]))
             changes = check_changes(event["changes"])
         except (ValueError, KeyError, TypeError, UserError):
