@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import UserError
 from .options import opt as _opt
 from .schema import RACAR_DIMENSIONS, REASONING_TYPES
 
@@ -72,6 +73,20 @@ class FilterConfig:
         help="apply a rule whose metric scored no pair (it drops every pair; "
         "without this flag such a rule is refused)",
     )
+
+    def check(self) -> None:
+        """Refuse rules that select nothing whatever the pairs: an empty list of reasoning types, a difficulty
+        range with its minimum above its maximum (NaN is refused with every option's range)."""
+        if self.reasoning_types is not None and not [t for t in self.reasoning_types if t]:
+            raise UserError(
+                f"filter.reasoning_types: no reasoning type given (it would drop every pair); expected some of "
+                f"{', '.join(REASONING_TYPES)}"
+            )
+        low, high = self.min_difficulty, self.max_difficulty
+        if low is not None and high is not None and low > high:
+            raise UserError(
+                f"filter.min_difficulty {low:g} is above filter.max_difficulty {high:g}: no pair can pass both"
+            )
 
     def min_dims(self) -> dict[str, float]:
         return {d: v for d in RACAR_DIMENSIONS if (v := getattr(self, f"min_{d}")) is not None}
