@@ -20,7 +20,9 @@ class FilterConfig:
     min_completeness: float | None = _opt(None, min=1, max=3, help="minimum completeness score")
     min_accuracy: float | None = _opt(None, min=1, max=3, help="minimum accuracy score")
     min_reasonableness: float | None = _opt(None, min=1, max=3, help="minimum reasonableness score")
-    drop_source_references: bool = _opt(False, help='drop questions that cite the source ("Figure 3", "this paper")')
+    drop_source_references: bool = _opt(
+        False, help='drop questions that cite the source ("Figure 3", "this paper", "the study", "the authors")'
+    )
     reasoning_types: list[str] | None = _opt(
         None,
         choices=REASONING_TYPES,
@@ -46,8 +48,8 @@ class FilterConfig:
     )
     drop_duplicates: bool = _opt(
         False,
-        help="drop near-duplicate questions (within a paper by embeddings, across papers by MinHash), keeping the "
-        "best-scored pair of each group",
+        help="drop near-duplicate questions (within a paper by embeddings, across papers by MinHash), keeping of "
+        "each group the pair its reviewers kept, else the best judged (RACAR mean), else the best grounded",
     )
     duplicate_threshold: float = _opt(0.9, min=0, max=1, help="embedding cosine of near-duplicates within a paper")
     duplicate_jaccard: float = _opt(0.8, min=0.1, max=0.99, help="MinHash Jaccard of near-duplicates across papers")

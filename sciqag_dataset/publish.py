@@ -22,7 +22,7 @@ import pyarrow.compute as arrow
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__
-from .builder import CITATION, SPLITS, STAGE_FILES, SciQAG, partial
+from .builder import CITATION, SPLITS, STAGE_FILES, SciQAG, evaluated_rows, partial
 from .config import Config
 from .console import plural
 from .errors import MissingInput, UserError
@@ -124,7 +124,7 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                 f"no config has usable records in {work}; nothing to publish (see the status "
                 "column of the stage files)"
             )
-        quality = _quality(work, staging)
+        quality = _quality(work, staging, pc.allow_partial)
         review = human_review(work, staging)
         card = render_card(work, cfg, counts, configs_yaml, features, excluded, quality, review)
         card.save(staging / "README.md")
@@ -141,7 +141,30 @@ def _markdown_text(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
 
 
-def _quality(work: Path, staging: Path) -> dict | None:
+def _selection(work: Path, filt: dict | None, allow_partial: bool) -> dict:
+    """How the `evaluated` config's pairs came from the evaluated ones: the filter's counts, then what was left
+    out at publish (dropped by reviewers, ...), in words whose counts add up to the published pairs."""
+    left_out = Counter(why for _, _, why in evaluated_rows(work, allow_partial) if why is not None)
+    published = sum(1 for _ in evaluated_rows(work, allow_partial)) - sum(left_out.values())
+    steps = []
+    if filt:
+        steps.append(
+            f"`sciqag filter` kept {filt['kept']} of {plural(filt['pairs'], 'pair')} ({filt['dropped']} failed a "
+            f"rule" + (f", {filt['missing']} lacked a score a rule needs" if filt.get("missing") else "") + ")"
+        )
+    words = {
+        "partial": "were of papers read only in part",
+        "dropped by reviewers": "were dropped by their reviewers",
+        "edited to cite its source": "were edited by a reviewer into a question that cites its source",
+    }
+    steps += [
+        f"{plural(n, 'pair')} {words[why].replace('were', 'was') if n == 1 else words[why]}"
+        for why, n in sorted(left_out.items())
+    ]
+    return {"published": published, "steps": steps}
+
+
+def _quality(work: Path, staging: Path, allow_partial: bool = False) -> dict | None:
     """The evaluation summary for the card's Quality section; its plots are copied next to the card."""
     path = work / EVALUATION_SUMMARY
     if not path.exists():
@@ -156,7 +179,8 @@ def _quality(work: Path, staging: Path) -> dict | None:
         caption = _markdown_text(captions.get(f"plots/{png.name}", ""))
         plots.append({"path": f"plots/{png.name}", "caption": caption, "alt": caption.partition(":")[0]})
     filt = work / FILTER_SUMMARY
-    return {"summary": summary, "plots": plots, "filter": json.loads(filt.read_text()) if filt.exists() else None}
+    filt = json.loads(filt.read_text()) if filt.exists() else None
+    return {"summary": summary, "plots": plots, "filter": filt, **_selection(work, filt, allow_partial)}
 
 
 def _manifest(work: Path, output: str) -> dict:
