@@ -29,7 +29,8 @@ from .errors import MissingInput, UserError
 from .folders import MARKER, check_publish_target, install_publish, new_staging
 from .jsonl import iter_latest
 from .llm.budget import spend_by_stage
-from .records import USABLE
+from .llm.models import DEMO_QUALITY, REAL_DATA, is_embedded
+from .records import USABLE, seen_share, stage_records
 from .review.card import human_review
 from .runner import manifest_path
 from .wiring import EVALUATION_SUMMARY, FILTER_SUMMARY, PAPERS
@@ -180,7 +181,9 @@ def _quality(work: Path, staging: Path, allow_partial: bool = False) -> dict | N
         plots.append({"path": f"plots/{png.name}", "caption": caption, "alt": caption.partition(":")[0]})
     filt = work / FILTER_SUMMARY
     filt = json.loads(filt.read_text()) if filt.exists() else None
-    return {"summary": summary, "plots": plots, "filter": filt, **_selection(work, filt, allow_partial)}
+    source = STAGE_FILES.get(summary.get("source") or "")
+    seen = seen_share(stage_records(work, source)) if source and (work / source).exists() else None
+    return {"summary": summary, "plots": plots, "filter": filt, "seen": seen, **_selection(work, filt, allow_partial)}
 
 
 def _manifest(work: Path, output: str) -> dict:
@@ -230,6 +233,8 @@ def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
                 "fine_tuned": manifest.get("fine_tuned"),
                 "fine_tuned_known": "fine_tuned" in manifest,  # manifests of older versions do not say
                 "usage": manifest.get("usage") or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0},
+                "embedded": is_embedded(manifest.get("model")),
+                "seen": seen_share(stage_records(work, STAGE_FILES[name])),
             }
         )
     return models
@@ -281,6 +286,7 @@ def render_card(
         configs=configs_yaml,
     )
     published = [c["config_name"] for c in configs_yaml]
+    models = _models(work, cfg, published)
     template = resources.files("sciqag_dataset.cards").joinpath("dataset_card.md")
     with resources.as_file(template) as path:
         return DatasetCard.from_template(
@@ -297,7 +303,10 @@ def render_card(
             n_papers=sum(formats.values()),
             formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
             n_keywords=cfg.keywords.n,
-            models=_models(work, cfg, published),
+            models=models,
+            demo=[f"`{m['config']}`" for m in models if m.get("embedded")],
+            demo_quality=DEMO_QUALITY,
+            real_data=REAL_DATA,
             spend=spend_by_stage(work),
             version=__version__,
             date=datetime.date.today().isoformat(),
