@@ -99,6 +99,8 @@ def unjudged_work(tmp_path: Path) -> Path:
                 "status": "ok",
                 "model": "test-generator",
                 "qa": [{"question": q, "answer": a} for q, a in qa_],
+                "seen_words": 30,
+                "paper_words": 100,
             }
             for pid, qa_ in qa.items()
         ],
@@ -146,6 +148,7 @@ def test_filter_and_publish_judge_questions_as_they_stand_and_the_card_counts_wh
         "The `evaluated` config holds 4 of these pairs: `sciqag filter` kept 5 of 11 pairs (6 failed a rule)" in card
     )
     assert "1 pair was edited by a reviewer into a question that cites its source" in card
+    assert "The model that wrote these pairs saw 30 % of their papers' words" in card
     assert "The plots describe all 11 evaluated pairs, before the filter and the review" in card
     assert "(bench.jsonl: 1 question;" in card and str(bench) not in card and "1 pair dropped" in card
     assert "2 pairs dropped" in card  # the near-duplicates
