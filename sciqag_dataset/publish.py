@@ -22,7 +22,17 @@ import pyarrow.compute as arrow
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__
-from .builder import CITATION, SPLITS, STAGE_FILES, SciQAG, evaluated_rows, partial
+from .builder import (
+    CITATION,
+    DROPPED_BY_REVIEWERS,
+    EDITED_TO_SOURCE,
+    PARTIAL,
+    SPLITS,
+    STAGE_FILES,
+    SciQAG,
+    evaluated_rows,
+    partial,
+)
 from .config import Config
 from .console import plural
 from .errors import MissingInput, UserError
@@ -145,23 +155,23 @@ def _markdown_text(text: str) -> str:
 def _selection(work: Path, filt: dict | None, allow_partial: bool) -> dict:
     """How the `evaluated` config's pairs came from the evaluated ones: the filter's counts, then what was left
     out at publish (dropped by reviewers, ...), in words whose counts add up to the published pairs."""
-    left_out = Counter(why for _, _, why in evaluated_rows(work, allow_partial) if why is not None)
-    published = sum(1 for _ in evaluated_rows(work, allow_partial)) - sum(left_out.values())
+    left_out = Counter(why for _, _, why in evaluated_rows(work, allow_partial))
+    published = left_out.pop(None, 0)
     steps = []
     if filt:
         steps.append(
             f"`sciqag filter` kept {filt['kept']} of {plural(filt['pairs'], 'pair')} ({filt['dropped']} failed a "
             f"rule" + (f", {filt['missing']} lacked a score a rule needs" if filt.get("missing") else "") + ")"
         )
-    words = {
-        "partial": "were of papers read only in part",
-        "dropped by reviewers": "were dropped by their reviewers",
-        "edited to cite its source": "were edited by a reviewer into a question that cites its source",
+    words = {  # why -> (one pair, several)
+        PARTIAL: ("was from a paper read only in part", "were from papers read only in part"),
+        DROPPED_BY_REVIEWERS: ("was dropped by its reviewers", "were dropped by their reviewers"),
+        EDITED_TO_SOURCE: (
+            "was edited by a reviewer into a question that cites its source",
+            "were edited by reviewers into questions that cite their source",
+        ),
     }
-    steps += [
-        f"{plural(n, 'pair')} {words[why].replace('were', 'was') if n == 1 else words[why]}"
-        for why, n in sorted(left_out.items())
-    ]
+    steps += [f"{plural(n, 'pair')} {words[why][n != 1]}" for why, n in sorted(left_out.items())]
     return {"published": published, "steps": steps}
 
 
