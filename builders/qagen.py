@@ -36,7 +36,7 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     max_tokens = client.params.get("max_tokens", 2048)
     text = paper.get("text") or ""
     if cfg.chunk_words:
-        pieces, warnings = small_model.chunks(text, cfg.chunk_words, cfg.max_chunks)
+        pieces, warnings = small_model.chunks(text, cfg.chunk_words, cfg.max_chunks, paper.get("section_starts"))
     else:
         pieces, warnings = fit_to_context(text, paper_char_budget(cfg, max_tokens), cfg.long_paper)
     per_piece = math.ceil(cfg.n_pairs / len(pieces))
@@ -69,6 +69,7 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         if parsed.reason:
             reasons.append(parsed.reason)
     status = "ok" if len(pairs) >= cfg.n_pairs else "short" if pairs else "unparsed"
+    paper_words, seen_words = len(text.split()), sum(len(p.split()) for p in pieces)
     return {
         "id": paper["id"],
         "qa": pairs,
@@ -81,6 +82,10 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         "model": client.name,
         "prompt_style": cfg.prompt_style,
         "off_passage": off_passage,
+        # how much of the paper the model was shown (the embedded profile asks about a few chunks)
+        "seen_words": seen_words,
+        "paper_words": paper_words,
+        "seen_share": round(seen_words / paper_words, 4) if paper_words else None,
         "prompt_tokens": sum(r.prompt_tokens for r in replies),
         "completion_tokens": sum(r.completion_tokens for r in replies),
     }

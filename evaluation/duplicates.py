@@ -1,14 +1,15 @@
 """Near-duplicate questions for `sciqag filter --drop-duplicates`: within a paper by embedding similarity, across
-the corpus by MinHash (datasketch's LSH), keeping the better-scored pair of each group.
+the corpus by MinHash (datasketch's LSH), keeping the best pair of each group.
 
 Two questions of one paper are near-duplicates when their embeddings (the evaluation's embedder) have cosine at
 least ``threshold``; two questions of any papers when their word shingles (words and word pairs) have a MinHash
 Jaccard estimate of at least ``jaccard``: the LSH (tuned for recall) proposes candidates, and each is checked on
 the two signatures. A question without a word is never a duplicate. Groups are the connected pairs (so A~B and
-B~C group A with C); each keeps the pair with the highest RACAR mean (a pair without one ranks last; ties keep the
-first in file order), chosen on that mean alone, before the other filter rules, and the others get
-``duplicate_of`` = the kept pair's id. One pass over ``evaluated.jsonl``, paper by paper; memory holds the pair
-ids, each pair's mean and 64 32-bit MinHash values (~0.4 KB a pair with the LSH's keys), not the rows.
+B~C group A with C); each keeps its best pair by what is known of it, before the other filter rules: people's
+decisions first (a pair its reviewers kept, then an unreviewed one, then one they dropped), then the judge's RACAR
+mean, then coverage's ``grounded`` (a missing value ranks below any value; ties keep the first in file order). The
+others get ``duplicate_of`` = the kept pair's id. One pass over ``evaluated.jsonl``, paper by paper; memory holds
+the pair ids, each pair's rank and 64 32-bit MinHash values (~0.4 KB a pair with the LSH's keys), not the rows.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import numpy as np
 
 from sciqag_dataset.errors import Unavailable
 from sciqag_dataset.pair_ids import RowIds
+from sciqag_dataset.review.store import decisions, read_reviews
 from sciqag_dataset.stage import digest
+from sciqag_dataset.wiring import REVIEWS
 
 from .embedder import DEFAULT_MODEL, encode, load_embedder
 from .filter import evaluated_papers
@@ -84,17 +87,26 @@ def find_duplicates(
         if ra != rb:
             parent[max(ra, rb, key=rank.get)] = min(ra, rb, key=rank.get)  # the root is the group's best
 
+    people = {pid: d.keep for pid, d in decisions(read_reviews(Path(work) / REVIEWS)).items()}
     signatures: dict[str, np.ndarray] = {}
     ids, order = RowIds(), 0
     for paper in evaluated_papers(work):
         pids, questions = [], []
-        for row in paper["rows"]:
+        for row, question in zip(paper["rows"], paper["questions"]):  # questions as reviewers left them
             pid = ids(row)
-            mean = row.get("racar_mean")
-            rank[pid] = (mean is None, -(mean or 0), order)
+            mean, grounded = row.get("racar_mean"), row.get("grounded")
+            kept = people.get(pid)
+            rank[pid] = (
+                0 if kept is True else 2 if kept is False else 1,
+                mean is None,
+                -(mean or 0),
+                grounded is None,
+                -(grounded or 0),
+                order,
+            )
             parent[pid], order = pid, order + 1
             pids.append(pid)
-            questions.append(row.get("question") or "")
+            questions.append(question)
         worded = [k for k, q in enumerate(questions) if shingles(q)]
         if len(worded) > 1:
             emb = encode(model, [questions[k] for k in worded])

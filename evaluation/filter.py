@@ -17,14 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from sciqag_dataset import metrics
 from sciqag_dataset.atomic import replacing, write_json
+from sciqag_dataset.console import plural
 from sciqag_dataset.errors import MissingInput, UserError
 from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
 from sciqag_dataset.metrics import FAIL, MISSING
 from sciqag_dataset.pair_ids import RowIds
+from sciqag_dataset.qa.rules import refers_to_source
+from sciqag_dataset.review.store import decisions, read_reviews
 from sciqag_dataset.runner import run_stage
 from sciqag_dataset.schema import RACAR_DIMENSIONS
 from sciqag_dataset.stage import Stage
-from sciqag_dataset.wiring import EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED
+from sciqag_dataset.wiring import EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED, REVIEWS
 
 if TYPE_CHECKING:  # both import this module (benchmark.questions, evaluated_papers): built by the caller
     from .decontaminate import Benchmarks
@@ -60,7 +63,7 @@ def pair_verdict(
     does; ``min_racar`` needs all five dimensions scored; an answer without numbers passes
     ``min_numeric_ratio``). ``min_dims`` {dimension: threshold} are RACAR's ``min_<dimension>`` rules.
     ``authors_test_set``: 3 on relevance, completeness, accuracy and reasonableness, and no source reference
-    in the question (their agnosticism regex).
+    in the question (their agnosticism regex, run on the row's ``question`` as it stands).
     """
     failed, missing = [], []
     registry = metrics.rules()
@@ -74,18 +77,23 @@ def pair_verdict(
             if d != "agnosticism":
                 value = row.get(d)
                 (missing if value is None else failed if value < 3 else []).append(f"authors_{d}")
-    if (drop_source_references or authors_test_set) and row.get("refers_to_source"):
+    if (drop_source_references or authors_test_set) and refers_to_source(row.get("question") or ""):
         failed.append("source_reference")
     return failed, missing
 
 
 def evaluated_papers(work: str | Path) -> Iterator[dict]:
-    """Each paper's rows of ``evaluated.jsonl`` (written paper by paper): the filter stage's input."""
+    """Each paper's rows of ``evaluated.jsonl`` (written paper by paper): the filter stage's input, with
+    ``questions``, each row's question as it stands (the newest reviewer's edit, else the generated one)."""
     path = Path(work) / EVALUATED
     if not path.exists():
         raise MissingInput(f"{path} not found: run `sciqag evaluate {work}` first")
-    for paper_id, rows in groupby(read_jsonl(path), key=lambda row: row["paper_id"]):
-        yield {"id": paper_id, "rows": list(rows)}
+    edits = {pid: d.question for pid, d in decisions(read_reviews(Path(work) / REVIEWS)).items() if d.question}
+    ids = RowIds()
+    for paper_id, group in groupby(read_jsonl(path), key=lambda row: row["paper_id"]):
+        rows = list(group)
+        questions = [edits.get(ids(row)) or row.get("question") or "" for row in rows]
+        yield {"id": paper_id, "rows": rows, "questions": questions}
 
 
 class _Verdicts:
@@ -93,7 +101,9 @@ class _Verdicts:
         self.rules, self.bench, self.dups = rules, bench, dups
 
     def __call__(self, paper: dict) -> dict:
-        verdicts = [pair_verdict(row, **self.rules) for row in paper["rows"]]
+        verdicts = [
+            pair_verdict({**row, "question": q}, **self.rules) for row, q in zip(paper["rows"], paper["questions"])
+        ]
         duplicate_of = []
         if self.dups is not None:
             ids = RowIds()
@@ -103,7 +113,7 @@ class _Verdicts:
                     failed.append(DUPLICATE)
         reasons = []
         if self.bench is not None:
-            reasons = self.bench.check([row.get("question") or "" for row in paper["rows"]])
+            reasons = self.bench.check(paper["questions"])
             for (failed, _), reason in zip(verdicts, reasons):
                 if reason:
                     failed.append(DECONTAMINATE)
@@ -159,6 +169,11 @@ def describe_rules(rules: dict[str, Any]) -> list[str]:
     if rules.get("drop_source_references") or rules.get("authors_test_set"):
         words.append('no reference to the source paper in the question ("this paper", "the study" ...)')
     return words
+
+
+def _shown(source: str) -> str:
+    """A benchmark as the card names it: a local file or folder by its name (its path is this machine's)."""
+    return Path(source).name if Path(source).exists() else source
 
 
 def stage(bench: Benchmarks | None = None, dups: Duplicates | None = None, **rules) -> Stage:
@@ -255,16 +270,16 @@ def filter_pairs(
         result["duplicates"] = {**d, "dropped": failed_by[DUPLICATE]}
         result["rules_described"].append(
             f"no near-duplicate question (within a paper: embedding cosine ≥ {d['threshold']:g}; across the corpus: "
-            f"MinHash Jaccard ≥ {d['jaccard']:g}; the best-scored pair of a group kept): {failed_by[DUPLICATE]} "
-            "pairs dropped"
+            f"MinHash Jaccard ≥ {d['jaccard']:g}; of a group, the pair its reviewers kept, else the best judged, "
+            f"else the best grounded): {plural(failed_by[DUPLICATE], 'pair')} dropped"
         )
     if bench is not None:
         d = bench.describe()
         result["decontamination"] = {**d, "dropped": failed_by[DECONTAMINATE]}
         result["rules_described"].append(
-            f"no question a benchmark asks ({', '.join(d['sources'])}: {d['questions']} questions; a shared "
-            f"{d['ngram']}-word sequence, or embedding cosine ≥ {d['threshold']:g}): {failed_by[DECONTAMINATE]} "
-            "pairs dropped"
+            f"no question a benchmark asks ({', '.join(map(_shown, d['sources']))}: "
+            f"{plural(d['questions'], 'question')}; a shared {d['ngram']}-word sequence, or embedding cosine ≥ "
+            f"{d['threshold']:g}): {plural(failed_by[DECONTAMINATE], 'pair')} dropped"
         )
     write_json(work / FILTER_SUMMARY, result)
     return result

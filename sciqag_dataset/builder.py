@@ -22,10 +22,11 @@ from .jsonl import JsonlIndex, read_jsonl
 from .pair_ids import RowIds, pair_ids
 from .qa.format import to_instruction
 from .qa.prompts import PROMPT_STYLES
+from .qa.rules import refers_to_source
 from .records import stage_records, usable
 from .review.store import apply_decision, decisions, read_reviews
 from .schema import EVALUATED_BASE, REVIEW_COLUMNS, conform, evaluated_features, features_for
-from .wiring import CONFIG_FILES, EVALUATED, EVALUATION_SUMMARY, FILTERED, PAPERS, REVIEWS
+from .wiring import CONFIG_FILES, EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED, PAPERS, REVIEWS
 
 CITATION = """\
 @article{wan2024sciqag,
@@ -55,6 +56,35 @@ def evaluated_columns(work: Path | None) -> datasets.Features:
             recorded = datasets.Features.from_dict(features)
             return datasets.Features({**EVALUATED_BASE, **recorded, **REVIEW_COLUMNS})
     return datasets.Features({**evaluated_features(), **REVIEW_COLUMNS})
+
+
+#: why a row of the evaluated file is not published (besides its split)
+PARTIAL, DROPPED_BY_REVIEWERS, EDITED_TO_SOURCE = "partial", "dropped by reviewers", "edited to cite its source"
+
+
+def evaluated_rows(work: Path, allow_partial: bool = False) -> Iterator[tuple[int, dict, str | None]]:
+    """Every row of the `evaluated` config's file with its pair id and people's decision applied: (line number,
+    row, why it is left out or None). A row whose (edited) question refers to its source is left out when the
+    filter's rules drop those, so a reviewer's edit is judged as the filter judges questions."""
+    papers = JsonlIndex(work / STAGE_FILES["papers"])
+    decided = decisions(read_reviews(work / REVIEWS))  # only the reviewed pairs: small
+    source_rule = False
+    if evaluated_file(work) == FILTERED and (work / FILTER_SUMMARY).exists():
+        rules = json.loads((work / FILTER_SUMMARY).read_text(encoding="utf-8")).get("rules") or {}
+        source_rule = bool(rules.get("drop_source_references") or rules.get("authors_test_set"))
+    ids = RowIds()
+    for n, row in enumerate(read_jsonl(work / evaluated_file(work))):
+        row["pair_id"] = ids(row)  # counted on every row, so repeats number as merge numbers them
+        if not allow_partial and partial(papers.get(row["paper_id"])):
+            yield n, row, PARTIAL
+            continue
+        reviewed = apply_decision(row, decided.get(row["pair_id"]))
+        if reviewed is None:
+            yield n, row, DROPPED_BY_REVIEWERS
+        elif source_rule and refers_to_source(reviewed.get("question") or ""):
+            yield n, reviewed, EDITED_TO_SOURCE
+        else:
+            yield n, reviewed, None
 
 
 def split_of(paper_id: str, train: float = 0.8, validation: float = 0.1) -> str:
@@ -138,17 +168,8 @@ class SciQAG(datasets.GeneratorBasedBuilder):
     def _generate_examples(self, work: Path, split: str):
         features = self.info.features
         if self.config.name == "evaluated":  # one row per QA pair; the split follows its paper
-            papers = JsonlIndex(work / STAGE_FILES["papers"])
-            decided = decisions(read_reviews(work / REVIEWS))  # only the reviewed pairs: small
-            ids = RowIds()
-            for n, row in enumerate(read_jsonl(work / evaluated_file(work))):
-                if not self.config.allow_partial and partial(papers.get(row["paper_id"])):
-                    continue
-                row["pair_id"] = ids(row)  # counted on every row, so repeats number as merge numbers them
-                if split_of(row["paper_id"], self.config.train, self.config.validation) != split:
-                    continue
-                row = apply_decision(row, decided.get(row["pair_id"]))
-                if row is not None:  # None: dropped by its reviewers
+            for n, row, left_out in evaluated_rows(work, self.config.allow_partial):
+                if left_out is None and split_of(row["paper_id"], self.config.train, self.config.validation) == split:
                     yield f"{row['paper_id']}-{n}", conform(row, features)
             return
         for rec in self._records(work):

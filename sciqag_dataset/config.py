@@ -146,6 +146,7 @@ class Config:
         """Types and ranges of every option, and the publish split shares; UserError naming the option."""
         load_plugins(self.plugins)  # before the metric names are checked
         check_fields(self)
+        self.filter.check()
         if remote.is_remote(self.work_dir):
             raise UserError(
                 f"work_dir: {self.work_dir} is a URL; the work dir must be a folder on this machine or "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import UserError
 from .options import opt as _opt
 from .schema import RACAR_DIMENSIONS, REASONING_TYPES
 
@@ -19,7 +20,9 @@ class FilterConfig:
     min_completeness: float | None = _opt(None, min=1, max=3, help="minimum completeness score")
     min_accuracy: float | None = _opt(None, min=1, max=3, help="minimum accuracy score")
     min_reasonableness: float | None = _opt(None, min=1, max=3, help="minimum reasonableness score")
-    drop_source_references: bool = _opt(False, help='drop questions that cite the source ("Figure 3", "this paper")')
+    drop_source_references: bool = _opt(
+        False, help='drop questions that cite the source ("Figure 3", "this paper", "the study", "the authors")'
+    )
     reasoning_types: list[str] | None = _opt(
         None,
         choices=REASONING_TYPES,
@@ -45,8 +48,8 @@ class FilterConfig:
     )
     drop_duplicates: bool = _opt(
         False,
-        help="drop near-duplicate questions (within a paper by embeddings, across papers by MinHash), keeping the "
-        "best-scored pair of each group",
+        help="drop near-duplicate questions (within a paper by embeddings, across papers by MinHash), keeping of "
+        "each group the pair its reviewers kept, else the best judged (RACAR mean), else the best grounded",
     )
     duplicate_threshold: float = _opt(0.9, min=0, max=1, help="embedding cosine of near-duplicates within a paper")
     duplicate_jaccard: float = _opt(0.8, min=0.1, max=0.99, help="MinHash Jaccard of near-duplicates across papers")
@@ -72,6 +75,20 @@ class FilterConfig:
         help="apply a rule whose metric scored no pair (it drops every pair; "
         "without this flag such a rule is refused)",
     )
+
+    def check(self) -> None:
+        """Refuse rules that select nothing whatever the pairs: an empty list of reasoning types, a difficulty
+        range with its minimum above its maximum (NaN is refused with every option's range)."""
+        if self.reasoning_types is not None and not [t for t in self.reasoning_types if t]:
+            raise UserError(
+                f"filter.reasoning_types: no reasoning type given (it would drop every pair); expected some of "
+                f"{', '.join(REASONING_TYPES)}"
+            )
+        low, high = self.min_difficulty, self.max_difficulty
+        if low is not None and high is not None and low > high:
+            raise UserError(
+                f"filter.min_difficulty {low:g} is above filter.max_difficulty {high:g}: no pair can pass both"
+            )
 
     def min_dims(self) -> dict[str, float]:
         return {d: v for d in RACAR_DIMENSIONS if (v := getattr(self, f"min_{d}")) is not None}

@@ -8,6 +8,7 @@ names the option. Used by the pipeline config and the training config alike.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import field
@@ -91,6 +92,8 @@ def check_fields(obj, where: str = "") -> None:
         for v in value if isinstance(value, list) else [value]:
             if v is None or isinstance(v, bool):
                 continue
+            if isinstance(v, float) and math.isnan(v):
+                raise UserError(f"{name} must be a number, got nan")
             if "choices" in meta and v not in meta["choices"]:
                 raise UserError(
                     f"{name}: unknown {meta.get('what', 'value')} {v!r}; expected one of "

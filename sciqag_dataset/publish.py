@@ -22,14 +22,25 @@ import pyarrow.compute as arrow
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__
-from .builder import CITATION, SPLITS, STAGE_FILES, SciQAG, partial
+from .builder import (
+    CITATION,
+    DROPPED_BY_REVIEWERS,
+    EDITED_TO_SOURCE,
+    PARTIAL,
+    SPLITS,
+    STAGE_FILES,
+    SciQAG,
+    evaluated_rows,
+    partial,
+)
 from .config import Config
 from .console import plural
 from .errors import MissingInput, UserError
 from .folders import MARKER, check_publish_target, install_publish, new_staging
 from .jsonl import iter_latest
 from .llm.budget import spend_by_stage
-from .records import USABLE
+from .llm.models import DEMO_QUALITY, REAL_DATA, is_embedded
+from .records import USABLE, seen_share, stage_records
 from .review.card import human_review
 from .runner import manifest_path
 from .wiring import EVALUATION_SUMMARY, FILTER_SUMMARY, PAPERS
@@ -124,7 +135,7 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                 f"no config has usable records in {work}; nothing to publish (see the status "
                 "column of the stage files)"
             )
-        quality = _quality(work, staging)
+        quality = _quality(work, staging, pc.allow_partial)
         review = human_review(work, staging)
         card = render_card(work, cfg, counts, configs_yaml, features, excluded, quality, review)
         card.save(staging / "README.md")
@@ -141,7 +152,30 @@ def _markdown_text(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
 
 
-def _quality(work: Path, staging: Path) -> dict | None:
+def _selection(work: Path, filt: dict | None, allow_partial: bool) -> dict:
+    """How the `evaluated` config's pairs came from the evaluated ones: the filter's counts, then what was left
+    out at publish (dropped by reviewers, ...), in words whose counts add up to the published pairs."""
+    left_out = Counter(why for _, _, why in evaluated_rows(work, allow_partial))
+    published = left_out.pop(None, 0)
+    steps = []
+    if filt:
+        steps.append(
+            f"`sciqag filter` kept {filt['kept']} of {plural(filt['pairs'], 'pair')} ({filt['dropped']} failed a "
+            f"rule" + (f", {filt['missing']} lacked a score a rule needs" if filt.get("missing") else "") + ")"
+        )
+    words = {  # why -> (one pair, several)
+        PARTIAL: ("was from a paper read only in part", "were from papers read only in part"),
+        DROPPED_BY_REVIEWERS: ("was dropped by its reviewers", "were dropped by their reviewers"),
+        EDITED_TO_SOURCE: (
+            "was edited by a reviewer into a question that cites its source",
+            "were edited by reviewers into questions that cite their source",
+        ),
+    }
+    steps += [f"{plural(n, 'pair')} {words[why][n != 1]}" for why, n in sorted(left_out.items())]
+    return {"published": published, "steps": steps}
+
+
+def _quality(work: Path, staging: Path, allow_partial: bool = False) -> dict | None:
     """The evaluation summary for the card's Quality section; its plots are copied next to the card."""
     path = work / EVALUATION_SUMMARY
     if not path.exists():
@@ -156,7 +190,10 @@ def _quality(work: Path, staging: Path) -> dict | None:
         caption = _markdown_text(captions.get(f"plots/{png.name}", ""))
         plots.append({"path": f"plots/{png.name}", "caption": caption, "alt": caption.partition(":")[0]})
     filt = work / FILTER_SUMMARY
-    return {"summary": summary, "plots": plots, "filter": json.loads(filt.read_text()) if filt.exists() else None}
+    filt = json.loads(filt.read_text()) if filt.exists() else None
+    source = STAGE_FILES.get(summary.get("source") or "")
+    seen = seen_share(stage_records(work, source)) if source and (work / source).exists() else None
+    return {"summary": summary, "plots": plots, "filter": filt, "seen": seen, **_selection(work, filt, allow_partial)}
 
 
 def _manifest(work: Path, output: str) -> dict:
@@ -206,6 +243,8 @@ def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
                 "fine_tuned": manifest.get("fine_tuned"),
                 "fine_tuned_known": "fine_tuned" in manifest,  # manifests of older versions do not say
                 "usage": manifest.get("usage") or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0},
+                "embedded": is_embedded(manifest.get("model")),
+                "seen": seen_share(stage_records(work, STAGE_FILES[name])),
             }
         )
     return models
@@ -257,6 +296,7 @@ def render_card(
         configs=configs_yaml,
     )
     published = [c["config_name"] for c in configs_yaml]
+    models = _models(work, cfg, published)
     template = resources.files("sciqag_dataset.cards").joinpath("dataset_card.md")
     with resources.as_file(template) as path:
         return DatasetCard.from_template(
@@ -273,7 +313,10 @@ def render_card(
             n_papers=sum(formats.values()),
             formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
             n_keywords=cfg.keywords.n,
-            models=_models(work, cfg, published),
+            models=models,
+            demo=[f"`{m['config']}`" for m in models if m.get("embedded")],
+            demo_quality=DEMO_QUALITY,
+            real_data=REAL_DATA,
             spend=spend_by_stage(work),
             version=__version__,
             date=datetime.date.today().isoformat(),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .errors import MissingInput, UserError
 from .jsonl import JsonlIndex, iter_latest
+from .qa.small_model import section_starts
 from .wiring import KEYWORDS, PAPERS, QA_FILES  # noqa: F401  (re-exported: the join's files)
 
 log = logging.getLogger(__name__)
@@ -79,12 +80,14 @@ def with_keywords(work: str | Path) -> Iterator[dict]:
     work = Path(work)
     kw = JsonlIndex(work / KEYWORDS)
     for paper in papers(work):
+        text = paper.get("text") or ""
         yield {
             "id": paper["id"],
             "title": paper.get("title") or "",
-            "text": paper.get("text") or "",
+            "text": text,
             "keywords": keywords_for(paper, kw.get(paper["id"])),
             "existing_qa": paper.get("existing_qa") or [],
+            **({"section_starts": starts} if (starts := section_starts(text, paper.get("sections"))) else {}),
         }
 
 
@@ -154,3 +157,12 @@ def stage_records(work: str | Path, stage_file: str) -> Iterator[dict]:
         merged = {**paper, **{k: v for k, v in rec.items() if v is not None}}
         merged["keywords"] = keywords_for(paper, kw.get(rec["id"]), rec)
         yield merged
+
+
+def seen_share(recs: Iterator[dict] | Sequence[dict]) -> float | None:
+    """The share of their papers' words that the model was shown, over QA records that say (``seen_words``)."""
+    seen = total = 0
+    for rec in recs:
+        if rec.get("seen_words") is not None and rec.get("paper_words"):
+            seen, total = seen + rec["seen_words"], total + rec["paper_words"]
+    return seen / total if total else None

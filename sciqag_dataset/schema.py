@@ -73,6 +73,11 @@ GENERATION_COLUMNS = {
     "prompt_style": Value("string"),
     "prompt_tokens": Value("int64"),
     "completion_tokens": Value("int64"),
+    # the words of the paper the model was shown, of its words, and their share (the embedded profile reads a few
+    # chunks of each paper; a long paper may be truncated)
+    "seen_words": Value("int64"),
+    "paper_words": Value("int64"),
+    "seen_share": Value("float32"),
 }
 
 INSTRUCTION_COLUMNS = {
@@ -160,7 +165,18 @@ def evaluated_features() -> Features:
 #: Columns of each published config, in order. Later configs extend these.
 CONFIG_COLUMNS: dict[str, list[str]] = {
     "papers": list(PAPER_COLUMNS) + list(KEYWORD_COLUMNS),
-    "seed": ["id", "title", "metadata", "keywords", "qa", "status", "model", "prompt_style", *INSTRUCTION_COLUMNS],
+    "seed": [
+        "id",
+        "title",
+        "metadata",
+        "keywords",
+        "qa",
+        "status",
+        "model",
+        "prompt_style",
+        "seen_share",
+        *INSTRUCTION_COLUMNS,
+    ],
     "generated": [
         "id",
         "title",
@@ -173,6 +189,7 @@ CONFIG_COLUMNS: dict[str, list[str]] = {
         "warnings",
         "model",
         "prompt_style",
+        "seen_share",
         "raw_output",
     ],
 }

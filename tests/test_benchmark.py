@@ -84,7 +84,8 @@ def published_folder(tmp_path: Path, pairs=PAIRS, scores=None) -> Path:
                     "paper_id": pid,
                     "title": papers[-1]["title"],
                     "keywords": [SECRET],
-                    "question": q,
+                    # a question that cites its source says so in its text, which the authors' rule reads
+                    "question": q.replace("?", " in this study?") if s.get("refers") else q,
                     "answer": a,
                     "origin": "teacher",
                     "refers_to_source": s.get("refers", False),

@@ -154,7 +154,7 @@ def test_card_states_the_filter_rules_in_words(tmp_path):
     assert f"{summary['kept']} of {summary['pairs']}" in card
     assert "- at least 50% of an answer's numbers found in its paper" in card
     assert "- no reference to the source paper in the question" in card
-    assert "'min_racar'" not in card and "{" not in card[card.index("kept by `sciqag filter`") : card.index("## How")]
+    assert "'min_racar'" not in card and "{" not in card[card.index("`sciqag filter` kept") : card.index("## How")]
 
 
 def test_a_released_format_paper_gets_the_title_its_text_opens_with(tmp_path):

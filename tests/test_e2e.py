@@ -61,6 +61,9 @@ def test_run_on_the_embedded_default(tmp_path):
     assert "seed      5 papers" in summary and re.search(r"\d+ papers? with 5 or more", summary)
     assert "model     embedded SmolLM2-135M-Instruct on llama.cpp (Q4_1, " in summary
     assert all(f"{stage} " in summary for stage in ("ingest", "keywords", "seed", "generate", "evaluate", "publish"))
+    # the pairs of the embedded 135M model are called demo quality, with what to do for real data
+    assert "quality   seed, generate: the embedded SmolLM2-135M-Instruct" in summary and "`teacher:`" in summary
+    assert re.search(r"seed      .*; the model saw \d+% of the papers' words", summary)
 
     papers = [json.loads(line) for line in (work / "papers.jsonl").read_text().splitlines()]
     assert len(papers) == 5 and {p["source_format"] for p in papers} == {"md", "jats", "txt", "sciqag-json"}
@@ -102,6 +105,8 @@ def test_run_on_the_embedded_default(tmp_path):
     # for each question and each answer
     assert manifest["usage"]["requests"] >= 2 * sum(len(r["qa"]) for r in asked)
     assert all(any("asked about 2 of " in w and "chunks of ~300 words" in w for w in r["warnings"]) for r in asked)
+    assert all(0 < r["seen_share"] < 1 and r["seen_words"] < r["paper_words"] for r in asked)
+    assert "> **Demo data** (the `seed` and `generated` configs): the embedded SmolLM2-135M-Instruct" in card
     # the card says what the run did: the pairs the profile asked for, and an untuned generator as such
     made = card[card.index("## How it was made") :]
     assert made.count(f"{manifest['settings']['n_pairs']} pairs requested per paper") == 2

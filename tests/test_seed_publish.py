@@ -318,7 +318,7 @@ def test_evaluated_config_and_quality_section(tmp_path):
     kept = filter_pairs(work, min_numeric_ratio=0.5)["kept"]
     out = write_folder(work, tmp_path / "pub", cfg)
     assert sum(len(d) for d in datasets.load_dataset(str(out), "evaluated").values()) == kept < 110
-    assert "kept by `sciqag filter`" in (out / "README.md").read_text()
+    assert f"`sciqag filter` kept {kept} of 110 pairs" in (out / "README.md").read_text()
 
 
 def test_publish_without_any_usable_record_is_a_clear_error(tmp_path):

@@ -50,9 +50,13 @@ def _read_text(path: Path) -> str:
 
 def _file_rows(path: Path) -> list[dict]:
     if path.suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
+        try:
+            return pq.read_table(path).to_pylist()
+        except (pa.ArrowException, OSError) as exc:  # not parquet, or a damaged file
+            raise UserError(f"{path}: not a readable parquet file ({' '.join(str(exc).split())})") from None
     if path.suffix == ".jsonl":
         rows = []
         for n, line in enumerate(_read_text(path).splitlines(), 1):

@@ -11,7 +11,8 @@ import yaml
 
 from ..console import plural
 from ..llm.budget import spend_by_stage
-from ..records import stage_records
+from ..llm.models import DEMO_QUALITY, REAL_DATA, is_embedded
+from ..records import seen_share, stage_records
 from ..runner import Summary
 from ..schema import RACAR_DIMENSIONS as DIMENSIONS
 from ..wiring import EVALUATION_SUMMARY, INGEST_REPORT, WIRING
@@ -177,10 +178,14 @@ def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, out
     embedded backend answered, and where the results are."""
     out = out or sys.stdout
     print("\nSummary", file=out)
+    demo = []
     for stage, name in (("seed", WIRING["seed"].output), ("generate", WIRING["generate"].output)):
         if not (work / name).exists():
             continue
         recs = list(stage_records(work, name))
+        if any(is_embedded(r.get("model")) for r in recs):
+            demo.append(stage)
+        share = seen_share(recs)
         statuses = Counter(r.get("status") or "ok" for r in recs)
         pairs = sum(len(r.get("qa") or []) for r in recs)
         many = sum(len(r.get("qa") or []) >= 5 for r in recs)
@@ -189,7 +194,8 @@ def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, out
             f"  {stage:<9} {plural(len(recs), 'paper')}: "
             + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items()))
             + f"; {plural(pairs, 'QA pair')}, {plural(many, 'paper')} with 5 or more"
-            + (f"; {plural(off, 'pair')} not about their paper dropped (see warnings)" if off else ""),
+            + (f"; {plural(off, 'pair')} not about their paper dropped (see warnings)" if off else "")
+            + (f"; the model saw {share:.0%} of the papers' words" if share is not None else ""),
             file=out,
         )
     if seconds:
@@ -201,6 +207,9 @@ def run_summary(work: Path, seconds: dict[str, float], embedded: str | None, out
         )
     if embedded:
         print(f"  model     embedded SmolLM2-135M-Instruct on {embedded}", file=out)
+    if demo:
+        print(f"  quality   {', '.join(demo)}: {DEMO_QUALITY}", file=out)
+        print(f"            {REAL_DATA}", file=out)
     spend = spend_by_stage(work)
     for row in spend:
         print(

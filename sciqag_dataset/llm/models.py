@@ -24,6 +24,22 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: SmolLM2's context, and the one llama.cpp serves it with: requests to the embedded model are fitted to it
 CONTEXT_TOKENS = 8192
 
+#: What the run summary and the card say of pairs the embedded model wrote, and how to get real ones
+DEMO_QUALITY = (
+    "the embedded SmolLM2-135M-Instruct (135M parameters) writes demo-quality pairs: good for trying the pipeline, "
+    "not for a dataset (read one by one, most are wrong or hold invented facts)"
+)
+REAL_DATA = (
+    "For real data, point the stage at a strong model: a `teacher:` (seed) or `generator:` (generate) section with "
+    "`url:` and `model:` in the config, or `--endpoint URL --model NAME` (`--generator-endpoint`, "
+    "`--generator-model` on `sciqag run`)."
+)
+
+
+def is_embedded(model: str | None) -> bool:
+    """Whether a stage's records or manifest name the embedded model as the one that answered."""
+    return model == DEFAULT_MODEL_ID
+
 
 def _from_hub(model_id: str) -> Path | None:
     try:

@@ -14,7 +14,10 @@ SOURCE_REFERENCE = re.compile(
     r"\b(?:fig(?:ure)?s?\.?\s*\d+|tables?\s*\d+|eqs?\.?\s*\(?\d+|equations?\s*\(?\d+|sections?\s*\d+"
     r"|supplementary|supporting information|appendix"
     r"|(?:this|the present|the current|our)\s+(?:paper|study|work|article|manuscript|research|report)"
-    r"|the\s+(?:paper|article|manuscript)\b|the authors?\b|\bref(?:erence)?s?\.?\s*\[?\d+|\[\d+(?:[,\u2013-]\d+)*\])",
+    r"|(?:this|the present|the current|our)\s+(?:findings|results|experiments?|investigation|analysis)"
+    r"|the\s+(?:paper|article|manuscript|research|researchers|investigators|authors?)\b"
+    r"|the\s+study\b(?!\s+of\b)"
+    r"|\bref(?:erence)?s?\.?\s*\[?\d+|\[\d+(?:[,\u2013-]\d+)*\])",
     re.IGNORECASE,
 )
 

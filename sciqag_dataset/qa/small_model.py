@@ -146,9 +146,8 @@ def messages(passage: str, keywords: list[str], n: int) -> list[dict]:
     ]
 
 
-def chunks(text: str, words: int, max_chunks: int | None = None) -> tuple[list[str], list[str]]:
-    """``text`` cut at sentence ends into pieces of about ``words`` words; with ``max_chunks``, that many
-    spread evenly over the paper, and a warning saying how much was left out."""
+def _pieces(text: str, words: int) -> list[str]:
+    """``text`` cut at sentence ends into pieces of about ``words`` words."""
     pieces, current, count = [], [], 0
     sentences = SENTENCE_END.split(" ".join(text.split()))
     # a "sentence" without an end mark (a table, a PDF dump) is cut into pieces of ``words`` words
@@ -164,16 +163,64 @@ def chunks(text: str, words: int, max_chunks: int | None = None) -> tuple[list[s
         count += n
     if current:
         pieces.append(" ".join(current))
-    pieces = pieces or [""]
+    return [p for p in pieces if p]
+
+
+def _pick(starts: list[int], opens: list[bool], total: int, n: int) -> list[int]:
+    """Which ``n`` pieces to ask about (by index; ``starts``: each piece's first word in the paper, ``opens``:
+    whether it opens a section): piece i near word i/n of the paper, the nearest section start within half a
+    slot if there is one, else the piece holding that word (or the next one not taken)."""
+    chosen: list[int] = []
+    for i in range(n):
+        target = i * total / n
+        near = [
+            k for k in range(len(starts)) if opens[k] and k not in chosen and abs(starts[k] - target) <= total / n / 2
+        ]
+        if near:
+            chosen.append(min(near, key=lambda k: abs(starts[k] - target)))
+            continue
+        k = max(k for k in range(len(starts)) if starts[k] <= target)
+        chosen.append(next(j for j in [*range(k, len(starts)), *range(k)] if j not in chosen))
+    return sorted(chosen)
+
+
+def chunks(
+    text: str, words: int, max_chunks: int | None = None, section_starts: list[int] | None = None
+) -> tuple[list[str], list[str]]:
+    """``text`` cut at sentence ends into pieces of about ``words`` words (a piece never crosses one of
+    ``section_starts``, character offsets in ``text``); with ``max_chunks``, that many spread over the paper
+    (piece i from word i/n of it, preferring a section's opening), and a warning saying how much was left out."""
+    cuts = sorted({0, *(c for c in section_starts or () if 0 < c < len(text))})
+    pieces, opens = [], []
+    for a, b in zip(cuts, [*cuts[1:], len(text)]):
+        part = _pieces(text[a:b], words)
+        pieces += part
+        opens += [a > 0] + [False] * (len(part) - 1)
+    if not pieces:
+        return [""], []
     if max_chunks is None or len(pieces) <= max_chunks:
         return pieces, []
-    # spread from the start (abstract, introduction) and away from the end (references, acknowledgements)
-    kept = [pieces[i * len(pieces) // max_chunks] for i in range(max_chunks)]
-    left = sum(len(p.split()) for p in pieces) - sum(len(p.split()) for p in kept)
+    sizes = [len(p.split()) for p in pieces]
+    starts = [sum(sizes[:k]) for k in range(len(pieces))]
+    kept = [pieces[k] for k in _pick(starts, opens, sum(sizes), max_chunks)]
+    left = sum(sizes) - sum(len(p.split()) for p in kept)
     return kept, [
         f"embedded profile: asked about {max_chunks} of {len(pieces)} chunks of ~{words} words; "
         f"{left} words of the paper were left out"
     ]
+
+
+def section_starts(text: str, sections: list[dict]) -> list[int]:
+    """Where each section's text begins in the paper's ``text`` (character offsets; a section whose opening is
+    not found there is left out)."""
+    out, at = [], 0
+    for section in sections or []:
+        opening = (section.get("text") or "").strip()[:60]
+        found = text.find(opening, at) if opening else -1
+        if found >= 0:
+            out.append(found)
+            at = found + len(opening)
+    return out
 
 
 def chat_prompt(messages_: list[dict]) -> str:
