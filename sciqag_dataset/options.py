@@ -123,11 +123,10 @@ def unknown_keys(cls, data: dict, prefix: str = "") -> list[str]:
     for key, value in data.items():
         if key not in fields:
             near = difflib.get_close_matches(str(key), options, 1)
-            where = f"of {prefix.rstrip('.')}" if prefix else "at the top level"
             found.append(
                 f"{prefix}{key} (did you mean {prefix}{near[0]}?)"
                 if near
-                else f"{prefix}{key} (the options {where}: {', '.join(options)})"
+                else f"{prefix}{key} (the options {f'of {prefix[:-1]}' if prefix else 'here'}: {', '.join(options)})"
             )
             continue
         sub = _section_type(hints[key])

@@ -171,8 +171,12 @@ def test_every_wrong_key_of_a_config_is_named_with_the_nearest_key(tmp_path):
         "evaluate.judges[0].urll (did you mean evaluate.judges[0].url?)",
     )
     assert "set_options" not in proc.stderr  # written by the program, never offered
-    cfg.write_text("zzzz: 1\ntrain:\n  learning_rat: 0.1\n")
-    one_line_error(sciqag("run", cfg, "--work", tmp_path / "w"), "zzzz (the options at the top level: work_dir,")
+    cfg.write_text("zzzz: 1\nseed:\n  qqqq: 1\n")
+    one_line_error(
+        sciqag("run", cfg, "--work", tmp_path / "w"),
+        "zzzz (the options here: work_dir,",
+        "seed.qqqq (the options of seed:",
+    )
     cfg.write_text("train:\n  learning_rat: 0.1\n  num_train_epoch: 2\n")
     one_line_error(
         sciqag("run", cfg, "--work", tmp_path / "w"),
