@@ -121,6 +121,8 @@ def unknown_keys(cls, data: dict, prefix: str = "") -> list[str]:
     hints = typing.get_type_hints(cls)
     found = []
     for key, value in data.items():
+        if key == "api_key":
+            continue  # a pasted key: build_section refuses it with a message of its own
         if key not in fields:
             near = difflib.get_close_matches(str(key), options, 1)
             found.append(
