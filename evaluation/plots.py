@@ -133,8 +133,10 @@ def question_similarity_figure(matrix, questions: Sequence[str], *, paper: str, 
                         color="white" if m[i, j] < 0.6 else "black",
                     )
     cbar = fig.colorbar(im, ax=ax, fraction=0.04)
-    cbar.set_label(f"question similarity ({measure})", fontsize=8)
-    ax.set_title(wrap(f"Question similarity of the {n} questions of paper {paper}"), fontsize=10)
+    # on lines short enough to stay beside the bar, below the title, however few the questions
+    cbar.set_label(wrap(f"question similarity ({measure})", 24), fontsize=8)
+    # over the whole figure (the heatmap and its colour bar), so the bar's label never reaches it
+    fig.suptitle(wrap(f"Question similarity of the {n} questions of paper {paper}"), fontsize=10)
     return fig
 
 

@@ -108,7 +108,7 @@ class Config:
     train: dict[str, Any] = field(default_factory=dict)
     # The options the user set ("seed.prompt_style"), in a YAML file or by a flag, even to their default value:
     # the embedded profile leaves them alone. WORK/config.yaml writes every option out, so it keeps this list.
-    set_options: list[str] = field(default_factory=list, compare=False, metadata={"cli": False})
+    set_options: list[str] = field(default_factory=list, compare=False, metadata={"cli": False, "internal": True})
 
     @classmethod
     def load(cls, path: str | Path | None) -> Config:

@@ -8,6 +8,7 @@ names the option. Used by the pipeline config and the training config alike.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import types
 import typing
@@ -35,7 +36,8 @@ def read_yaml(path: str | Path) -> dict:
 
 def opt(default, **meta):
     """A field with its constraints beside it: ``min``, ``max`` (inclusive), ``choices`` (``what`` names a
-    choice in messages); and for the CLI: ``help``, ``flag``, ``short``, ``metavar``, ``repeat``, ``cli``."""
+    choice in messages); and for the CLI: ``help``, ``flag``, ``short``, ``metavar``, ``repeat``, ``cli``;
+    ``internal`` marks a field the program writes: accepted in a file, never offered to the user."""
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
     return field(default=default, metadata=meta)
@@ -113,16 +115,46 @@ def _section_type(hint):
     return None
 
 
+def unknown_keys(cls, data: dict, prefix: str = "") -> list[str]:
+    """Every key of a YAML mapping, nested sections included, that ``cls`` has no option for: each named with
+    the nearest option of its section, or, with none near, the options the section has. Internal fields
+    (metadata ``internal``) are accepted and never offered."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    options = [name for name, f in fields.items() if not f.metadata.get("internal")]
+    hints = typing.get_type_hints(cls)
+    found = []
+    for key, value in data.items():
+        if key == "api_key":
+            continue  # a pasted key: build_section refuses it with a message of its own
+        if key not in fields:
+            near = difflib.get_close_matches(str(key), options, 1)
+            found.append(
+                f"{prefix}{key} (did you mean {prefix}{near[0]}?)"
+                if near
+                else f"{prefix}{key} (the options {f'of {prefix[:-1]}' if prefix else 'here'}: {', '.join(options)})"
+            )
+            continue
+        sub = _section_type(hints[key])
+        if sub is None:
+            continue
+        if typing.get_origin(hints[key]) is list and isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    found += unknown_keys(sub, item, f"{prefix}{key}[{i}].")
+        elif isinstance(value, dict):
+            found += unknown_keys(sub, value, f"{prefix}{key}.")
+    return found
+
+
 def build_section(cls, data: dict, where: str):
     """``cls`` from a YAML mapping: unknown keys refused, nested sections built from the type hints."""
     if not isinstance(data, dict):
         raise UserError(f"{where}: must be a mapping, got {data!r}")
     if "api_key" in data:  # guard against pasting a key into a file that may be shared
         raise UserError(f"{where}: put the key in an environment variable and name it in `api_key_env`")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = set(data) - set(fields)
+    unknown = unknown_keys(cls, data)
     if unknown:
-        raise UserError(f"{where}: unknown option(s) {sorted(unknown)}; known: {sorted(fields)}")
+        raise UserError(f"{where}: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
     hints = typing.get_type_hints(cls)
     kwargs = {}
     for name, value in data.items():

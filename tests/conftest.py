@@ -59,6 +59,8 @@ SLOW_TESTS = {
     "tests/test_cli_style.py::test_a_stage_takes_its_work_dir_from_the_config_as_run_does",  # 3 s
     "tests/test_scale.py::test_a_plain_run_imports_no_datatrove",  # 3 s
     "tests/test_options.py::test_a_missing_input_is_a_user_error",  # 3 s
+    "tests/test_options.py::test_every_wrong_key_of_a_config_is_named_with_the_nearest_key",  # 4 CLI runs
+    "tests/test_options.py::test_a_mistyped_flag_is_one_line_with_the_nearest_flag",  # 3 CLI runs
     # CLI subprocess tests at 3-4.5 s in some quiet runs and under 3 s in others: listed by their mean over three
     "tests/test_cli_style.py::test_the_old_ingest_spelling_still_works_with_a_note",  # 3.8 s
     "tests/test_cli_style.py::test_ingest_without_papers_is_a_one_line_error",  # 3.6 s

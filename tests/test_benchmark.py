@@ -31,6 +31,7 @@ from sciqag_dataset.evaluation.benchmark.card import END, START, update_card
 from sciqag_dataset.evaluation.benchmark.leaderboard import bootstrap_ci
 from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer, exact_match, number_agreement, token_f1
 from sciqag_dataset.evaluation.benchmark.questions import load_questions
+from sciqag_dataset.folders import claim
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.publish import write_folder
 
@@ -59,8 +60,9 @@ def write_pairs_file(path: Path, pairs=PAIRS) -> Path:
     return path
 
 
-def published_folder(tmp_path: Path, pairs=PAIRS, scores=None) -> Path:
-    """A folder written by `sciqag publish` (every paper in the test split), `evaluated` and `seed` configs."""
+def published_folder(tmp_path: Path, pairs=PAIRS, scores=None, teacher: str | None = None) -> Path:
+    """A folder written by `sciqag publish` (every paper in the test split), `evaluated` and `seed` configs;
+    with ``teacher``, the seed stage's manifest records that model as the writer of the seed pairs."""
     work = tmp_path / "work"
     papers, seed, evaluated = [], [], []
     for i in range(0, len(pairs), 2):
@@ -100,6 +102,8 @@ def published_folder(tmp_path: Path, pairs=PAIRS, scores=None) -> Path:
     write_jsonl(work / "keywords.jsonl", [{"id": p["id"], "keywords": [SECRET], "status": "ok"} for p in papers])
     write_jsonl(work / "seed.jsonl", seed)
     write_jsonl(work / "evaluated.jsonl", evaluated)
+    if teacher:
+        (work / "seed_manifest.json").write_text(json.dumps({"model": teacher, "settings": {}, "params": {}}))
     cfg = Config(work_dir=str(work))
     cfg.publish.train = cfg.publish.validation = 0.0
     cfg.publish.configs = ["seed", "evaluated"]
@@ -541,6 +545,26 @@ def test_models_answered_on_another_question_set_are_left_out(says_server, tmp_p
     assert [e["model"] for e in run.board["models"]] == ["second"] and run.board["left_out"] == [says_server.model]
     assert (results / "leaderboard.png").stat().st_size > 0
     assert "| second | 3 | 0 |" in (results / "leaderboard.md").read_text()
+
+
+def test_a_model_that_wrote_the_questions_is_warned_about(says_server, tmp_path, capsys, caplog):
+    pub = published_folder(tmp_path, teacher=says_server.model)
+    assert f"- **Teacher** (the `seed` config): `{says_server.model}`" in (pub / "README.md").read_text()
+    results = claim(str(tmp_path / "res"), "benchmark", option="benchmark.output_dir")  # as the CLI claims it
+    other = LLMClient("http://127.0.0.1:9/v1", "other-model", max_retries=0, timeout=2)
+    run_benchmark(str(pub), results, [other], bertscore_model=None, progress=False)
+    argv = ["benchmark", str(pub), "-o", str(results), "--no-bertscore", "--update-card", str(pub)]
+    assert main([*argv, "--endpoint", says_server.base_url, "--model", says_server.model]) == 0
+    out = capsys.readouterr().out
+    warning = f"**{says_server.model}** is the teacher (the `seed` config) of this dataset: it answers questions"
+    assert warning in out and "other-model** is" not in out
+    assert any(f"{says_server.model} is the teacher" in r.getMessage() for r in caplog.records)
+    board = json.loads((results / "leaderboard.json").read_text())
+    assert {e["model"]: e["wrote_the_questions"] for e in board["models"]} == {
+        says_server.model: "the teacher (the `seed` config)",
+        "other-model": None,
+    }
+    assert warning in (pub / "README.md").read_text().split(START)[1]
 
 
 # --- end to end with the embedded model ----------------------------------------------------------------------

@@ -142,7 +142,7 @@ def test_readmes_lm_eval_commands_run_a_moved_task_against_the_embedded_server(e
     shutil.move(here / "task-lm", there / "task-lm")
     shutil.rmtree(here)
     monkeypatch.chdir(there)
-    served = {"NAME": embedded_server.model, "http://HOST:8080/v1": embedded_server.base_url}
+    served = {"NAME": embedded_server.model, "http://127.0.0.1:8080/v1": embedded_server.base_url}
     args = [str(LM_EVAL)] + run_cmd[1:]
     for placeholder, value in served.items():
         args = [a.replace(placeholder, value) for a in args]

@@ -150,6 +150,42 @@ def test_flags_are_spelled_out_and_a_typo_gets_the_nearest_flag(tmp_path, capsys
     assert not (tmp_path / "w").exists()  # refused before anything was written
 
 
+def test_a_mistyped_flag_is_one_line_with_the_nearest_flag(tmp_path):
+    proc = sciqag("seed", tmp_path / "w", "--modle", "x")
+    one_line_error(proc, "sciqag seed:", "unknown option --modle; did you mean --model?", "sciqag seed --help")
+    assert "usage:" not in proc.stderr
+    proc = sciqag("seed", tmp_path / "w", "--modle", "x", "--concurency", "3")
+    one_line_error(proc, "--modle (did you mean --model?)", "--concurency (did you mean --concurrency?)")
+    one_line_error(sciqag("seed", "--concurrency", "many"), "--concurrency", "invalid int value")
+    assert not (tmp_path / "w").exists()
+
+
+def test_every_wrong_key_of_a_config_is_named_with_the_nearest_key(tmp_path):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("teacher:\n  modle: m\nseed:\n  n_pair: 3\nset_option: []\nevaluate:\n  judges:\n    - {urll: x}\n")
+    proc = sciqag("run", cfg, "--work", tmp_path / "w")
+    one_line_error(
+        proc,
+        "teacher.modle (did you mean teacher.model?)",
+        "seed.n_pair (did you mean seed.n_pairs?)",
+        "evaluate.judges[0].urll (did you mean evaluate.judges[0].url?)",
+    )
+    assert "set_options" not in proc.stderr  # written by the program, never offered
+    cfg.write_text("zzzz: 1\nseed:\n  qqqq: 1\n")
+    one_line_error(
+        sciqag("run", cfg, "--work", tmp_path / "w"),
+        "zzzz (the options here: work_dir,",
+        "seed.qqqq (the options of seed:",
+    )
+    cfg.write_text("train:\n  learning_rat: 0.1\n  num_train_epoch: 2\n")
+    one_line_error(
+        sciqag("run", cfg, "--work", tmp_path / "w"),
+        "learning_rat (did you mean learning_rate?)",
+        "num_train_epoch (did you mean num_train_epochs?)",
+    )
+    assert not (tmp_path / "w").exists()
+
+
 def test_run_takes_its_config_as_a_flag_too(tmp_path):
     (tmp_path / "cfg.yaml").write_text(f"work_dir: {tmp_path / 'work'}\nstages: [ingest]\n")
     proc = subprocess.run(

@@ -95,7 +95,7 @@ def test_question_similarity_plots_name_their_paper_and_label_the_colour_bar():
         "Question similarity of the 10 questions of paper “Perovskite stability” (p2)",
         "Question similarity of the 10 questions of paper p3",
     ]
-    assert _colorbar_label(figs[0]) == "question similarity (cosine similarity of embeddings)"
+    assert " ".join(_colorbar_label(figs[0]).split()) == "question similarity (cosine similarity of embeddings)"
     judged = plots.question_similarity_figure(_similarity(0), QUESTIONS, paper="p1", measure=plots.LLM_SIMILARITY)
     assert "judge" in _colorbar_label(judged)
     answers = plots.answer_sentence_figure(
@@ -104,13 +104,32 @@ def test_question_similarity_plots_name_their_paper_and_label_the_colour_bar():
     assert _colorbar_label(answers) == "answer-sentence similarity\n(cosine, all-MiniLM-L6-v2)"
 
 
+def test_the_colour_bar_label_stays_beside_its_bar_clear_of_the_title():
+    from matplotlib.text import Text
+
+    label = plots.paper_label("10.1234/na.7", LONG_TITLE)
+    for n, measure in ((2, plots.LLM_SIMILARITY), (3, plots.EMBEDDING_SIMILARITY), (10, plots.LLM_SIMILARITY)):
+        fig = plots.question_similarity_figure(_similarity(0, n), QUESTIONS[:n], paper=label, measure=measure)
+        fig.tight_layout()  # as the PNG is laid out
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        bar = fig.axes[0].images[0].colorbar.ax
+        title = next(t for t in fig.findobj(Text) if t.get_text().startswith("Question similarity of"))
+        bar_label = bar.yaxis.label.get_window_extent(renderer)
+        assert not bar_label.overlaps(title.get_window_extent(renderer)), (n, measure)
+        bar_box = bar.get_window_extent(renderer)
+        assert bar_box.y0 <= bar_label.y0 and bar_label.y1 <= bar_box.y1, (n, measure)  # no taller than its bar
+        assert fig.bbox.contains(bar_label.x1, bar_label.y1) and fig.bbox.contains(*title.get_window_extent().p1)
+        plots._pyplot().close(fig)
+
+
 def test_long_titles_wrap_between_words_and_are_never_cut():
     label = plots.paper_label("10.1234/na.7", LONG_TITLE)
     for fig in (
         plots.question_similarity_figure(_similarity(0, 3), QUESTIONS[:3], paper=label),
         plots.answer_sentence_figure(np.zeros((3, 40)), paper=label),
     ):
-        shown = fig.axes[0].get_title()
+        shown = fig.get_suptitle() or fig.axes[0].get_title()
         assert "\n" in shown and LONG_TITLE in " ".join(shown.split())  # wrapped, whole
         words = set(" ".join(shown.split()).split())
         assert all(line.split()[0] in words and line.split()[-1] in words for line in shown.splitlines())

@@ -15,6 +15,7 @@ where the hardware has it, max length 12,288, LoRA r 8 / alpha 16 on the attenti
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import logging
 from dataclasses import dataclass
@@ -341,7 +342,14 @@ def _checked_section(values: dict, p: TrlParser, where: str = "config") -> dict:
     known = {a.dest for a in p._actions}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise UserError(f"{where}: unknown option(s) {unknown} (TrainArgs, TRL SFTConfig and ModelConfig fields)")
+        named = [
+            k + (f" (did you mean {near[0]}?)" if (near := difflib.get_close_matches(k, sorted(known), 1)) else "")
+            for k in unknown
+        ]
+        raise UserError(
+            f"{where}: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(named)} "
+            "(TrainArgs, TRL SFTConfig and ModelConfig fields)"
+        )
     return values
 
 

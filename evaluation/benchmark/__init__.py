@@ -18,6 +18,7 @@ lm-evaluation-harness tasks. Results layout::
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,13 +27,15 @@ from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.runner import Summary, run_stage
 
 from .answer import DEFAULT_SYSTEM_PROMPT, answer_stage, model_dir, score_stage
-from .card import update_card
+from .card import question_writers, update_card
 from .judge import judge_stage
 from .leaderboard import leaderboard, write_predictions
 from .metrics import ReferenceScorer
 from .questions import load_questions, write_questions
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "BenchmarkRun", "load_questions", "run_benchmark", "update_card"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -73,8 +76,18 @@ def run_benchmark(
     prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
     scorer = ReferenceScorer(bertscore_model)
     run = BenchmarkRun(board={})
+    writers = question_writers(data)
     alike = {"system_prompt": prompt, "scorer": scorer.describe()}  # what makes the models' scores comparable
     for client, folder in zip(models, folders):
+        wrote = writers.get(client.name) or writers.get(client.model)
+        if wrote:
+            log.warning(
+                "%s is %s recorded in %s's card: it answers questions it wrote itself, so its scores are not "
+                "those of a model that never saw them",
+                client.name,
+                wrote,
+                data,
+            )
         stages = [answer_stage(client, system_prompt=prompt, folder=folder), score_stage(scorer, folder=folder)]
         if judges:
             stages.append(
@@ -98,6 +111,7 @@ def run_benchmark(
                 "questions_digest": info["digest"],
                 **alike,
                 "judges": [j.name for j in judges or []],
+                "wrote_the_questions": wrote,
             },
         )
     run.board = leaderboard(results, samples=bootstrap_samples, current=alike)

@@ -6,6 +6,7 @@ line of the card stays as it was. Only a card `sciqag publish` wrote (its `sciqa
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -16,6 +17,20 @@ from sciqag_dataset.errors import MissingInput, UserError
 from .leaderboard import markdown
 
 START, END = "<!-- sciqag-benchmark:start -->", "<!-- sciqag-benchmark:end -->"
+#: A line of the card's "How it was made" (cards/dataset_card.md): who wrote a config's pairs.
+WRITER = re.compile(r"^- \*\*(Teacher|Generator)\*\* \(the `([\w-]+)` config\): `([^`]+)`", re.MULTILINE)
+
+
+def question_writers(data: str | Path) -> dict[str, str]:
+    """The models the card of a published folder records as writers of its pairs, each with its role
+    ("the teacher (the `seed` config)"); empty for a file of pairs, a Hub id or a card that records none."""
+    path = Path(data) / "README.md"
+    if not path.is_file():
+        return {}
+    roles: dict[str, list[str]] = {}
+    for role, config, model in WRITER.findall(path.read_text(encoding="utf-8")):
+        roles.setdefault(model, []).append(f"the {role.lower()} (the `{config}` config)")
+    return {model: " and ".join(r) for model, r in roles.items()}
 
 
 def section(board: dict, command: str) -> str:

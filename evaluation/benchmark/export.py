@@ -34,7 +34,7 @@ DATA_DIR = f"{TASK}_data"
 # and end generation where the server's end of turn ends it anyway, so answers stay the whole answers `sciqag
 # benchmark` gets (it sends no stop). Three: APIs take four, and lm-eval appends an `eos_string` of model_args.
 STOP = ["<|im_end|>", "<|eot_id|>", "</s>"]
-MODEL_ARGS = "model=NAME,base_url=http://HOST:8080/v1/chat/completions,tokenizer_backend=none"
+MODEL_ARGS = "model=NAME,base_url=http://127.0.0.1:8080/v1/chat/completions,tokenizer_backend=none"
 
 # Written beside the YAML. lm-eval resolves a dataset_path from its working directory, so local data is loaded
 # from this file's own folder (`custom_dataset`); `flatten` is process_docs for a Hub config with a row per paper.
@@ -260,7 +260,8 @@ def how_to_run(harness: str, out: Path) -> str:
     """The command to run the exported task; README gives the same one (tests/test_export_task.py checks that)."""
     if harness == "lm-eval":
         return (
-            f"Run it (the folder is self-contained: move or share it whole): lm_eval --model "
+            f"Run it against a server (`sciqag serve --port 8080` serves the embedded model there and prints its "
+            f"NAME; the folder is self-contained: move or share it whole): lm_eval --model "
             f"local-chat-completions --apply_chat_template --include_path {shlex.quote(str(out))} --tasks {TASK} "
             f"--model_args {MODEL_ARGS}"
         )

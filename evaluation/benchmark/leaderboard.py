@@ -112,6 +112,7 @@ def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[st
         "prompt_tokens": sum(r.get("prompt_tokens") or 0 for r in answered),
         "completion_tokens": sum(r.get("completion_tokens") or 0 for r in answered),
         "metrics": metrics,
+        "wrote_the_questions": info.get("wrote_the_questions"),  # its role when it wrote them, else None
     }
 
 
@@ -169,6 +170,9 @@ def markdown(board: dict) -> str:
             + " | ".join(cells)
             + f" | {e['completion_tokens']} |"
         )
+    own = [f"**{e['model']}** is {e['wrote_the_questions']}" for e in board["models"] if e.get("wrote_the_questions")]
+    if own:
+        lines += ["", "Warning: " + "; ".join(own) + " of this dataset: it answers questions it wrote itself."]
     return "\n".join(lines) + "\n"
 
 

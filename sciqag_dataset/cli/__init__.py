@@ -40,6 +40,7 @@ from ..wiring import FILTER_SUMMARY
 from . import benchmark as benchmark_cli
 from . import report
 from . import review as review_cli
+from . import serve as serve_cli
 from .flags import (
     Deprecated,
     Parser,
@@ -322,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     benchmark_cli.add_parsers(sub)
     review_cli.add_parsers(sub)
+    serve_cli.add_parsers(sub)
 
     command(
         sub,

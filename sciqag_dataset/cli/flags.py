@@ -40,15 +40,27 @@ class Parser(argparse.ArgumentParser):
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
             command = self._subcommand(getattr(parsed, "command", None)) or self
-            known = list(command._option_string_actions)
-            hints = [
-                f"{a} (did you mean {near[0]}?)"
-                if (near := difflib.get_close_matches(a.split("=")[0], known, 1))
-                else a
-                for a in extra
-            ]
-            command.error("unrecognized arguments: " + " ".join(hints))
+            command.error(command.unknown(extra))
         return parsed
+
+    def unknown(self, extra: list[str]) -> str:
+        """What is wrong with arguments this command does not take: each unknown option with the nearest
+        option of the command; the words after an unknown option are taken for its value."""
+        options = [a.split("=")[0] for a in extra if a.startswith("-")]
+        if not options:
+            return f"unexpected argument{'s' if len(extra) > 1 else ''} {' '.join(extra)}"
+        known = list(self._option_string_actions)
+        nearest = {a: difflib.get_close_matches(a, known, 1) for a in options}
+        if len(nearest) == 1:
+            ((option, near),) = nearest.items()
+            return f"unknown option {option}" + (f"; did you mean {near[0]}?" if near else "")
+        return "unknown options " + ", ".join(
+            a + (f" (did you mean {n[0]}?)" if n else "") for a, n in nearest.items()
+        )
+
+    def error(self, message: str):
+        """One line and exit 2, as every user error of the CLI: the usage is left to --help."""
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
 
     def _subcommand(self, name: str | None) -> argparse.ArgumentParser | None:
         for action in self._actions:

@@ -144,9 +144,14 @@ def server_for(choice: Choice, log_path: str | Path | None = None) -> LocalServe
     return choice.engine.launch(choice, log_path)
 
 
-def start(choice: Choice, log_path: str | Path | None = None) -> LocalServer:
-    """Prepare the model and start its server (the caller stops it)."""
+def start(
+    choice: Choice, log_path: str | Path | None = None, *, port: int | None = None, host: str | None = None
+) -> LocalServer:
+    """Prepare the model and start its server (the caller stops it): on a free loopback port, or on ``port``
+    and ``host`` (`sciqag serve`)."""
     for note in choice.notes:
         log.warning("embedded model: %s", note)
     log.info("embedded model: %s on %s", DEFAULT_MODEL_ID, choice.describe())
-    return server_for(choice, log_path).start()
+    server = server_for(choice, log_path)
+    server.port, server.host = port or server.port, host or server.host
+    return server.start()

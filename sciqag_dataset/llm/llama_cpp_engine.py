@@ -78,7 +78,7 @@ class LlamaCppServer(LocalServer):
             "--model_alias",
             self.alias,
             "--host",
-            "127.0.0.1",
+            self.host,
             "--port",
             str(self.port),
             "--n_ctx",

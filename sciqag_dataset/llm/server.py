@@ -149,9 +149,18 @@ class LocalServer:
         self.proc: subprocess.Popen | None = None
         self._log_file = None
 
+    #: The address it listens on: loopback, unless `sciqag serve --host` opens it wider.
+    host = "127.0.0.1"
+
+    @property
+    def address(self) -> str:
+        """Where this machine reaches it: loopback when it listens on every address."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else "::1" if self.host == "::" else self.host
+        return f"[{host}]" if ":" in host else host
+
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.address}:{self.port}/v1"
 
     @property
     def model(self) -> str:
@@ -187,7 +196,7 @@ class LocalServer:
 
     def healthy(self) -> bool:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{self.health_path}", timeout=2) as r:
+            with urllib.request.urlopen(f"http://{self.address}:{self.port}{self.health_path}", timeout=2) as r:
                 return r.status == 200
         except Exception:
             return False
@@ -212,7 +221,7 @@ class LocalServer:
             "--device",
             _device(self.device),
             "--host",
-            "127.0.0.1",
+            self.host,
             "--port",
             str(self.port),
             "--dtype",
