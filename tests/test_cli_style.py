@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import write_jsonl
 
+from sciqag_dataset.builders.ingest import Reader, readers, register, unregister
 from sciqag_dataset.cli import build_parser, main, parse, report
 from sciqag_dataset.cli.flags import resolve_config
 from sciqag_dataset.config import METRICS
@@ -154,6 +155,23 @@ def test_every_command_has_a_one_line_summary():
 def test_evaluate_metrics_help_names_every_metric():
     action = next(a for a in commands()["evaluate"]._actions if "--metrics" in a.option_strings)
     assert all(m in action.help for m in METRICS) and ", ".join(METRICS) in action.help
+
+
+def test_ingest_help_names_every_registered_format(capsys):
+    reader = register(Reader("sqh", lambda source: iter(()), extensions=(".sqh",), label="SQH", about="a test format"))
+    try:
+        with pytest.raises(SystemExit):
+            main(["ingest", "--help"])
+    finally:
+        unregister(reader)
+    out = capsys.readouterr().out
+    names = {r.name for r in [*readers(), reader]}
+    assert "latex" in names and "sqh" in names
+    summary = " ".join(out.split()).split(" into WORK/papers.jsonl")[0]
+    for name in names:
+        assert re.search(rf"\b{name}\b", summary), name  # in the one-line summary
+        assert re.search(rf"^{name}\s", out, re.M), name  # and a row of the format table
+    assert "a test format" in out
 
 
 def test_shard_help_says_where_i_starts():
