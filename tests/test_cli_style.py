@@ -254,6 +254,19 @@ def test_readme_commands_parse_as_written():
     assert ingest.work == "work" and getattr(ingest, "root.inputs") == ["papers/", "more.pdf"]
 
 
+def test_readme_format_table_has_short_rows_each_linking_its_formats_section():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("\n| format | reader | quality |")[1].split("\n\n")[0]
+    rows = [ln for ln in table.splitlines()[2:] if ln.startswith("|")]
+    formats = (ROOT / "docs" / "FORMATS.md").read_text(encoding="utf-8")
+    slugs = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in re.findall(r"^## (.+)$", formats, re.M)}
+    assert len(rows) == 6
+    for row in rows:
+        assert len(row.split()) <= 60, row[:60]  # a row a reader can scan; the detail is in docs/FORMATS.md
+        [section] = re.findall(r"\(docs/FORMATS\.md#([a-z0-9-]+)\)", row)
+        assert section in slugs, section
+
+
 def test_ingest_takes_papers_before_and_after_options(tmp_path):
     for argv in (
         ["ingest", "w", "a.pdf", "--on-duplicate", "skip", "b.pdf"],
