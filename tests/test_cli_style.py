@@ -174,6 +174,8 @@ def test_ingest_help_names_every_registered_format(capsys):
         assert re.search(rf"\b{name}\b", summary), name  # in the one-line summary
         assert re.search(rf"^{name}\s", out, re.M), name  # and a row of the format table
     assert "a test format" in out
+    for r in readers():  # what a reader does for the user, not the modules it is made of
+        assert not re.search(r"\w\.py\b", r.about), r.name
 
 
 def test_shard_help_says_where_i_starts():
