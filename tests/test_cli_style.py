@@ -1,4 +1,4 @@
-"""One CLI style (issue 29, item 9): the work dir first and positional in every stage, a config's work_dir
+"""One CLI style: the work dir first and positional in every stage, a config's work_dir
 honoured, the judge flags wherever a judge runs, a summary line per command, help that names what a flag
 takes, no flag where it does nothing, and "1 paper", not "1 papers". Old spellings still work, with a note."""
 

@@ -1,5 +1,5 @@
 """Options are checked before any work starts; a user error is one line and exit 2, a bug a traceback
-and exit 1 (hardening, item 7). Each case runs the real CLI."""
+and exit 1. Each case runs the real CLI."""
 
 from __future__ import annotations
 
@@ -191,8 +191,8 @@ def test_a_file_that_cannot_be_read_is_not_promised_to_a_rerun(tmp_path):
 
 
 def test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared(tmp_path):
-    """README's `sciqag filter WORK --min-racar 2.5` without a judge once exited 0 with "0 kept, 30 missing",
-    and the next publish dropped the evaluated config; and no command undid a filter."""
+    """README's `sciqag filter WORK --min-racar 2.5` where no pair has a RACAR score is refused in one line (no
+    filtered.jsonl is written) unless --allow-missing-scores asks for it; `--clear` undoes a filter."""
     from sciqag_dataset.config import EvaluateConfig
     from sciqag_dataset.evaluation.evaluate import run_evaluate
     from sciqag_dataset.folders import WORK_LAYOUT, claim
