@@ -178,6 +178,13 @@ def test_ingest_help_names_every_registered_format(capsys):
         assert not re.search(r"\w\.py\b", r.about), r.name
 
 
+def test_help_texts_leave_measured_figures_to_the_docs():
+    figure = re.compile(r"\d(\.\d+)?\s?[x×]\s|~\s?\d+\s?(s|min)\b|tokens/s|on \d+ cores")
+    for p in all_parsers(build_parser()):
+        for text in [p.description or ""] + [a.help for a in p._actions if a.help != argparse.SUPPRESS]:
+            assert not figure.search(text or ""), (p.prog, text)  # docs/MEASUREMENTS.md holds them
+
+
 def test_shard_help_says_where_i_starts():
     action = next(a for a in commands()["generate"]._actions if "--shard" in a.option_strings)
     assert "from 0" in action.help
