@@ -7,7 +7,7 @@ linkage) and kept the 20 best. This module does exactly that and nothing more.
 The spaCy pipeline mirrors what pke builds for itself when it is given no
 model: the tagger without parser/ner, plus the rule-based sentencizer. TopicRank
 reads only words, POS tags and sentence boundaries, so the parser, ner and
-lemmatizer are excluded (≈2× faster, see bench/keywords.py).
+lemmatizer are excluded (faster: docs/MEASUREMENTS.md, bench/keywords.py).
 
 Output of the stage: ``WORK/keywords.jsonl``, one ``{"id", "keywords",
 "status": "ok"}`` line per paper. A paper with empty text gets ``[]`` and

@@ -137,7 +137,7 @@ def answer_sentence_matrix(
     """Cosine similarities (answers x sentences) of one paper, and its sentences (the paper's Fig. 5).
 
     The paper's sentences are encoded once (or read from ``cache``) and all its queries in one more call,
-    both batched by token count (``fast_embed``); ``batch_size`` is kept for callers and no longer used.
+    both batched by token count (``fast_embed``); ``batch_size`` is accepted for callers and not used.
     """
     model = model if model is not None else load_embedder(model_name)
     if instruction is None:

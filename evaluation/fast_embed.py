@@ -5,7 +5,7 @@ Why not ``SentenceTransformer.encode``: it sorts by character length and runs fi
 tokenized once, the texts are sorted by token count and cut into batches of at most ``TOKEN_BUDGET`` padded
 tokens (many short sentences, few long ones: little padding), and each batch goes through the model's own modules
 (the same forward, pooling and normalisation ``encode`` runs, under ``torch.inference_mode``): the same
-vectors to float rounding (tested), about 2x faster on the authors' 50 papers (bench/evaluate.py).
+vectors to float rounding (tested), in less time (docs/MEASUREMENTS.md, bench/evaluate.py).
 
 ``SentenceCache``: unit vectors keyed by a hash of (model key, sentence text) in one SQLite file, so new QA
 pairs for a paper, or a rerun after a crash, do not embed its sentences again. Rows are written in one

@@ -1,11 +1,10 @@
 """The opt-in int8 route for the coverage embedder (``evaluate.embedder: onnx-int8``).
 
 Why: on a CPU nearly all of coverage's time is the encoder's linear layers, already compute-bound in float32
-once batches carry little padding (``fast_embed``). The same weights quantized to int8 do about 1.6-1.9x
-the work per second on an AVX2 CPU (more where the CPU has VNNI or AMX int8 instructions). The vectors are not
-the float32 ones: on the authors' 50 papers cosine 0.99 on average to them (0.97 at worst), pooled coverage
--0.2 points and chunk rate +0.3 points, 11 of the 50 papers one chunk apart (bench/evaluate.py prints both
-routes side by side). Hence opt-in.
+once batches carry little padding (``fast_embed``). The same weights quantized to int8 do more work
+per second (more still where the CPU has VNNI or AMX int8 instructions). The vectors are close to, not equal to,
+the float32 ones, and so is coverage (docs/MEASUREMENTS.md; bench/evaluate.py prints both routes side by side).
+Hence opt-in.
 
 How: at setup the sentence-transformers model's transformer is exported to ONNX (torch's TorchScript exporter,
 eager attention so ONNX Runtime's BERT optimizer can fuse it), optimized, and its weights quantized per channel

@@ -7,7 +7,7 @@ which filter rules read it. Config choices, the run order, the `evaluated` schem
 the card and the filter all read the registry, so a metric is one module plus ``register(METRIC)``.
 
 The built-in metrics register when ``sciqag_dataset.evaluation`` is imported; a module of your own
-registers when it is imported, e.g. through the config's ``plugins:`` list (``--plugin MODULE``).
+registers when it is imported, e.g. through the config's ``plugins:`` list (``--plugins MODULE``).
 See ``examples/custom_metric.py``.
 """
 

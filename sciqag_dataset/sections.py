@@ -180,8 +180,8 @@ class EvaluateConfig:
         "torch",
         choices=("torch", "onnx-int8"),
         what="embedder route",
-        help="coverage's encoder: torch (float32, exact) | onnx-int8 (ONNX Runtime int8 weights, CPU: about 1.7x "
-        "faster on AVX2, coverage within 0.5 points on 50 real papers; the [fast-embed] extra)",
+        help="coverage's encoder: torch (float32, exact) | onnx-int8 (ONNX Runtime int8 weights: faster on a CPU, "
+        "vectors close to, not equal to, torch's; the [fast-embed] extra)",
     )
     coverage_definition: str = _opt(
         "released",

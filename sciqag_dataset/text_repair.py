@@ -1,8 +1,8 @@
 """Text that cannot be encoded as UTF-8 is repaired, never allowed to fail a write.
 
 Lone surrogates reach us from JSON escapes (``"\\ud800"``), from file names and bytes decoded with
-``surrogateescape``, and from servers. They cannot be written as UTF-8, so one of them used to cost a
-whole paper or crash a run. Here a surrogate *pair* is joined into its character and a lone surrogate
+``surrogateescape``, and from servers. They cannot be written as UTF-8: unrepaired, one of them would
+cost a whole paper or stop a run. Here a surrogate *pair* is joined into its character and a lone surrogate
 becomes U+FFFD; callers record a warning with the count.
 """
 

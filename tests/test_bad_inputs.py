@@ -1,4 +1,4 @@
-"""One bad input never stops the rest, and ingest never blocks or wanders (hardening, items 3 and 9).
+"""One bad input never stops the rest, and ingest never blocks or wanders.
 
 Every input here is a real file on disk read by the real ingest stage; the CLI runs where the exit
 status or a hang matters.

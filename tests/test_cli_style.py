@@ -1,10 +1,11 @@
-"""One CLI style (issue 29, item 9): the work dir first and positional in every stage, a config's work_dir
+"""One CLI style: the work dir first and positional in every stage, a config's work_dir
 honoured, the judge flags wherever a judge runs, a summary line per command, help that names what a flag
 takes, no flag where it does nothing, and "1 paper", not "1 papers". Old spellings still work, with a note."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import re
 import shlex
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import write_jsonl
 
+from sciqag_dataset.builders.ingest import Reader, readers, register, unregister
 from sciqag_dataset.cli import build_parser, main, parse, report
 from sciqag_dataset.cli.flags import resolve_config
 from sciqag_dataset.config import METRICS
@@ -23,6 +25,7 @@ from sciqag_dataset.errors import UserError
 from sciqag_dataset.evaluation.benchmark.leaderboard import markdown
 from sciqag_dataset.folders import WORK_LAYOUT, claim
 from sciqag_dataset.runner import Summary, parse_shard
+from sciqag_dataset.trainers.config import TrainArgs
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = "A cathode study\n\n" + "The layered oxide kept 91 % of its capacity after 500 cycles at 0.5 C. " * 12
@@ -156,6 +159,32 @@ def test_evaluate_metrics_help_names_every_metric():
     assert all(m in action.help for m in METRICS) and ", ".join(METRICS) in action.help
 
 
+def test_ingest_help_names_every_registered_format(capsys):
+    reader = register(Reader("sqh", lambda source: iter(()), extensions=(".sqh",), label="SQH", about="a test format"))
+    try:
+        with pytest.raises(SystemExit):
+            main(["ingest", "--help"])
+    finally:
+        unregister(reader)
+    out = capsys.readouterr().out
+    names = {r.name for r in [*readers(), reader]}
+    assert "latex" in names and "sqh" in names
+    summary = " ".join(out.split()).split(" into WORK/papers.jsonl")[0]
+    for name in names:
+        assert re.search(rf"\b{name}\b", summary), name  # in the one-line summary
+        assert re.search(rf"^{name}\s", out, re.M), name  # and a row of the format table
+    assert "a test format" in out
+    for r in readers():  # what a reader does for the user, not the modules it is made of
+        assert not re.search(r"\w\.py\b", r.about), r.name
+
+
+def test_help_texts_leave_measured_figures_to_the_docs():
+    figure = re.compile(r"\d(\.\d+)?\s?[x×]\s|~\s?\d+\s?(s|min)\b|tokens/s|on \d+ cores")
+    for p in all_parsers(build_parser()):
+        for text in [p.description or ""] + [a.help for a in p._actions if a.help != argparse.SUPPRESS]:
+            assert not figure.search(text or ""), (p.prog, text)  # docs/MEASUREMENTS.md holds them
+
+
 def test_shard_help_says_where_i_starts():
     action = next(a for a in commands()["generate"]._actions if "--shard" in a.option_strings)
     assert "from 0" in action.help
@@ -234,6 +263,62 @@ def test_readme_commands_parse_as_written():
         assert not getattr(args, "deprecated", None), argv  # README shows the current spellings
     ingest = build_parser().parse_args(["ingest", "work", "papers/", "more.pdf"])
     assert ingest.work == "work" and getattr(ingest, "root.inputs") == ["papers/", "more.pdf"]
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_-]*[a-z0-9]")
+BARE_FLAGS_OF_OTHER_TOOLS = {"--no-deps", "--apply_chat_template"}  # pip's and lm_eval's, named alone in README
+
+
+def all_parsers(parser: argparse.ArgumentParser):
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from all_parsers(sub)
+
+
+def sciqag_flags(text: str) -> list[str]:
+    """The flags of the `sciqag` command lines in ``text`` (`sciqag train` takes TRL's flags: left out)."""
+    lines = re.sub(r"\\\n\s*", " ", text).splitlines()  # continuation lines joined
+    words = [re.sub(r"^(\w+=\S*\s+)+", "", ln.strip()).split() for ln in lines]
+    return [f for w in words if w[:1] == ["sciqag"] and w[1:2] != ["train"] for f in FLAG.findall(" ".join(w))]
+
+
+def test_every_flag_named_in_readme_help_and_docstrings_exists():
+    parsers = list(all_parsers(build_parser()))
+    known = {flag for p in parsers for flag in p._option_string_actions}
+    train = {f"--{n}" for f in dataclasses.fields(TrainArgs) for n in (f.name, f.name.replace("_", "-"))}
+    named: dict[str, str] = {}
+    for p in parsers:
+        texts = [p.description or "", p.epilog or ""] + [a.help for a in p._actions if a.help != argparse.SUPPRESS]
+        named.update((f, f"help of {p.prog}") for t in texts for f in FLAG.findall(t or ""))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for block in re.findall(r"```[a-z]*\n(.*?)```", readme, re.S):
+        named.update((f, "a README code block") for f in sciqag_flags(block))
+    for span in re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", readme, flags=re.S)):
+        found = sciqag_flags(span) if span.startswith("sciqag ") else FLAG.findall(span) if span[:2] == "--" else []
+        named.update((f, "README") for f in found if f not in train and f not in BARE_FLAGS_OF_OTHER_TOOLS)
+    modules = [p for folder in ("sciqag_dataset", "builders", "evaluation") for p in (ROOT / folder).rglob("*.py")]
+    for path in modules:  # the package's docstrings, but for `sciqag train`'s own (TRL's flags)
+        for span in re.findall(r"``(--[^`]+|sciqag [^`]+)``", path.read_text(encoding="utf-8")):
+            line = span if span.startswith("sciqag ") or path.name == "train.py" else f"sciqag {span}"
+            named.update((f, str(path.relative_to(ROOT))) for f in sciqag_flags(line))
+    assert "--plugins" in named and "--min-racar" in named
+    unknown = {f: where for f, where in named.items() if f not in known}
+    assert not unknown, unknown
+
+
+def test_readme_format_table_has_short_rows_each_linking_its_formats_section():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("\n| format | reader | quality |")[1].split("\n\n")[0]
+    rows = [ln for ln in table.splitlines()[2:] if ln.startswith("|")]
+    formats = (ROOT / "docs" / "FORMATS.md").read_text(encoding="utf-8")
+    slugs = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in re.findall(r"^## (.+)$", formats, re.M)}
+    assert len(rows) == 6
+    for row in rows:
+        assert len(row.split()) <= 60, row[:60]  # a row a reader can scan; the detail is in docs/FORMATS.md
+        [section] = re.findall(r"\(docs/FORMATS\.md#([a-z0-9-]+)\)", row)
+        assert section in slugs, section
 
 
 def test_ingest_takes_papers_before_and_after_options(tmp_path):

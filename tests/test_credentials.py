@@ -1,5 +1,5 @@
 """A key goes only to the host it was configured for, and no credential is ever written or logged
-(hardening, item 2; `--backend hf` for real, item 11).
+(`--backend hf` for real too).
 
 What a client sends is seen by ``RecordingProxy``, a loopback proxy in front of the real `transformers
 serve` (no server here logs request headers). The CLI runs in a subprocess, so its real stderr, with
@@ -208,7 +208,7 @@ def _environ(pid: int) -> dict[str, str]:
 
 
 def test_local_servers_start_without_the_keys_of_this_process(tmp_path, monkeypatch):
-    """Item 3: a llama.cpp server and any `transformers serve`-style LocalServer this process starts hold no key
+    """A llama.cpp server and any `transformers serve`-style LocalServer this process starts hold no key
     in /proc/<pid>/environ: not OPENAI_API_KEY, HF_TOKEN or HUGGING_FACE_HUB_TOKEN, not a variable an endpoint's
     `api_key_env` names (resolved by this command or not), no proxy URL with a password."""
     from fakes import FakeCrashingServer

@@ -187,8 +187,8 @@ def test_the_engines_declare_what_they_serve_and_take():
 
 
 def test_the_old_option_names_still_choose_the_engine(tmp_path):
-    """`embedded.backend` (YAML) and `--embedded-backend` (flag) name the engine, as before the registry; their
-    choices are the registry's names."""
+    """`embedded.backend` (YAML) and `--embedded-backend` (flag) name the engine; their choices are the
+    registry's names."""
     from sciqag_dataset.cli import build_parser
     from sciqag_dataset.cli.flags import resolve_config
     from sciqag_dataset.config import EmbeddedConfig

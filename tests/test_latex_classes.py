@@ -1,6 +1,6 @@
-"""LaTeX defect classes from papers the rules were not tuned on (issue 27), as reductions written for these
-tests: expl3 and key-value setup code in the body leaking its arguments as text, and a DOI given only by a
-metadata command of the class (``\\acmDOI{...}``), and a footnote inside the abstract."""
+"""LaTeX defect classes of real papers, as reductions written for these tests: expl3 and key-value setup code in
+the body leaking its arguments as text, a DOI given only by a metadata command of the class (``\\acmDOI{...}``),
+and a footnote inside the abstract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Replies and caches that used to cost a run (hardening, items 4, 5 and 6), against real servers.
+"""Replies and caches that must not cost a run (cut replies, lone surrogates, damaged caches), against real
+servers.
 
 ``says_server`` is a real `transformers serve` whose tiny model answers with one fixed QA pair and stops,
 so its replies are complete; a small ``max_tokens`` cuts them, and a raw completion of a prompt that

@@ -1,5 +1,5 @@
 """Options are checked before any work starts; a user error is one line and exit 2, a bug a traceback
-and exit 1 (hardening, item 7). Each case runs the real CLI."""
+and exit 1. Each case runs the real CLI."""
 
 from __future__ import annotations
 
@@ -128,8 +128,8 @@ def test_a_bug_shows_its_traceback_and_exits_1(capsys):
 
 
 def test_flags_are_spelled_out_and_a_typo_gets_the_nearest_flag(tmp_path, capsys):
-    """`sciqag run --config cfg.yaml` once read as a prefix of --configs ("publish.configs: unknown value
-    'cfg.yaml'"); `--embeded-backend` showed only the usage."""
+    """`sciqag run --config cfg.yaml` is the config, not a prefix of --configs; a misspelt flag such as
+    `--embeded-backend` is refused (exit 2) naming the nearest flag, before anything is written."""
     from sciqag_dataset.cli import build_parser, main
 
     args = build_parser().parse_args(["run", "--config", "cfg.yaml"])
@@ -208,8 +208,8 @@ def test_run_takes_its_config_as_a_flag_too(tmp_path):
 
 
 def test_a_mistyped_path_is_refused_before_anything_is_written(tmp_path):
-    """An input that does not exist was "1 failed paper, rerun to retry" (exit 1); `sciqag keywords` on a missing
-    work dir exited 2 but left the folder behind with a marker, a config and a cache."""
+    """An input that does not exist is a user error in one line (exit 2), not a failed paper to retry; a stage
+    on a work dir with no papers.jsonl is refused the same way, and no folder is left behind."""
     proc = sciqag("ingest", tmp_path / "no-such-paper.pdf", "-o", tmp_path / "w1")
     one_line_error(proc, "inputs:", "no-such-paper.pdf", "does not exist")
     proc = sciqag("run", "--inputs", tmp_path / "no-such-folder", "--work", tmp_path / "w2")
@@ -227,8 +227,8 @@ def test_a_file_that_cannot_be_read_is_not_promised_to_a_rerun(tmp_path):
 
 
 def test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared(tmp_path):
-    """README's `sciqag filter WORK --min-racar 2.5` without a judge once exited 0 with "0 kept, 30 missing",
-    and the next publish dropped the evaluated config; and no command undid a filter."""
+    """README's `sciqag filter WORK --min-racar 2.5` where no pair has a RACAR score is refused in one line (no
+    filtered.jsonl is written) unless --allow-missing-scores asks for it; `--clear` undoes a filter."""
     from sciqag_dataset.config import EvaluateConfig
     from sciqag_dataset.evaluation.evaluate import run_evaluate
     from sciqag_dataset.folders import WORK_LAYOUT, claim

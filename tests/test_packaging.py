@@ -57,8 +57,8 @@ def test_wheel_carries_its_data_and_works_outside_the_repo(tmp_path):
 
 
 def test_ci_installs_and_tests_exactly_as_readme_says():
-    """CI runs README's two commands byte for byte, and nothing of its own (an extra `pip install --upgrade pip`
-    in CI once hid an install step that README's command lacked)."""
+    """CI runs README's two commands byte for byte, and nothing of its own (an extra step of CI, such as `pip
+    install --upgrade pip`, could hide an install step that README's command lacks)."""
     readme = (ROOT / "README.md").read_text()
     block = readme.split("## Run the tests", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     printed = subprocess.run(["bash", str(ROOT / ".ci" / "run"), "--print"], capture_output=True, text=True)

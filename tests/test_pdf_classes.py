@@ -1,12 +1,12 @@
-"""PDF defect classes found on papers the rules were not tuned on (issue 27), each as a reduction of the layout
-that carries it (tests/pdf_pages.py; the words are written for these tests): the title repeated as a smaller
-running head, a front page's licence and citation blocks (the DOI printed only there), a venue footer split by
-the column gutter, a bold run-in "Abstract—" paragraph, a reference list without a heading, a caption told
-by its font rather than its punctuation (also right under a figure of text lines), IEEE's small-caps headings
-at the body size, an ISSN price line or item identifier on the front page, ligature glyphs without a Unicode
-map, and a journal's section label above a short article's title; and, from review, what those rules took
-wrongly: a year range before a bracket as an ISSN, authors in capitals as a numbered heading, a TeX title's
-first line as a label by its font's style name."""
+"""PDF defect classes of real papers, each as a reduction of the layout that carries it (tests/pdf_pages.py; the
+words are written for these tests): the title repeated as a smaller running head, a front page's licence and
+citation blocks (the DOI printed only there), a venue footer split by the column gutter, a bold run-in
+"Abstract—" paragraph, a reference list without a heading, a caption told by its font rather than its
+punctuation (also right under a figure of text lines), IEEE's small-caps headings at the body size, an ISSN
+price line or item identifier on the front page, ligature glyphs without a Unicode map, and a journal's section
+label above a short article's title; and what those rules must not take for one of them: a year range before a
+bracket (not an ISSN), authors in capitals (not a numbered heading), a TeX title's first line (not a label,
+whatever its font's style name)."""
 
 from __future__ import annotations
 

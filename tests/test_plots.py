@@ -82,7 +82,8 @@ def test_plots_write_pngs_carrying_title_and_caption(tmp_path):
 
 
 def test_question_similarity_plots_name_their_paper_and_label_the_colour_bar():
-    """Three sample papers used to give three pictures all titled "Question similarity"."""
+    """Each paper's question-similarity picture names its paper (three papers, three titles), and its colour bar
+    says what it measures."""
     figs = [
         plots.question_similarity_figure(_similarity(i), QUESTIONS, paper=plots.paper_label(pid, title))
         for i, (pid, title) in enumerate(
@@ -192,7 +193,7 @@ def test_write_plots_titles_each_paper_and_writes_captions_for_the_card(tmp_path
     assert len(set(titles)) == 3 and LONG_TITLE in titles[0] and "Perovskite stability" in titles[1]
     assert "p3" in titles[2] and LONG_TITLE in captions["plots/question_similarity_1.png"]
     assert "all-MiniLM-L6-v2" in captions["plots/question_similarity_1.png"]
-    # the answer-sentence title used to be cut at 90 characters, mid-word
+    # the answer-sentence title holds the whole paper title, however long
     answers = _png_text(work / made["answer_sentence_similarity"]["path"])["Title"]
     assert answers == f"Answer-sentence similarity: 2 answers x 20 sentences of paper “{LONG_TITLE}” (p9)"
     assert LONG_TITLE in captions["plots/answer_sentence_similarity.png"]

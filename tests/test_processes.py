@@ -1,6 +1,6 @@
-"""Worker processes die with the command that started them, even on kill -9 (hardening, item 8; scaled runs'
-ranks, datatrove's helpers and the local Ray instance too), and two processes preparing the embedded model at
-once both succeed (item 10, with the real conversion)."""
+"""Worker processes die with the command that started them, even on kill -9 (scaled runs' ranks, datatrove's
+helpers and the local Ray instance too), and two processes preparing the embedded model at once both succeed
+(with the real conversion)."""
 
 from __future__ import annotations
 

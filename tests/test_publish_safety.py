@@ -1,4 +1,4 @@
-"""Publishing never deletes or overwrites a file the project did not write (hardening, item 1).
+"""Publishing never deletes or overwrites a file the project did not write.
 
 Each case goes through the real CLI (`sciqag publish`) on a real work directory built by the seed
 stage's record shape, and `load_dataset` reads what was published.
@@ -154,7 +154,7 @@ def test_a_work_dir_that_is_someone_elses_folder_is_refused(tmp_path, capsys):
 
 
 def test_two_processes_building_one_artifact_both_succeed(tmp_path):
-    """The lock behind the embedded model's one-time conversion (hardening, item 10), with real processes."""
+    """The lock behind the embedded model's one-time conversion, with real processes."""
     out = tmp_path / "cache" / "model"
     code = (
         "import sys, time, pathlib\n"

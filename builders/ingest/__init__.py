@@ -34,7 +34,7 @@ from .errors import IngestError
 from .files import MAX_LEADING_FAILURES, iter_papers, read_file
 from .normalize import content_hash, normalize_doi, normalize_text, paper_id
 from .ranks import listing
-from .registry import Reader, Source, format_table, readers, register, unregister
+from .registry import Reader, Source, format_names, format_table, readers, register, unregister
 from .run import run_ingest
 
 if __doc__:  # None under python -OO
@@ -47,6 +47,8 @@ __all__ = [
     "Source",
     "content_hash",
     "detect_format",
+    "format_names",
+    "format_table",
     "iter_papers",
     "listing",
     "normalize_doi",

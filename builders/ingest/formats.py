@@ -39,10 +39,10 @@ BUILTIN = (
         sniff=sniff.json,
         label="JSON",
         many=True,
-        about="``json_papers.py``: a paper dict (title, text | abstract + body | sections, doi, ...), a list of "
-        "them (streamed), or JSON Lines (also when the file is called .json). The SciQAG authors' release "
-        "(dicts with doi, txt, journal, keywords, Q&A; source_format sciqag-json): their pairs go to "
-        'existing_qa (origin "released")',
+        about="a paper object (title, text | abstract + body | sections, doi, ...), a list of them (streamed), "
+        "or JSON Lines (also when the file is called .json). The SciQAG authors' release (objects with doi, "
+        "txt, journal, keywords, Q&A; source_format sciqag-json): their pairs are kept as existing_qa "
+        '(origin "released")',
     ),
     Reader(
         "html",
@@ -51,8 +51,8 @@ BUILTIN = (
         sniff=sniff.html,
         extra="ingest",
         label="HTML",
-        about="``html.py``: trafilatura main content + citation_* metadata, abstract, references removed "
-        "(``html_clean.py``: what a page holds besides the paper, with the patterns of ``html_rules.py``)",
+        about="the article's main content (trafilatura), citation_* metadata and the abstract; references, "
+        "navigation, figures and the site's notices removed",
     ),
     Reader(
         "xml",
@@ -61,8 +61,8 @@ BUILTIN = (
         sniff=sniff.xml,
         extra="ingest",
         label="XML",
-        about="``xml_reader.py``: JATS/NLM <article> XML (``jats.py``, source_format jats) and Elsevier "
-        "full-text XML (``elsevier.py``, ce:/dc:/prism: elements, source_format elsevier)",
+        about="JATS/NLM <article> XML (source_format jats) and Elsevier full-text XML (ce:/dc:/prism: elements, "
+        "source_format elsevier): sections, abstract and metadata",
     ),
     Reader(
         "latex",
@@ -72,10 +72,10 @@ BUILTIN = (
         signature=sniff.source_archive,
         extra="ingest",
         label="LaTeX",
-        about="``latex.py``: a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file): "
-        "``latex_source.py`` finds the main file by \\documentclass, expands inputs and argument-less "
-        "macros; pylatexenc text with the math kept verbatim as LaTeX; bibliography, figures and tables "
-        "removed; ``latex_refs.py`` numbers cross-references, ``latex_cites.py`` writes out textual citations",
+        about="a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file): the main file found "
+        "by \\documentclass, inputs and argument-less macros expanded; the text through pylatexenc with the "
+        "math kept verbatim as LaTeX; bibliography, figures and tables removed; cross-references as the "
+        "numbers LaTeX prints, textual citations written out",
     ),
     Reader(
         "md",
@@ -83,7 +83,7 @@ BUILTIN = (
         extensions=(".md", ".markdown"),
         sniff=sniff.markdown,
         label="Markdown",
-        about="``markdown.py``: # Title, ##/### sections, optional YAML front matter, header lines",
+        about="# Title, ##/### sections, optional YAML front matter, Key: value header lines",
     ),
     Reader(
         "txt",
@@ -92,7 +92,7 @@ BUILTIN = (
         sniff=sniff.prose,
         label="plain text",
         last_resort=True,
-        about="``plain_text.py``: first non-empty short line is the title; Key: value header lines (Authors, "
+        about="the first non-empty short line is the title; Key: value header lines (Authors, "
         "Journal, DOI, License, Year, Keywords, URL) become metadata; a lone short line such as "
         "Introduction starts a section. Also any file of prose whose extension names no format (noted)",
     ),
@@ -104,9 +104,9 @@ BUILTIN = (
         no_signature="no %PDF- header",
         extra="ingest",
         label="PDF",
-        about="``pdf.py``: pdfplumber words with size and position (``pdf_layout.py``: lines, columns, "
-        "running heads, figure regions; ``pdf_blocks.py``: headings, abstract, references, furniture, "
-        "footnotes)",
+        about="layout-aware (pdfplumber words with their size and position): two columns in reading order, "
+        "headings and abstract found; running heads, figures, references, captions, footnotes and page "
+        "furniture removed",
     ),
     Reader(
         "pdf",
@@ -114,8 +114,7 @@ BUILTIN = (
         selected_by="grobid_url",
         extra="ingest",
         label="PDF through GROBID",
-        about="``grobid.py``: PDFs posted to a GROBID server (--pdf-backend grobid --grobid-url URL), its TEI "
-        "read into sections",
+        about="PDFs posted to a GROBID server (--pdf-backend grobid --grobid-url URL), its TEI read into sections",
     ),
 )
 

@@ -6,8 +6,8 @@ font family and glyph code, since a typesetter numbers a ligature alike in the r
 family, and families number their glyphs as they like. The paper votes: every word with the mark in it is
 tried with each ligature's letters, and a spelling that makes a word the paper prints elsewhere in plain letters
 is a vote. A glyph whose votes agree is that ligature everywhere (in words the paper spells nowhere else too); a
-word the paper spells elsewhere is filled even when its glyph is not settled; any other mark is left out, as
-such glyphs always were."""
+word the paper spells elsewhere is filled even when its glyph is not settled; any other mark is left out, as a
+mark standing alone is."""
 
 from __future__ import annotations
 

@@ -166,6 +166,11 @@ def format_of_name(path: str) -> str:
     return reader.name if reader else "other"
 
 
+def format_names() -> list[str]:
+    """The registered formats' names, each once, in registration order."""
+    return list(dict.fromkeys(r.name for r in _READERS))
+
+
 def format_table(width: int = 110) -> str:
     """The registered formats as a reStructuredText table: name, extensions, extra, what is read."""
     rows = [("format", "extensions", "extra", "what is read")]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import __version__, pipeline, scale
 from ..atomic import write_json
+from ..builders.ingest import format_names, format_table
 from ..config import (
     STAGES,
     EvaluateConfig,
@@ -215,7 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         sub,
         "ingest",
-        "read papers (txt, md, json/jsonl, SciQAG JSON, JATS/Elsevier XML, HTML, PDF) into WORK/papers.jsonl",
+        f"read papers ({', '.join(format_names())}) into WORK/papers.jsonl",
+        epilog=format_table(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_work(p)
     p.add_argument(

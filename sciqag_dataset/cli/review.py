@@ -212,6 +212,6 @@ def add_parsers(sub) -> None:
         type=int,
         default=500,
         metavar="N",
-        help="bootstrap rounds for the 95 %% intervals (~10 s per 1000 rounds and pair of raters)",
+        help="bootstrap rounds for the 95 %% intervals (the time grows with the rounds and the pairs of raters)",
     )
     p.set_defaults(func=cmd_agreement)

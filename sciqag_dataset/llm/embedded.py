@@ -41,8 +41,7 @@ log = logging.getLogger(__name__)
 #: The engines, in rank order: a new one is a module that builds its ``Engine``, listed here.
 ENGINES = Registry(llama_cpp_engine.ENGINE, transformers_engine.ENGINE)
 #: How the embedded model is asked (``embedded.profile``): see ``qa/small_model.py``. Six pairs from two
-#: ~300-word chunks keep a 2-core `sciqag run` of the sample papers within three minutes (bench/embedded.py);
-#: two ~450-word chunks for ten pairs took ~26 s a paper instead of ~15.
+#: ~300-word chunks keep a 2-core `sciqag run` of the sample papers short (docs/MEASUREMENTS.md, bench/embedded.py).
 PROFILE = {"prompt_style": "small", "chunk_words": 300, "max_chunks": 2, "n_pairs": 6}
 
 

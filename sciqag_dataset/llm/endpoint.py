@@ -128,8 +128,8 @@ def client_from_config(
             "top_p": cfg.top_p,
             "max_tokens": cfg.max_tokens or (512 if label else 2048),
         },
-        # the embedded server answers one request at a time; a second one waiting inside it slowed the
-        # running one's decoding ~2x on 2 cores (8 seed requests: 110 s sent together, 87 s in turn)
+        # the embedded server answers one request at a time; a second one waiting inside it slows the
+        # running one's decoding (docs/MEASUREMENTS.md)
         concurrency=1 if label else cfg.concurrency,
         max_retries=cfg.max_retries,
         timeout=cfg.timeout,

