@@ -38,6 +38,7 @@ from ..metrics import default_metrics
 from ..trainers.config import TrainConfig
 from ..wiring import FILTER_SUMMARY
 from . import benchmark as benchmark_cli
+from . import export as export_cli
 from . import report
 from . import review as review_cli
 from .flags import (
@@ -321,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     benchmark_cli.add_parsers(sub)
+    export_cli.add_parsers(sub)
     review_cli.add_parsers(sub)
 
     command(
