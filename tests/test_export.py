@@ -308,3 +308,16 @@ def test_a_bad_format_is_a_one_line_error(published, tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
     assert export(tmp_path / "nowhere", tmp_path / "out", "alpaca") == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_the_evidence_of_a_work_directory_evaluated_with_coverage_slices_its_papers(evaluated_review_work, tmp_path):
+    from review_samples import PAPERS as REVIEWED
+    from review_samples import QA
+
+    assert export(evaluated_review_work, tmp_path / "out", "ragas") == 0
+    rows = [r for p in sorted((tmp_path / "out").glob("*.jsonl")) for r in read_jsonl(p)]
+    assert sorted((r["user_input"], r["reference"]) for r in rows) == sorted(p for pairs in QA.values() for p in pairs)
+    assert all(r["reference_contexts"] for r in rows)
+    for row in rows:
+        text = REVIEWED[row["paper_id"]][1]
+        assert [text[q["start"] : q["end"]] for q in row["evidence"]] == row["reference_contexts"]
