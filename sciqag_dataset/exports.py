@@ -66,8 +66,8 @@ def _pairs(config: str, rows, split: str) -> Iterator[dict]:
                 "pair_id": pid,
                 "paper_id": paper_id,
                 "split": split,
-                "question": (pair.get("question") or "").strip(),
-                "answer": (pair.get("answer") or "").strip(),
+                "question": pair.get("question") or "",
+                "answer": pair.get("answer") or "",
                 "evidence": evidence,
             }
 
@@ -123,9 +123,9 @@ def read_pairs(source: str | Path, config: str | None = None, split: str | None 
         if split is not None and split not in loaded:
             raise UserError(f"{source} ({config}): no {split!r} split (it has: {', '.join(loaded) or 'none'})")
         out, empty = {}, 0
-        for name in [split] if split else [s for s in SPLITS if s in loaded]:
+        for name in [split] if split else list(loaded):
             pairs = list(_pairs(config, loaded[name], name))
-            out[name] = [p for p in pairs if p["question"] and p["answer"]]
+            out[name] = [p for p in pairs if p["question"].strip() and p["answer"].strip()]
             empty += len(pairs) - len(out[name])
     if empty:
         log.warning("%s: %d pair(s) without a question or an answer were left out", source, empty)
