@@ -71,6 +71,21 @@ def available_configs(work: Path) -> list[str]:
     return names
 
 
+def prepared(work: Path, name: str, pc, cache: str) -> SciQAG:
+    """The `datasets` builder of config ``name`` over ``work``, its rows built into ``cache``: the rows a publish
+    writes (``pc``: the publish section, for the split shares and partial papers)."""
+    builder = SciQAG(
+        config_name=name,
+        data_dir=str(work),
+        cache_dir=cache,
+        train=pc.train,
+        validation=pc.validation,
+        allow_partial=pc.allow_partial,
+    )
+    builder.download_and_prepare()
+    return builder
+
+
 def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
     """Build every configured config with the `datasets` builder and write the publish folder.
 
@@ -85,15 +100,7 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
     try:
         with tempfile.TemporaryDirectory() as cache:
             for name in names:
-                builder = SciQAG(
-                    config_name=name,
-                    data_dir=str(work),
-                    cache_dir=cache,
-                    train=pc.train,
-                    validation=pc.validation,
-                    allow_partial=pc.allow_partial,
-                )
-                builder.download_and_prepare()
+                builder = prepared(work, name, pc, cache)
                 data_files = []
                 for split in SPLITS:
                     if not builder.info.splits[split].num_examples:

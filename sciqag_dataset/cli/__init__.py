@@ -39,6 +39,7 @@ from ..metrics import default_metrics
 from ..trainers.config import TrainConfig
 from ..wiring import FILTER_SUMMARY
 from . import benchmark as benchmark_cli
+from . import export as export_cli
 from . import report
 from . import review as review_cli
 from . import serve as serve_cli
@@ -325,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     benchmark_cli.add_parsers(sub)
+    export_cli.add_parsers(sub)
     review_cli.add_parsers(sub)
     serve_cli.add_parsers(sub)
 

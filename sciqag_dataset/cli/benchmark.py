@@ -133,6 +133,7 @@ def add_parsers(sub) -> None:
         "write the benchmark as a lighteval custom task or an lm-evaluation-harness "
         "task over the published test split",
     )
+    p.epilog = "The pairs as training data (OpenAI chat, ShareGPT, Alpaca, LLaMA-Factory, ragas): `sciqag export`."
     p.add_argument("harness", choices=export.HARNESSES)
     p.add_argument("data", metavar="DATA", help="a published folder or Hub id, or a JSON/JSONL/parquet file")
     p.add_argument("-o", "--output", required=True, help="folder for the task files")
