@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -195,7 +196,7 @@ def qa_stage(
     return Stage(
         name=name,
         output=output,
-        inputs=records.with_keywords,
+        inputs=functools.partial(records.with_keywords, sections=bool(cfg.chunk_words)),
         process=one,
         params={"model": client.name, "request": client.params, "settings": settings},
         concurrency=client.concurrency * len(client.urls) if client.urls else 1,  # embedded: one at a time

@@ -75,8 +75,11 @@ def count_papers(work: str | Path) -> int:
     return sum(1 for _ in JsonlIndex(Path(work) / PAPERS).offsets)
 
 
-def with_keywords(work: str | Path) -> Iterator[dict]:
-    """Papers with their keywords: what a model is asked to write QA pairs from (seed, generate)."""
+def with_keywords(work: str | Path, sections: bool = False) -> Iterator[dict]:
+    """Papers with their keywords: what a model is asked to write QA pairs from (seed, generate). With
+    ``sections``, also where each section starts in the text (``section_starts``), for a stage that asks about
+    chunks of the paper; without it the record holds nothing more, so a stage that reads the whole paper keeps
+    its records' fingerprints."""
     work = Path(work)
     kw = JsonlIndex(work / KEYWORDS)
     for paper in papers(work):
@@ -87,7 +90,7 @@ def with_keywords(work: str | Path) -> Iterator[dict]:
             "text": text,
             "keywords": keywords_for(paper, kw.get(paper["id"])),
             "existing_qa": paper.get("existing_qa") or [],
-            **({"section_starts": starts} if (starts := section_starts(text, paper.get("sections"))) else {}),
+            **({"section_starts": section_starts(text, paper.get("sections"))} if sections else {}),
         }
 
 

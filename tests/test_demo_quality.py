@@ -10,6 +10,7 @@ from helpers import ScriptedChat, read_jsonl, write_jsonl
 from sciqag_dataset.cli import main
 from sciqag_dataset.llm.models import DEFAULT_MODEL_ID
 from sciqag_dataset.qa.small_model import chunks, section_starts
+from sciqag_dataset.records import with_keywords
 
 SECTION_WORDS = {"Introduction": 500, "Methods": 250, "Results": 450, "Discussion": 400}
 
@@ -74,3 +75,15 @@ def test_a_run_by_the_135m_model_says_it_is_demo_quality_and_how_much_of_each_pa
     card = (work / "dataset" / "README.md").read_text()
     assert "> **Demo data** (the `seed` config): the embedded SmolLM2-135M-Instruct" in card
     assert "`teacher:`" in card and f"It saw {total * 100:.0f} % of the papers' words." in card
+
+
+def test_section_starts_reach_only_a_stage_that_asks_about_chunks(tmp_path):
+    """The input record of a stage that reads the whole paper holds what it always held, so its finished records
+    keep their fingerprints; only the chunked profile gets where the sections start."""
+    paper = {"id": "p", "title": "T", "sections": [section(n, w) for n, w in SECTION_WORDS.items()]}
+    paper["text"] = "\n\n".join(s["text"] for s in paper["sections"])
+    write_jsonl(tmp_path / "papers.jsonl", [paper])
+    (whole,) = with_keywords(tmp_path)
+    assert set(whole) == {"id", "title", "text", "keywords", "existing_qa"}
+    (chunked,) = with_keywords(tmp_path, sections=True)
+    assert len(chunked["section_starts"]) == len(SECTION_WORDS) and chunked["section_starts"][0] == 0
