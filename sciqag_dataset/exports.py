@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from .atomic import replacing, write_json
 from .builder import SPLITS
 from .config import Config
 from .errors import MissingInput, UserError
-from .folders import claim
+from .folders import claim, install_publish, new_staging
 from .pair_ids import RowIds, pair_ids
 from .publish import available_configs, prepared
 from .wiring import PAPERS
@@ -197,9 +198,9 @@ def export(
     split: str | None = None,
     system: str | None = None,
 ) -> tuple[str, dict[Path, int]]:
-    """Write ``source``'s pairs in format ``fmt`` into ``output`` (a new or empty folder, or an earlier export):
-    one ``<split>.jsonl`` per split, and for llama-factory its ``dataset_info.json``. Returns the config read
-    and {file written: its rows}."""
+    """Write ``source``'s pairs in format ``fmt`` into ``output`` (a new or empty folder, or an earlier export,
+    whose files this export replaces): one ``<split>.jsonl`` per split, and for llama-factory its
+    ``dataset_info.json``. Returns the config read and {file written: its rows}."""
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if system is not None and not system.strip():
@@ -216,13 +217,19 @@ def export(
             source,
             config,
         )
-    written: dict[Path, int] = {}
-    for name, pairs in splits.items():
-        with replacing(out / f"{name}.jsonl") as f:
-            for pair in pairs:
-                f.write(json.dumps(FORMATS[fmt](pair, system), ensure_ascii=False) + "\n")
-        written[out / f"{name}.jsonl"] = len(pairs)
-    if fmt == "llama-factory":
-        info = {f"sciqag_{name}": llama_factory_entry(f"{name}.jsonl", system) for name in splits}
-        written[write_json(out / LLAMA_FACTORY_INFO, info)] = len(info)
+    # built beside OUT, then moved in: the files of an earlier export that this one does not write go
+    staging, written = new_staging(out), {}
+    try:
+        for name, pairs in splits.items():
+            with replacing(staging / f"{name}.jsonl") as f:
+                for pair in pairs:
+                    f.write(json.dumps(FORMATS[fmt](pair, system), ensure_ascii=False) + "\n")
+            written[out / f"{name}.jsonl"] = len(pairs)
+        if fmt == "llama-factory":
+            info = {f"sciqag_{name}": llama_factory_entry(f"{name}.jsonl", system) for name in splits}
+            write_json(staging / LLAMA_FACTORY_INFO, info)
+            written[out / LLAMA_FACTORY_INFO] = len(info)
+        install_publish(staging, out, last=LLAMA_FACTORY_INFO, kind="export")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return config, written

@@ -230,11 +230,12 @@ def _files(folder: Path) -> list[str]:
     )
 
 
-def install_publish(staging: Path, out: Path, last: str = "README.md") -> list[str]:
+def install_publish(staging: Path, out: Path, last: str = "README.md", kind: str = "publish") -> list[str]:
     """Move the files built in ``staging`` into ``out``, replacing only an earlier publish's files.
 
     ``last`` (the card, which names the data files) moves in after every data file, so a reader sees
-    either the old publish or the new one. Returns the files now published.
+    either the old publish or the new one. ``kind``: the folder's kind in its marker (an export folder is
+    replaced the same way). Returns the files now published.
     """
     new = _files(staging)
     marker = _read_marker(out) if out.is_dir() else None
@@ -245,11 +246,11 @@ def install_publish(staging: Path, out: Path, last: str = "README.md") -> list[s
         if out.is_dir():
             shutil.rmtree(out)  # empty but for our marker
         (staging / _STAGING_MARKER).unlink()
-        _write_marker(staging, {"kind": "publish", "files": new})
+        _write_marker(staging, {"kind": kind, "files": new})
         os.rename(staging, out)  # the whole folder appears at once
         return new
     # the marker first lists old and new files: a kill from here on leaves nothing of ours unlisted
-    _write_marker(out, {"kind": "publish", "files": sorted(set(previous) | set(new))})
+    _write_marker(out, {"kind": kind, "files": sorted(set(previous) | set(new))})
     for rel in sorted(new, key=lambda r: r == last):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -262,7 +263,7 @@ def install_publish(staging: Path, out: Path, last: str = "README.md") -> list[s
         while parent != out and parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()
             parent = parent.parent
-    _write_marker(out, {"kind": "publish", "files": new})
+    _write_marker(out, {"kind": kind, "files": new})
     shutil.rmtree(staging, ignore_errors=True)
     return new
 

@@ -240,6 +240,30 @@ def test_a_work_directory_exports_the_rows_publish_builds_and_the_filtered_pairs
     assert sorted(p.name for p in (tmp_path / "filtered").iterdir()) == [".sciqag.json", "train.jsonl"]
 
 
+def test_a_work_directory_exports_the_splits_of_its_last_publish(published, tmp_path):
+    """Shares given to `sciqag publish` are the ones an export of the work directory splits by: a paper of the
+    published test split never lands in an exported training file."""
+    work = Path(shutil.copytree(published[0], tmp_path / "work"))
+    shares = ["--train", "0.2", "--validation", "0.2", "--configs", "seed,evaluated"]
+    assert main(["publish", str(work), "-o", str(tmp_path / "pub"), *shares]) == 0
+    assert export(work, tmp_path / "from-work", "alpaca") == 0
+    assert export(tmp_path / "pub", tmp_path / "from-pub", "alpaca") == 0
+    names = sorted(p.name for p in (tmp_path / "from-pub").glob("*.jsonl"))
+    assert names == sorted(p.name for p in (tmp_path / "from-work").glob("*.jsonl"))
+    for name in names:
+        assert read_jsonl(tmp_path / "from-work" / name) == read_jsonl(tmp_path / "from-pub" / name)
+
+
+def test_an_export_replaces_the_files_of_the_export_before_it_and_nothing_else(published, tmp_path):
+    work, pub = published
+    out = tmp_path / "out"
+    assert export(pub, out, "llama-factory") == 0
+    (out / "notes.txt").write_text("mine")  # a file of the user's, put there since
+    assert export(pub, out, "alpaca", "--split", "train") == 0
+    assert sorted(p.name for p in out.iterdir()) == [".sciqag.json", "notes.txt", "train.jsonl"]
+    assert "instruction" in read_jsonl(out / "train.jsonl")[0]
+
+
 def test_the_seed_config_is_exported_when_asked_with_empty_evidence(published, tmp_path):
     work, pub = published
     assert export(pub, tmp_path / "out", "ragas", "--data-config", "seed") == 0
