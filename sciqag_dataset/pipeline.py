@@ -194,6 +194,13 @@ def endpoints_of(cfg: Config, stage: str) -> list[tuple[str, EndpointConfig]]:
     return [(section, getattr(cfg, section))] if section else []
 
 
+def endpoints_needed(cfg: Config, stages: list[str]) -> list[tuple[str, EndpointConfig]]:
+    """``endpoints_of`` each of ``stages``, the judges only where the metrics to run ask one."""
+    ev = replace(cfg.evaluate)
+    ev.resolve_metrics(bool(cfg.judge.url))
+    return [pair for stage in stages if stage != "evaluate" or ev.needs_judge() for pair in endpoints_of(cfg, stage)]
+
+
 def evaluate(cfg: Config, endpoints: Endpoints) -> dict[str, Summary]:
     return evaluate_with(cfg, endpoints, plain_runner(cfg))
 

@@ -29,7 +29,6 @@ import subprocess
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import replace
 from pathlib import Path
 
 from . import pipeline
@@ -58,7 +57,7 @@ def _check(cfg: Config) -> None:
         raise UserError("generate.shard and --executor shard the same way twice: use one of them")
     if x.kind == "slurm" and not x.partition:
         raise UserError("--executor slurm needs a partition (executor.partition / --partition)")
-    endpoints = llm_endpoints(cfg)
+    endpoints = [e for _, e in pipeline.endpoints_needed(cfg, cfg.stages)]
     if (x.kind == "slurm" or (x.kind == "ray" and x.address)) and any(not e.url for e in endpoints):
         raise UserError(
             f"on a {x.kind} cluster every LLM stage needs an endpoint URL: the embedded model "
@@ -70,18 +69,6 @@ def _check(cfg: Config) -> None:
             "a URL with a user:password part or a query string would be written to datatrove's logging "
             "dir: name the key in api_key_env instead (every rank reads it from its environment)"
         )
-
-
-def llm_endpoints(cfg: Config) -> list:
-    """The endpoint sections the configured stages will ask."""
-    ev = replace(cfg.evaluate)
-    ev.resolve_metrics(bool(cfg.judge.url))
-    return [
-        e
-        for stage in cfg.stages
-        if stage != "evaluate" or ev.needs_judge()
-        for _, e in pipeline.endpoints_of(cfg, stage)
-    ]
 
 
 def _asks_judge(cfg: Config, names: list[str]) -> bool:

@@ -58,7 +58,7 @@ from .flags import (
     resolve_config,
 )
 from .train import main as train_main
-from .work import check_inputs, check_publish_targets, existing_work, open_work
+from .work import check_inputs, check_publish_targets, open_work
 
 log = logging.getLogger(__name__)
 
@@ -84,32 +84,28 @@ def cmd_ingest(args) -> int:
 
 def cmd_keywords(args) -> int:
     cfg = resolve_config(args)
-    existing_work(cfg)
-    with open_work(cfg, args, save=False):
+    with open_work(cfg, args, save=False, papers=True):
         return report.summary_line(pipeline.keywords(cfg))
 
 
 def cmd_seed(args) -> int:
     cfg = resolve_config(args)
-    existing_work(cfg)
-    with open_work(cfg, args, ["seed"]), pipeline.Endpoints(cfg) as endpoints:
+    with open_work(cfg, args, ["seed"], papers=True), pipeline.Endpoints(cfg) as endpoints:
         return report.summary_line(pipeline.seed(cfg, endpoints))
 
 
 def cmd_generate(args) -> int:
     cfg = resolve_config(args)
-    if not args.merge:
-        existing_work(cfg)
     if args.merge:
         with open_work(cfg, args, save=False):
             return report.summary_line(pipeline.merge_generated(cfg))
-    with open_work(cfg, args, ["generate"], shared=cfg.generate.shard is not None), pipeline.Endpoints(cfg) as ends:
-        return report.summary_line(pipeline.generate(cfg, ends))
+    shard = cfg.generate.shard is not None
+    with open_work(cfg, args, ["generate"], papers=True, shared=shard), pipeline.Endpoints(cfg) as endpoints:
+        return report.summary_line(pipeline.generate(cfg, endpoints))
 
 
 def cmd_evaluate(args) -> int:
     cfg = resolve_config(args)
-    existing_work(cfg)
     ev = cfg.evaluate
     if ev.metrics is None and not cfg.judge.url:
         print(
@@ -119,7 +115,7 @@ def cmd_evaluate(args) -> int:
         )
     ev.resolve_metrics(bool(cfg.judge.url))
     ev.validate()
-    with open_work(cfg, args, ["evaluate"]) as work:
+    with open_work(cfg, args, ["evaluate"], papers=True) as work:
         with pipeline.Endpoints(cfg) as endpoints:
             summaries = pipeline.evaluate(cfg, endpoints)
         return report.evaluation(work, summaries)
@@ -127,8 +123,7 @@ def cmd_evaluate(args) -> int:
 
 def cmd_filter(args) -> int:
     cfg = resolve_config(args)
-    existing_work(cfg)
-    with open_work(cfg, args, save=False):
+    with open_work(cfg, args, save=False, papers=True):
         return filter_work(cfg, args)
 
 
@@ -155,9 +150,8 @@ def filter_work(cfg, args) -> int:
 
 def cmd_publish(args) -> int:
     cfg = resolve_config(args)
-    existing_work(cfg)
     check_publish_targets(cfg)
-    with open_work(cfg, args, save=False):
+    with open_work(cfg, args, papers=True):  # the config saved: an export of WORK splits as this publish did
         return report.published(*pipeline.publish(cfg))
 
 

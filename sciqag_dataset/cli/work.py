@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from .. import pipeline, remote, work_lock
@@ -16,28 +15,23 @@ from ..redact import redact
 from ..wiring import PAPERS
 
 
-def endpoints_needed(cfg, stages):
-    """(option name of its key variable, endpoint section) of every endpoint the given stages will ask: the
-    judges only where the metrics to run need one."""
-    for stage in stages:
-        if stage == "evaluate":
-            metrics = replace(cfg.evaluate)
-            metrics.resolve_metrics(bool(cfg.judge.url))
-            if not metrics.needs_judge():
-                continue
-        yield from pipeline.endpoints_of(cfg, stage)
-
-
 @contextmanager
-def open_work(cfg, args, stages=(), *, save: bool = True, shared: bool = False) -> Iterator[Path]:
+def open_work(
+    cfg, args, stages=(), *, save: bool = True, papers: bool = False, shared: bool = False
+) -> Iterator[Path]:
     """Checks before any work, then the work directory held for this command.
 
     First the key of every endpoint these stages call, and that each answers; then the work directory (ours,
     or new, or empty: never someone else's folder), locked while the command runs (``work_lock``: a second
     command is refused, or waits with --wait-turn); only then is the resolved config saved there (``save``), so a
-    refused command leaves the work directory as it was. ``shared``: a shard run, beside other shard runs.
+    refused command leaves the work directory as it was. ``papers``: the work directory must hold ingested papers
+    (checked before anything is written, or once the lock is ours when waiting for a command that may ingest
+    them). ``shared``: a shard run, beside other shard runs.
     """
-    needed = list(endpoints_needed(cfg, stages))
+    wait = getattr(args, "wait_turn", False)
+    if papers and not wait:
+        existing_work(cfg)
+    needed = pipeline.endpoints_needed(cfg, stages)
     for option, endpoint in needed:
         endpoint.api_key(f"{option}.api_key_env")
     for _, endpoint in needed:
@@ -45,7 +39,9 @@ def open_work(cfg, args, stages=(), *, save: bool = True, shared: bool = False) 
             check_reachable(endpoint.url)
     work = claim(cfg.work_dir, "work", option="work_dir", adopt=WORK_LAYOUT)
     command = redact(" ".join(["sciqag", *getattr(args, "argv", [args.command])]))
-    with work_lock.hold(work, command, shared=shared, wait=getattr(args, "wait_turn", False)):
+    with work_lock.hold(work, command, shared=shared, wait=wait):
+        if papers and wait:
+            existing_work(cfg)
         if save:
             cfg.save(work / "config.yaml")  # holds api_key_env names only, never keys; URLs without credentials
         yield work
