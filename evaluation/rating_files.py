@@ -85,7 +85,7 @@ def _csv_rows(path: Path, reader: csv.DictReader) -> Iterator[tuple[str, dict]]:
 
 
 def _json_lines(path: Path, text: str) -> Iterator[tuple[str, dict]]:
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 may stand inside a string
         if line.strip():
             try:
                 rec = json.loads(line)

@@ -6,7 +6,10 @@ drops the lock when its process ends, however it ends, so a lock left by a kille
 next one: the file still names the dead holder, and the next command notes that it takes over.
 
 Runs of one stage's shards (``sciqag generate --shard i/n``, which write files of their own) share the lock
-with each other; any other command excludes them. Readers (`sciqag review`, `sciqag agreement`) take no lock.
+with each other; any other command excludes them. `sciqag review`, `sciqag agreement` and `sciqag export` take
+no lock: they read the pipeline's files and write only their own. A scaled run submitted to Slurm without
+waiting (``executor.wait: false``) holds the lock only while it submits; its jobs go on writing after that.
+A file system that cannot lock (some network mounts) runs the command unlocked, with a warning.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from .errors import UserError
 
 try:
     import fcntl
-except ImportError:  # not POSIX: no lock, as before
+except ImportError:  # not POSIX: commands run unlocked
     fcntl = None
 
 log = logging.getLogger(__name__)
@@ -44,17 +47,21 @@ def _read_holder(handle) -> dict | None:
 
 def describe(holder: dict | None) -> str:
     """Who holds the lock, for a message: "pid 123 (sciqag run cfg.yaml), since 10:02:11 UTC"."""
-    if not holder:
-        return "shard runs (`sciqag generate --shard`)"
+    if not holder:  # shard runs name nobody; another command names itself as soon as it holds the lock
+        return "another sciqag command (shard runs of `sciqag generate --shard` name nobody)"
     where = "" if holder.get("host") in (None, socket.gethostname()) else f" on {holder['host']}"
     return f"pid {holder.get('pid')}{where} ({holder.get('command', '?')}), since {holder.get('since', '?')}"
 
 
-def _try(handle, mode: int) -> bool:
+def _try(handle, mode: int) -> bool | None:
+    """True: locked; False: another process holds it; None: this file system cannot lock."""
     try:
         fcntl.flock(handle, mode | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    except OSError as exc:  # ENOLCK, ENOSYS, EOPNOTSUPP: a mount without locks (Lustre without -o flock, ...)
+        log.warning("%s cannot be locked (%s): running without the one-command-at-a-time check", handle.name, exc)
+        return None
     return True
 
 
@@ -71,7 +78,11 @@ def hold(work: str | os.PathLike, command: str, *, shared: bool = False, wait: b
     path = Path(work) / LOCK_FILE
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     with open(path, "a+", encoding="utf-8") as handle:
-        if not _try(handle, mode):
+        locked = _try(handle, mode)
+        if locked is None:
+            yield
+            return
+        if not locked:
             holder = _read_holder(handle)
             if not wait:
                 raise UserError(

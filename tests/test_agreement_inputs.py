@@ -76,6 +76,16 @@ def test_spreadsheet_encodings_and_separators_are_read_and_named(tmp_path):
         list(read_ratings_file(no_bom))
 
 
+def test_a_jsonl_line_holding_a_line_separator_in_a_string_is_one_row(tmp_path):
+    path = tmp_path / "ratings.jsonl"
+    rows = [
+        {"pair_id": "p#1", "rater": "ann", "relevance": 3, "note": "first\u2028second"},
+        {"pair_id": "p#2", "rater": "ann"},
+    ]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert [row["pair_id"] for row in read_ratings_file(path)] == ["p#1", "p#2"]
+
+
 def test_every_ratings_file_is_used_and_the_summary_names_raters_and_statistics(tmp_path, capsys):
     work, ids = work_dir(tmp_path)
     ann = tmp_path / "ann.csv"

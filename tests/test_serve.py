@@ -88,3 +88,10 @@ def test_serve_on_a_taken_port_is_a_one_line_error(capsys):
         assert main(["serve", "--port", str(port)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"--port {port}: cannot listen there" in err[0]
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_serve_on_a_port_out_of_range_is_a_one_line_error(capsys, port):
+    assert main(["serve", "--port", port]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "0 to 65535" in err[0] and "Traceback" not in err[0]

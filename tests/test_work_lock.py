@@ -102,7 +102,7 @@ def test_a_lock_left_by_a_dead_process_is_taken_over_with_a_note(ingested):
 def test_shard_runs_share_the_lock_and_exclude_every_other_command(tmp_path):
     with hold(tmp_path, "sciqag generate w --shard 0/2", shared=True):
         with hold(tmp_path, "sciqag generate w --shard 1/2", shared=True):
-            with pytest.raises(UserError, match="shard runs"):
+            with pytest.raises(UserError, match="shard runs of"):
                 with hold(tmp_path, "sciqag evaluate w"):
                     pass
     with hold(tmp_path, "sciqag evaluate w"):
@@ -126,3 +126,17 @@ def test_run_probes_its_endpoints_before_ingest_and_writes_nothing(tmp_path):
     _, err = run.communicate(timeout=120)
     assert run.returncode == 2 and "no endpoint is reachable" in err, err
     assert not work.exists()
+
+
+def test_a_command_waiting_its_turn_looks_for_the_papers_once_the_command_before_it_is_done(tmp_path):
+    work = tmp_path / "work"
+    main(["ingest", str(work), *sample_papers()])  # a work directory of ours, then emptied as if new
+    papers = (work / "papers.jsonl").read_bytes()
+    (work / "papers.jsonl").unlink()
+    with hold(work, "sciqag ingest work papers"):
+        waiting = sciqag("filter", work, "--clear", "--wait-turn")
+        line = waiting.stderr.readline()
+        assert "Waiting for" in line and "sciqag ingest work papers" in line, line + waiting.communicate()[1]
+        (work / "papers.jsonl").write_bytes(papers)  # what the command holding the lock writes
+    out, err = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0 and "Filter cleared" in out, err

@@ -248,3 +248,9 @@ def resolve_config(args: argparse.Namespace) -> Config:
     if "judge.url" in vars(args):  # a command with the judge flags: the committee they name
         cfg = pipeline.with_committee(cfg, getattr(args, "judge.url"), getattr(args, "judge.model"))
     return cfg.validate()
+
+
+def check_port(port: int) -> None:
+    """A port a server can listen on (0: any free one); UserError otherwise."""
+    if not 0 <= port <= 65535:
+        raise UserError(f"--port {port}: a port is 0 to 65535 (0: any free one)")

@@ -19,7 +19,7 @@ from ..review.session import ReviewSession
 from ..review.store import JUDGE, check_reviewer
 from ..schema import REASONING_TYPES
 from ..wiring import AGREEMENT, EVALUATED, REVIEWS
-from .flags import command
+from .flags import check_port, command
 
 try:  # the `review` extra: a plain install still runs every other command
     import uvicorn
@@ -53,8 +53,7 @@ def _source(args) -> Path:
 def cmd_review(args) -> int:
     if isinstance(create_app, ImportError):
         raise Unavailable(f"`sciqag review` needs {create_app.name}: pip install 'sciqag-hf[review]'")
-    if not 0 <= args.port <= 65535:
-        raise UserError(f"--port {args.port}: a port is 0 to 65535 (0: any free one)")
+    check_port(args.port)
     work = _source(args)
     if args.reviewer:
         check_reviewer(args.reviewer)

@@ -16,7 +16,7 @@ import time
 from ..errors import UserError
 from ..llm import embedded
 from ..llm.supervisor import EmbeddedServer
-from .flags import add_embedded, command, resolve_config
+from .flags import add_embedded, check_port, command, resolve_config
 
 #: Seconds between two looks at whether the server is still alive.
 WATCH_SECONDS = 1.0
@@ -33,6 +33,7 @@ def _port(host: str, port: int) -> int:
 
 
 def cmd_serve(args) -> int:
+    check_port(args.port)
     cfg = resolve_config(args)
     e = cfg.embedded
     choice = embedded.choose_here(e.backend, e.dtype, e.threads)
