@@ -70,6 +70,8 @@ SLOW_TESTS = {
     "tests/test_evaluate_stage.py::test_no_llm_metrics_merge_summary_plots_and_resume",  # 3.2 s
     "tests/test_grounding.py::test_offsets_slice_to_their_quotes_and_invented_answers_are_ungrounded",  # 9 s (MiniLM)
     "tests/test_duplicates.py::test_paraphrase_within_a_paper_and_copy_across_papers",  # 30 s (evaluates, CLI)
+    "tests/test_work_lock.py::test_a_second_run_on_a_busy_work_dir_is_refused_and_one_with_wait_runs_after",  # 7 s
+    "tests/test_work_lock.py::test_shard_runs_of_generate_run_side_by_side_and_leave_no_shard_in_the_config",  # 6 s
     "tests/test_agreement_inputs.py::test_review_states_the_number_of_pairs_it_really_reviews",  # 6.5 s (CLI, server)
     # evaluates three papers (MiniLM), filters and publishes
     "tests/test_filter_rules.py::test_filter_and_publish_judge_questions_as_they_stand_and_the_card_counts_what_is_published",  # noqa: E501 13 s

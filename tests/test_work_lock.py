@@ -140,3 +140,31 @@ def test_a_command_waiting_its_turn_looks_for_the_papers_once_the_command_before
         (work / "papers.jsonl").write_bytes(papers)  # what the command holding the lock writes
     out, err = waiting.communicate(timeout=120)
     assert waiting.returncode == 0 and "Filter cleared" in out, err
+
+
+def test_shard_runs_of_generate_run_side_by_side_and_leave_no_shard_in_the_config(ingested):
+    asked, gate = threading.Event(), threading.Event()
+
+    def reply(body):
+        asked.set()
+        gate.wait(120)
+        return REPLY
+
+    with ScriptedChat(reply) as generator:
+        run = ["generate", ingested, "--endpoint", generator.base_url, "--model", "m", "--shard"]
+        shards = [sciqag(*run, f"{i}/2") for i in range(2)]
+        try:
+            assert asked.wait(120), shards[0].communicate(timeout=5)
+            other = sciqag("filter", ingested, "--clear")
+            _, err = other.communicate(timeout=120)
+            assert other.returncode == 2 and "in use by another sciqag command" in err, err
+        finally:
+            gate.set()
+        for proc in shards:
+            _, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0 and "in use" not in err, err
+    assert sorted(p.name for p in ingested.glob("generated.shard-*.jsonl")) == [
+        "generated.shard-0-of-2.jsonl",
+        "generated.shard-1-of-2.jsonl",
+    ]
+    assert "shard: null" in (ingested / "config.yaml").read_text()
