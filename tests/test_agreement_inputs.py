@@ -104,8 +104,11 @@ def test_every_ratings_file_is_used_and_the_summary_names_raters_and_statistics(
     assert "Agreement of 2 people and the judge over 8 pairs" in printed
     assert f"{ann} (Windows-1252, semicolon-separated): 8 rows, 8 used" in printed
     assert "relevance: kappa José–bob " in printed and "José–judge 1.00 (8)" in printed
-    assert "alpha people -" in printed and "people + judge " in printed
-    assert "Warning: the judge agrees weakly (kappa below 0.4) with bob on relevance" in printed
+    relevance = result["dimensions"]["relevance"]
+    assert relevance["alpha_humans"]["value"] < 0  # the two people rate opposite ways
+    shown = [f"{relevance[k]['value']:.2f}" for k in ("alpha_humans", "alpha_all")]
+    assert f"alpha people {shown[0]}, people + judge {shown[1]}" in printed
+    assert "Warning: relevance: the judge agrees weakly with bob (kappa" in printed
 
 
 def test_help_names_the_required_and_optional_columns(capsys):

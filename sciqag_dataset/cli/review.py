@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from ..console import plural
 from ..errors import Unavailable, UserError
-from ..evaluation.agreement import LOW_KAPPA, write_agreement
+from ..evaluation.agreement import write_agreement
 from ..evaluation.ratings import collect
 from ..review.dataset import copy_for_review, is_work_dir, looks_like_hub_id
 from ..review.session import ReviewSession
@@ -128,18 +128,7 @@ def agreement_summary(result: dict, out: Path) -> list[str]:
     plots = result.get("plots") or {}
     where = f"; {plural(len(plots), 'plot')} in {(out.parent / next(iter(plots))).parent}" if plots else ""
     lines.append(f"Written to {out}{where}")
-    weak: dict[str, list[str]] = {}
-    for dim, d in result["dimensions"].items():
-        for p in d["pairs"]:
-            person = p["b"] if p["a"] == JUDGE else p["a"] if p["b"] == JUDGE else None
-            if person in people and p["kappa"]["value"] is not None and p["kappa"]["value"] < LOW_KAPPA:
-                weak.setdefault(person, []).append(dim)
-    if weak:
-        lines.append(
-            f"Warning: the judge agrees weakly (kappa below {LOW_KAPPA}) with "
-            + "; ".join(f"{person} on {', '.join(dims)}" for person, dims in weak.items())
-            + ": do not trust its scores there alone"
-        )
+    lines += [f"Warning: {w}" for w in result.get("warnings") or []]
     return lines
 
 

@@ -126,8 +126,9 @@ class EmbeddedServer:
             return self._serving
         self._down = ServerDown(
             f"the embedded {embedded.DEFAULT_MODEL_ID} server could not be started or kept "
-            f"running: {'; '.join(reasons) or 'it died twice'} (see {self.log_path}); no "
-            "paper was marked failed: rerun to go on, or configure an endpoint"
+            f"running: {'; '.join(reasons) or 'it died twice'}"
+            + (f" (see {self.log_path})" if self.log_path else "")
+            + "; no paper was marked failed: rerun to go on, or configure an endpoint"
         )
         raise self._down
 
