@@ -49,15 +49,23 @@ def ingested(tmp_path) -> Path:
     return work
 
 
-def test_a_second_run_on_a_busy_work_dir_is_refused_and_one_with_wait_runs_after(ingested):
-    asked, gate = threading.Event(), threading.Event()
+class HeldReplies:
+    """A scripted endpoint's reply function that holds every reply until ``gate`` is set; ``asked`` is set by
+    the first request (a command is then inside its stage, holding the work dir)."""
 
-    def reply(body):
-        asked.set()
-        gate.wait(120)
+    def __init__(self):
+        self.asked, self.gate = threading.Event(), threading.Event()
+
+    def __call__(self, body):
+        self.asked.set()
+        self.gate.wait(120)
         return REPLY
 
-    with ScriptedChat(reply) as teacher:
+
+def test_a_second_run_on_a_busy_work_dir_is_refused_and_one_with_wait_runs_after(ingested):
+    held = HeldReplies()
+    asked, gate = held.asked, held.gate
+    with ScriptedChat(held) as teacher:
         run = ["run", "--work", ingested, "--stages", "seed", "--endpoint", teacher.base_url, "--model", "m"]
         first = sciqag(*run)
         try:
@@ -143,14 +151,9 @@ def test_a_command_waiting_its_turn_looks_for_the_papers_once_the_command_before
 
 
 def test_shard_runs_of_generate_run_side_by_side_and_leave_no_shard_in_the_config(ingested):
-    asked, gate = threading.Event(), threading.Event()
-
-    def reply(body):
-        asked.set()
-        gate.wait(120)
-        return REPLY
-
-    with ScriptedChat(reply) as generator:
+    held = HeldReplies()
+    asked, gate = held.asked, held.gate
+    with ScriptedChat(held) as generator:
         run = ["generate", ingested, "--endpoint", generator.base_url, "--model", "m", "--shard"]
         shards = [sciqag(*run, f"{i}/2") for i in range(2)]
         try:
