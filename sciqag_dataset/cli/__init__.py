@@ -107,15 +107,16 @@ def cmd_generate(args) -> int:
 def cmd_evaluate(args) -> int:
     cfg = resolve_config(args)
     ev = cfg.evaluate
-    if ev.metrics is None and not cfg.judge.url:
-        print(
-            f"No judge endpoint configured: running {', '.join(default_metrics(False))}; add --judge-endpoint "
-            "(or --metrics racar for the embedded model) for RACAR.",
-            file=sys.stderr,
-        )
+    no_judge = ev.metrics is None and not cfg.judge.url
     ev.resolve_metrics(bool(cfg.judge.url))
     ev.validate()
     with open_work(cfg, args, ["evaluate"], papers=True) as work:
+        if no_judge:
+            print(
+                f"No judge endpoint configured: running {', '.join(default_metrics(False))}; add --judge-endpoint "
+                "(or --metrics racar for the embedded model) for RACAR.",
+                file=sys.stderr,
+            )
         with pipeline.Endpoints(cfg) as endpoints:
             summaries = pipeline.evaluate(cfg, endpoints)
         return report.evaluation(work, summaries)
