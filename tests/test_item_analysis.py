@@ -1,0 +1,95 @@
+"""Item analysis of the benchmark: the pure analysis on hand-built correctness matrices, and one `sciqag benchmark`
+run over four scripted models whose right answers are chosen by the test (FAKE endpoints: ``ScriptedChat``, no
+model here answers exactly what a test needs)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from helpers import ScriptedChat, read_jsonl
+from test_benchmark import PAIRS, published_folder
+
+from sciqag_dataset.cli import main
+from sciqag_dataset.evaluation.benchmark.card import PLOT
+from sciqag_dataset.evaluation.benchmark.items import analyse, kr20
+
+# models in leaderboard order (strongest first) x six questions: q0 everyone knows, q5 no one, q4 only the weakest
+KNOWS = [{0, 1, 2, 3}, {0, 1, 2}, {0, 1}, {0, 4}]
+IDS = [f"q{j}" for j in range(6)]
+
+
+def matrix(knows):
+    return [[int(j in k) for j in range(6)] for k in knows]
+
+
+def test_planted_items_are_flagged_and_discrimination_orders_the_items():
+    result = analyse(IDS, ["a", "b", "c", "d"], matrix(KNOWS))
+    assert result["flagged"] == {"all_right": ["q0"], "none_right": ["q5"], "negative_discrimination": ["q4"]}
+    item = {i["id"]: i for i in result["items"]}
+    assert [item[q]["difficulty"] for q in IDS] == [1.0, 0.75, 0.5, 0.25, 0.25, 0.0]
+    # constant items have no correlation; the items only strong models get separate best, then the one all
+    # but the weakest get, then the one only the weakest gets (negative)
+    assert item["q0"]["discrimination"] is None and item["q5"]["discrimination"] is None
+    disc = {q: item[q]["discrimination"] for q in ("q1", "q2", "q3", "q4")}
+    assert disc["q2"] > disc["q1"] > disc["q4"] and disc["q3"] > disc["q1"] and disc["q4"] < 0
+    assert item["q4"]["right"] == ["d"]
+
+
+def test_kr20_matches_a_hand_computed_value():
+    # totals 5, 3, 1: variance 8/3; p = 1, 2/3, 2/3, 1/3, 1/3, 0: sum p(1-p) = 8/9; 6/5 * (1 - (8/9)/(8/3)) = 0.8
+    m = [[1, 1, 1, 1, 1, 0], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]]
+    assert kr20(np.array(m, dtype=float)) == pytest.approx(0.8)
+    assert analyse(list("abcdef"), ["x", "y", "z"], m)["kr20"] == 0.8
+
+
+def test_ranking_stability_is_one_when_models_are_far_apart_and_less_when_they_tie():
+    apart = [[1] * 8, [1] * 4 + [0] * 4, [0] * 8]
+    assert analyse([str(j) for j in range(8)], ["x", "y", "z"], apart)["ranking_stability"] == 1.0
+    tied = [[1, 0] * 4, [0, 1] * 4, [0] * 8]
+    stable = analyse([str(j) for j in range(8)], ["x", "y", "z"], tied)["ranking_stability"]
+    assert 0 < stable < 1
+    assert analyse([str(j) for j in range(8)], ["x", "y", "z"], tied)["ranking_stability"] == stable  # seeded
+
+
+def scripted(knows: set[int]) -> ScriptedChat:
+    """A model that answers the questions numbered in ``knows`` with the reference, the others wrongly."""
+
+    def reply(body):
+        prompt = body["messages"][-1]["content"]
+        j = next(j for j, (q, _) in enumerate(PAIRS) if q in prompt)
+        return PAIRS[j][1] if j in knows else "I do not know that."
+
+    return ScriptedChat(reply)
+
+
+def test_benchmark_of_four_models_writes_the_item_analysis_and_the_card_shows_it(tmp_path, capsys):
+    pub = published_folder(tmp_path)
+    results = tmp_path / "res"
+    servers = [scripted(k) for k in KNOWS]
+    try:
+        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore", "--update-card", str(pub)]
+        for s, name in zip(servers, "abcd"):
+            args += ["--endpoint", s.base_url, "--model", f"model-{name}"]
+        assert main(args) == 0
+    finally:
+        for s in servers:
+            s.close()
+    capsys.readouterr()
+    board = json.loads((results / "leaderboard.json").read_text())
+    assert [e["model"] for e in board["models"]][:2] == ["model-a", "model-b"]
+    summary = json.loads((results / "item_analysis.json").read_text())
+    questions = {r["question"]: r["id"] for r in read_jsonl(results / "questions.jsonl")}
+    qid = [questions[q] for q, _ in PAIRS]
+    assert summary["metric"] == "f1" and summary["flagged"] == {
+        "all_right": [qid[0]],
+        "none_right": [qid[5]],
+        "negative_discrimination": [qid[4]],
+    }
+    items = {i["id"]: i for i in read_jsonl(results / "items.jsonl")}
+    assert len(items) == len(PAIRS) and items[qid[4]]["right"] == ["model-d"]
+    assert items[qid[2]]["discrimination"] > items[qid[1]]["discrimination"] > items[qid[4]]["discrimination"]
+    assert (results / "item_analysis.png").stat().st_size > 0
+    card = (pub / "README.md").read_text()
+    assert "### Item analysis" in card and "KR-20" in card and f"]({PLOT})" in card and (pub / PLOT).is_file()
