@@ -93,3 +93,16 @@ def test_benchmark_of_four_models_writes_the_item_analysis_and_the_card_shows_it
     assert (results / "item_analysis.png").stat().st_size > 0
     card = (pub / "README.md").read_text()
     assert "### Item analysis" in card and "KR-20" in card and f"]({PLOT})" in card and (pub / PLOT).is_file()
+
+
+def test_a_2pl_fit_recovers_simulated_item_parameters_and_needs_enough_models():
+    rng = np.random.default_rng(1)
+    theta, a, b = rng.normal(size=40), np.exp(rng.normal(0, 0.4, size=30)), rng.normal(0, 1, size=30)
+    x = (rng.random((40, 30)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(int)
+    result = analyse([str(j) for j in range(30)], [f"m{i}" for i in range(40)], x)
+    fit_b = [i["irt_b"] for i in result["items"]]
+    fit_a = [i["irt_a"] for i in result["items"]]
+    assert np.corrcoef(fit_b, b)[0, 1] > 0.8 and np.corrcoef(fit_a, a)[0, 1] > 0.4
+    assert np.corrcoef(list(result["irt_2pl"]["ability"].values()), theta)[0, 1] > 0.8
+    few = analyse(IDS, ["a", "b", "c", "d"], matrix(KNOWS))
+    assert "irt_a" not in few["items"][0] and few["irt_2pl"].startswith("not fitted")

@@ -7,7 +7,8 @@ the correlation, across models, of being right on it with the model's number rig
 None when either does not vary). Flags: ``all_right`` (too easy, or leaked), ``none_right`` (a wrong reference,
 or not answerable closed-book), ``negative_discrimination`` (weaker models get it right more often). Over the
 set: KR-20 reliability and the ranking's stability: the share of bootstrap resamples of the questions (numpy,
-seeded) whose model order, by number right, is the full leaderboard's order.
+seeded) whose model order, by number right, is the full leaderboard's order. With enough models, a 2PL IRT fit
+(``irt.py``) adds each question's ``irt_a`` (discrimination) and ``irt_b`` (difficulty) and each model's ability.
 Written beside the leaderboard: ``items.jsonl`` (one row per question), ``item_analysis.json`` and
 ``item_analysis.png`` (difficulty against discrimination).
 """
@@ -23,6 +24,7 @@ import numpy as np
 from sciqag_dataset.atomic import write_whole
 
 from ..plots import _pyplot, _save, wrap
+from .irt import MIN_MODELS, fit_2pl
 
 CORRECT_AT = {"judge_correctness": 3.0, "f1": 0.5}
 FLAGS = ("all_right", "none_right", "negative_discrimination")
@@ -78,6 +80,10 @@ def analyse(ids: list[str], models: list[str], matrix, *, samples: int = 1000, s
                 "flags": flags,
             }
         )
+    irt = fit_2pl(x)
+    if irt:
+        for j, item in enumerate(items):
+            item["irt_a"], item["irt_b"] = irt["a"][j], irt["b"][j]
     alpha = kr20(x) if len(models) > 1 else None
     stable = ranking_stability(x, samples=samples, seed=seed)
     return {
@@ -86,6 +92,7 @@ def analyse(ids: list[str], models: list[str], matrix, *, samples: int = 1000, s
         "kr20": None if alpha is None else round(alpha, 4),
         "ranking_stability": None if stable is None else round(stable, 4),
         "bootstrap_samples": samples,
+        "irt_2pl": {"ability": dict(zip(models, irt["theta"]))} if irt else f"not fitted: under {MIN_MODELS} models",
         "flagged": {f: [i["id"] for i in items if f in i["flags"]] for f in FLAGS},
         "items": items,
     }
