@@ -13,7 +13,7 @@ from test_benchmark import PAIRS, published_folder
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.evaluation.benchmark.card import PLOT
-from sciqag_dataset.evaluation.benchmark.items import analyse, kr20
+from sciqag_dataset.evaluation.benchmark.items import FILES, analyse, item_analysis, kr20
 
 # models in leaderboard order (strongest first) x six questions: q0 everyone knows, q5 no one, q4 only the weakest
 KNOWS = [{0, 1, 2, 3}, {0, 1, 2}, {0, 1}, {0, 4}]
@@ -76,7 +76,8 @@ def test_benchmark_of_four_models_writes_the_item_analysis_and_the_card_shows_it
     finally:
         for s in servers:
             s.close()
-    capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "Item analysis over 4 models" in out and "item_analysis.json" in out
     board = json.loads((results / "leaderboard.json").read_text())
     assert [e["model"] for e in board["models"]][:2] == ["model-a", "model-b"]
     summary = json.loads((results / "item_analysis.json").read_text())
@@ -93,6 +94,10 @@ def test_benchmark_of_four_models_writes_the_item_analysis_and_the_card_shows_it
     assert (results / "item_analysis.png").stat().st_size > 0
     card = (pub / "README.md").read_text()
     assert "### Item analysis" in card and "KR-20" in card and f"]({PLOT})" in card and (pub / PLOT).is_file()
+    # with one model left there is nothing to analyse: the earlier analysis does not stay behind
+    rows = {"model-a": read_jsonl(results / "models" / "model-a" / "predictions.jsonl")}
+    assert item_analysis(results, {"ranked_by": "f1", "models": [board["models"][0]]}, rows) is None
+    assert not any((results / name).exists() for name in FILES)
 
 
 def test_a_2pl_fit_recovers_simulated_item_parameters_and_needs_enough_models():

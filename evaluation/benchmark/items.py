@@ -27,6 +27,7 @@ from ..plots import _pyplot, _save, wrap
 from .irt import MIN_MODELS, fit_2pl
 
 CORRECT_AT = {"judge_correctness": 3.0, "f1": 0.5}
+FILES = ("items.jsonl", "item_analysis.json", "item_analysis.png")
 FLAGS = ("all_right", "none_right", "negative_discrimination")
 
 
@@ -105,10 +106,13 @@ def correct(row: dict, metric: str) -> bool:
 
 def item_analysis(results: Path, board: dict, rows: dict[str, list[dict]], *, samples: int = 1000) -> dict | None:
     """The analysis over the leaderboard's models (``rows``: each model's predictions), written into ``results``;
-    None (and nothing written) without a ranking metric or with fewer than two models."""
+    None without a ranking metric or with fewer than two models (an earlier run's analysis files then go: they
+    would describe other models)."""
     metric = board.get("ranked_by")
     models = [e["model"] for e in board["models"]]
     if metric not in CORRECT_AT or len(models) < 2:
+        for name in FILES:
+            (results / name).unlink(missing_ok=True)
         return None
     ids = [r["id"] for r in rows[models[0]]]
     by_model = {m: {r["id"]: r for r in rows[m]} for m in models}
