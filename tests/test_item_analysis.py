@@ -64,7 +64,7 @@ def scripted(knows: set[int]) -> ScriptedChat:
     return ScriptedChat(reply)
 
 
-def test_benchmark_of_four_models_writes_the_item_analysis_and_the_card_shows_it(tmp_path, capsys):
+def test_four_models_item_analysis_in_results_and_card_filter_drops_flagged(tmp_path, capsys):
     pub = published_folder(tmp_path)
     results = tmp_path / "res"
     servers = [scripted(k) for k in KNOWS]
@@ -94,6 +94,17 @@ def test_benchmark_of_four_models_writes_the_item_analysis_and_the_card_shows_it
     assert (results / "item_analysis.png").stat().st_size > 0
     card = (pub / "README.md").read_text()
     assert "### Item analysis" in card and "KR-20" in card and f"]({PLOT})" in card and (pub / PLOT).is_file()
+    # the flagged questions are dropped from the work dir the dataset was published from
+    work = tmp_path / "work"
+    assert main(["filter", str(work), "--drop-flagged-items", str(results)]) == 0
+    kept = [r["question"] for r in read_jsonl(work / "filtered.jsonl")]
+    assert kept == [PAIRS[j][0] for j in (1, 2, 3)]
+    summary = json.loads((work / "filter_summary.json").read_text())
+    assert summary["flagged_items"] == {"questions": 3, "dropped": 3}
+    capsys.readouterr()
+    assert main(["filter", str(work), "--drop-flagged-items", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "items.jsonl not found" in err and len(err.splitlines()) == 1
     # with one model left there is nothing to analyse: the earlier analysis does not stay behind
     rows = {"model-a": read_jsonl(results / "models" / "model-a" / "predictions.jsonl")}
     assert item_analysis(results, {"ranked_by": "f1", "models": [board["models"][0]]}, rows) is None

@@ -43,7 +43,8 @@ def item_section(board: dict, plot: bool) -> list[str]:
     summary = board.get("item_analysis")
     if not summary:
         return []
-    shown = [f"![Difficulty against discrimination of each question]({PLOT})", ""] if plot else []
+    caption = "*Each question's difficulty (share of models right) against its discrimination; flagged in red.*"
+    shown = [f"![Difficulty against discrimination of each question]({PLOT})", caption, ""] if plot else []
     return ["### Item analysis", "", items.markdown(summary), *shown]
 
 

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from sciqag_dataset.atomic import write_whole
+from sciqag_dataset.errors import MissingInput
+from sciqag_dataset.jsonl import read_jsonl
 
 from ..plots import _pyplot, _save, wrap
 from .irt import MIN_MODELS, fit_2pl
@@ -127,6 +129,21 @@ def item_analysis(results: Path, board: dict, rows: dict[str, list[dict]], *, sa
     write_whole(results / "item_analysis.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     summary["plot"] = str(scatter(result, results / "item_analysis.png"))
     return summary
+
+
+def flagged_questions(folders: list[str]) -> dict[str, list[str]]:
+    """The questions the item analyses in these benchmark results folders flagged: question -> flags."""
+    out: dict[str, list[str]] = {}
+    for folder in folders:
+        path = Path(folder) / "items.jsonl"
+        if not path.is_file():
+            raise MissingInput(f"{path} not found: run `sciqag benchmark` with two or more models into {folder}")
+        for row in read_jsonl(path):
+            if row.get("flags") and row.get("question"):
+                out.setdefault(row["question"], []).extend(
+                    f for f in row["flags"] if f not in out.get(row["question"], [])
+                )
+    return out
 
 
 def scatter_figure(result: dict):
