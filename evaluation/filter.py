@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # both import this module (benchmark.questions, evaluated_pap
 VERDICTS = "filter_verdicts.jsonl"
 DECONTAMINATE = "decontaminate"  # the verdict of a question a benchmark asks
 DUPLICATE = "duplicate"  # the verdict of a near-duplicate of a better-scored pair
+FLAGGED_ITEM = "flagged_item"  # the verdict of a question a benchmark's item analysis flagged
 DIMENSIONS = RACAR_DIMENSIONS
 _DIM_RULES = tuple(f"min_{d}" for d in DIMENSIONS)  # RACAR's rules per dimension travel as ``min_dims``
 
@@ -96,9 +97,16 @@ def evaluated_papers(work: str | Path) -> Iterator[dict]:
         yield {"id": paper_id, "rows": rows, "questions": questions}
 
 
+def _same(question: str) -> str:
+    return " ".join(question.split()).casefold()
+
+
 class _Verdicts:
-    def __init__(self, rules: dict, bench: Benchmarks | None = None, dups: Duplicates | None = None):
+    def __init__(
+        self, rules: dict, bench: Benchmarks | None = None, dups: Duplicates | None = None, flagged: dict | None = None
+    ):
         self.rules, self.bench, self.dups = rules, bench, dups
+        self.flagged = {_same(q): f for q, f in (flagged or {}).items()}
 
     def __call__(self, paper: dict) -> dict:
         verdicts = [
@@ -117,6 +125,9 @@ class _Verdicts:
             for (failed, _), reason in zip(verdicts, reasons):
                 if reason:
                     failed.append(DECONTAMINATE)
+        for (failed, _), q in zip(verdicts, paper["questions"]):
+            if _same(q) in self.flagged:
+                failed.append(FLAGGED_ITEM)
         return {
             "id": paper["id"],
             "status": "ok",
@@ -176,13 +187,17 @@ def _shown(source: str) -> str:
     return Path(source).name if Path(source).exists() else source
 
 
-def stage(bench: Benchmarks | None = None, dups: Duplicates | None = None, **rules) -> Stage:
+def stage(
+    bench: Benchmarks | None = None, dups: Duplicates | None = None, flagged: dict | None = None, **rules
+) -> Stage:
     """Verdicts of every evaluated pair -> ``WORK/filter_verdicts.jsonl`` (rules: see ``pair_verdict``; ``bench``:
-    the benchmarks to decontaminate against; ``dups``: the near-duplicates to drop)."""
-    rules = check_rules(allow_none=bench is not None or dups is not None, **rules)
+    the benchmarks to decontaminate against; ``dups``: the near-duplicates to drop; ``flagged``: questions a
+    benchmark's item analysis flagged, to drop)."""
+    rules = check_rules(allow_none=bench is not None or dups is not None or flagged is not None, **rules)
     params = {"rules": rules} | ({"decontaminate": bench.describe()} if bench else {})
     params |= {"duplicates": dups.describe()} if dups else {}
-    process = _Verdicts(rules, bench, dups)
+    params |= {"flagged_items": sorted(flagged)} if flagged is not None else {}
+    process = _Verdicts(rules, bench, dups, flagged)
     return Stage(name="filter", output=VERDICTS, inputs=evaluated_papers, process=process, params=params)
 
 
@@ -219,6 +234,7 @@ def filter_pairs(
     allow_missing: bool = False,
     bench: Benchmarks | None = None,
     dups: Duplicates | None = None,
+    flagged: dict | None = None,
     **rules,
 ) -> dict[str, Any]:
     """Keep the evaluated pairs that pass every rule: WORK/filtered.jsonl (same rows) + filter_summary.json.
@@ -228,7 +244,7 @@ def filter_pairs(
     no pair would keep nothing: UserError naming the metric, unless ``allow_missing``. Returns the counts.
     """
     work = Path(work)
-    verdicts_stage = stage(bench, dups, **rules)
+    verdicts_stage = stage(bench, dups, flagged, **rules)
     if not (work / EVALUATED).exists():
         raise MissingInput(f"{work / EVALUATED} not found: run `sciqag evaluate {work}` first")
     if (missing := unscored(work, verdicts_stage.params["rules"])) and not allow_missing:
@@ -272,6 +288,12 @@ def filter_pairs(
             f"no near-duplicate question (within a paper: embedding cosine ≥ {d['threshold']:g}; across the corpus: "
             f"MinHash Jaccard ≥ {d['jaccard']:g}; of a group, the pair its reviewers kept, else the best judged, "
             f"else the best grounded): {plural(failed_by[DUPLICATE], 'pair')} dropped"
+        )
+    if flagged is not None:
+        result["flagged_items"] = {"questions": len(flagged), "dropped": failed_by[FLAGGED_ITEM]}
+        result["rules_described"].append(
+            f"no question a benchmark's item analysis flagged (every model right, none right or negative "
+            f"discrimination; {plural(len(flagged), 'question')}): {plural(failed_by[FLAGGED_ITEM], 'pair')} dropped"
         )
     if bench is not None:
         d = bench.describe()

@@ -63,6 +63,13 @@ class FilterConfig:
     decontaminate_threshold: float = _opt(
         0.9, min=0, max=1, help="embedding cosine at which a question counts as a benchmark's paraphrase"
     )
+    drop_flagged_items: list[str] | None = _opt(
+        None,
+        repeat=True,
+        metavar="RESULTS",
+        help="drop pairs whose question a `sciqag benchmark` item analysis flagged (every model right, none "
+        "right, or negative discrimination); RESULTS is its output folder; repeat for several",
+    )
     authors_test_set: bool = _opt(
         False,
         help="the authors' rule: 3 on every RACAR dimension but agnosticism, and no source reference in the question",

@@ -25,6 +25,7 @@ from .builders.ingest import run_ingest
 from .config import Config, EndpointConfig
 from .errors import UserError
 from .evaluation import filter as filter_module
+from .evaluation.benchmark.items import flagged_questions
 from .evaluation.decontaminate import load_benchmarks
 from .evaluation.duplicates import find_duplicates
 from .evaluation.evaluate import plan_evaluate
@@ -282,7 +283,10 @@ def filter_evaluated(cfg: Config) -> dict:
         if f.drop_duplicates
         else None
     )
-    return filter_pairs(cfg.work_dir, allow_missing=f.allow_missing_scores, bench=bench, dups=dups, **f.rules())
+    flagged = flagged_questions(f.drop_flagged_items) if f.drop_flagged_items else None
+    return filter_pairs(
+        cfg.work_dir, allow_missing=f.allow_missing_scores, bench=bench, dups=dups, flagged=flagged, **f.rules()
+    )
 
 
 def publish(cfg: Config) -> tuple[Path, list[str]]:

@@ -3,7 +3,8 @@
 ``run_benchmark``: the questions (``questions.py``) -> per model: closed-book answers and their
 reference-based scores (``answer.py``), optionally an LLM judge's correctness and completeness
 (``judge.py``), each a stage on the one runner (resume, failure isolation, progress, manifests) -> the
-predictions file per model and the leaderboard over all models (``leaderboard.py``) -> optionally the
+predictions file per model and the leaderboard over all models (``leaderboard.py``) with its item analysis
+(``items.py``, ``irt.py``) -> optionally the
 card's Benchmark section (``card.py``). ``export.py`` writes the same benchmark as lighteval and
 lm-evaluation-harness tasks. Results layout::
 
@@ -13,6 +14,7 @@ lm-evaluation-harness tasks. Results layout::
     RESULTS/models/<model>/judgements.jsonl          the judge's scores, one line per batch
     RESULTS/models/<model>/predictions.jsonl         one row per question, every score a column
     RESULTS/leaderboard.json, .md, .png              mean and 95 % bootstrap CI per metric and model
+    RESULTS/items.jsonl, item_analysis.json, .png    item analysis over the models (``items.py``)
     RESULTS/cache.sqlite                             model replies (a rerun asks nothing twice)
 """
 

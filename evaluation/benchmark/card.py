@@ -6,7 +6,9 @@ line of the card stays as it was. Only a card `sciqag publish` wrote (its `sciqa
 
 from __future__ import annotations
 
+import logging
 import re
+import shutil
 from pathlib import Path
 
 import yaml
@@ -14,9 +16,13 @@ import yaml
 from sciqag_dataset.atomic import write_whole
 from sciqag_dataset.errors import MissingInput, UserError
 
+from . import items
 from .leaderboard import markdown
 
+log = logging.getLogger(__name__)
+
 START, END = "<!-- sciqag-benchmark:start -->", "<!-- sciqag-benchmark:end -->"
+PLOT = "benchmark_items.png"  # the item analysis plot, copied beside the card
 #: A line of the card's "How it was made" (cards/dataset_card.md): who wrote a config's pairs.
 WRITER = re.compile(r"^- \*\*(Teacher|Generator)\*\* \(the `([\w-]+)` config\): `([^`]+)`", re.MULTILINE)
 
@@ -33,7 +39,16 @@ def question_writers(data: str | Path) -> dict[str, str]:
     return {model: " and ".join(r) for model, r in roles.items()}
 
 
-def section(board: dict, command: str) -> str:
+def item_section(board: dict, plot: bool) -> list[str]:
+    summary = board.get("item_analysis")
+    if not summary:
+        return []
+    caption = "*Each question's difficulty (share of models right) against its discrimination; flagged in red.*"
+    shown = [f"![Difficulty against discrimination of each question]({PLOT})", caption, ""] if plot else []
+    return ["### Item analysis", "", items.markdown(summary), *shown]
+
+
+def section(board: dict, command: str, plot: bool = False) -> str:
     q = board["questions"]
     kept = q.get("authors_test_set")
     selection = (
@@ -55,6 +70,7 @@ def section(board: dict, command: str) -> str:
             "and completeness against the reference.",
             "",
             selection + markdown(board),
+            *item_section(board, plot),
             f"Reproduce: `{command}`",
             END,
             "",
@@ -80,10 +96,25 @@ def check_card(folder: str | Path) -> str:
 def update_card(folder: str | Path, board: dict, command: str) -> Path:
     path = Path(folder) / "README.md"
     text = check_card(folder)
-    block = section(board, command)
-    if START in text and END in text.split(START, 1)[1]:
+    ours = START in text and END in text.split(START, 1)[1]
+    plot = copy_plot(Path(folder), board, ours and f"]({PLOT})" in text.split(START, 1)[1].split(END, 1)[0])
+    block = section(board, command, plot)
+    if ours:
         head, rest = text.split(START, 1)
         text = head + block.rstrip("\n") + rest.split(END, 1)[1]
     else:
         text = text.rstrip("\n") + "\n\n" + block
     return write_whole(path, text)
+
+
+def copy_plot(folder: Path, board: dict, ours: bool) -> bool:
+    """Copy the item analysis plot beside the card, unless a file of that name is there that our section did
+    not show (not ours to overwrite)."""
+    source = (board.get("item_analysis") or {}).get("plot")
+    if not source or not Path(source).is_file():
+        return False
+    if (folder / PLOT).exists() and not ours:
+        log.warning("%s is not ours: the item analysis plot is left out of the card", folder / PLOT)
+        return False
+    shutil.copyfile(source, folder / PLOT)
+    return True

@@ -24,6 +24,7 @@ from sciqag_dataset.jsonl import iter_latest, read_jsonl
 from sciqag_dataset.stage import digest
 
 from ..plots import _pyplot, _save, wrap
+from .items import item_analysis
 from .judge import JUDGE_DIMENSIONS
 from .metrics import REFERENCE_METRICS
 from .questions import QUESTIONS_INFO, read_questions
@@ -120,7 +121,7 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
     """The leaderboard over the models in ``results`` answered like ``current`` (the model info of this run):
     on the same question set, with the same system prompt and the same BERTScore model."""
     qinfo = json.loads((results / QUESTIONS_INFO).read_text(encoding="utf-8"))
-    entries, stale = [], []
+    entries, stale, rows = [], [], {}
     for path in sorted((results / "models").glob(f"*/{MODEL_INFO}")):
         info = json.loads(path.read_text(encoding="utf-8"))
         if info.get("questions_digest") != qinfo["digest"] or any(
@@ -128,7 +129,8 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
         ):
             stale.append(info.get("model") or path.parent.name)
             continue
-        entries.append(model_entry(list(read_jsonl(path.parent / PREDICTIONS)), info, samples=samples))
+        rows[info["model"]] = list(read_jsonl(path.parent / PREDICTIONS))
+        entries.append(model_entry(rows[info["model"]], info, samples=samples))
     if stale:
         log.warning(
             "left out of the leaderboard, answered on another question set, system prompt or BERTScore model: %s",
@@ -137,6 +139,7 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
     key = next((m for m in ("judge_correctness", "f1") if all(m in e["metrics"] for e in entries)), None)
     entries.sort(key=lambda e: -(e["metrics"][key]["mean"] if key else 0))
     board = {"questions": qinfo, "ranked_by": key, "bootstrap_samples": samples, "models": entries, "left_out": stale}
+    board["item_analysis"] = item_analysis(results, board, rows, samples=samples)
     (results / "leaderboard.json").write_text(json.dumps(board, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (results / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
     if any(e["metrics"] for e in entries):

@@ -11,7 +11,7 @@ from .. import benchmark_run, pipeline
 from ..config import BenchmarkConfig
 from ..console import plural
 from ..errors import UserError
-from ..evaluation.benchmark import export, update_card
+from ..evaluation.benchmark import export, items, update_card
 from ..evaluation.benchmark.card import check_card
 from ..folders import claim
 from ..llm.endpoint import ModelEndpointConfig
@@ -68,7 +68,11 @@ def print_board(results: Path, run) -> int:
         failed += sum(s.failed for s in summaries)
     print()
     print((results / "leaderboard.md").read_text(encoding="utf-8"))
-    print(f"Results: {results.resolve()} (leaderboard.json, leaderboard.png, models/*/predictions.jsonl)")
+    analysis = run.board.get("item_analysis")
+    if analysis:
+        print(items.markdown(analysis))
+    more = ", items.jsonl, item_analysis.json, item_analysis.png" if analysis else ""
+    print(f"Results: {results.resolve()} (leaderboard.json, leaderboard.png{more}, models/*/predictions.jsonl)")
     if failed:
         print(
             f"  {plural(failed, 'question or batch', 'questions or batches')} failed; rerun the same command to "

@@ -1,0 +1,124 @@
+"""Item analysis of the benchmark: the pure analysis on hand-built correctness matrices, and one `sciqag benchmark`
+run over four scripted models whose right answers are chosen by the test (FAKE endpoints: ``ScriptedChat``, no
+model here answers exactly what a test needs)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from helpers import ScriptedChat, read_jsonl
+from test_benchmark import PAIRS, published_folder
+
+from sciqag_dataset.cli import main
+from sciqag_dataset.evaluation.benchmark.card import PLOT
+from sciqag_dataset.evaluation.benchmark.items import FILES, analyse, item_analysis, kr20
+
+# models in leaderboard order (strongest first) x six questions: q0 everyone knows, q5 no one, q4 only the weakest
+KNOWS = [{0, 1, 2, 3}, {0, 1, 2}, {0, 1}, {0, 4}]
+IDS = [f"q{j}" for j in range(6)]
+
+
+def matrix(knows):
+    return [[int(j in k) for j in range(6)] for k in knows]
+
+
+def test_planted_items_are_flagged_and_discrimination_orders_the_items():
+    result = analyse(IDS, ["a", "b", "c", "d"], matrix(KNOWS))
+    assert result["flagged"] == {"all_right": ["q0"], "none_right": ["q5"], "negative_discrimination": ["q4"]}
+    item = {i["id"]: i for i in result["items"]}
+    assert [item[q]["difficulty"] for q in IDS] == [1.0, 0.75, 0.5, 0.25, 0.25, 0.0]
+    # constant items have no correlation; the items only strong models get separate best, then the one all
+    # but the weakest get, then the one only the weakest gets (negative)
+    assert item["q0"]["discrimination"] is None and item["q5"]["discrimination"] is None
+    disc = {q: item[q]["discrimination"] for q in ("q1", "q2", "q3", "q4")}
+    assert disc["q2"] > disc["q1"] > disc["q4"] and disc["q3"] > disc["q1"] and disc["q4"] < 0
+    assert item["q4"]["right"] == ["d"]
+
+
+def test_kr20_matches_a_hand_computed_value():
+    # totals 5, 3, 1: variance 8/3; p = 1, 2/3, 2/3, 1/3, 1/3, 0: sum p(1-p) = 8/9; 6/5 * (1 - (8/9)/(8/3)) = 0.8
+    m = [[1, 1, 1, 1, 1, 0], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]]
+    assert kr20(np.array(m, dtype=float)) == pytest.approx(0.8)
+    assert analyse(list("abcdef"), ["x", "y", "z"], m)["kr20"] == 0.8
+
+
+def test_ranking_stability_is_one_when_models_are_far_apart_and_less_when_they_tie():
+    apart = [[1] * 8, [1] * 4 + [0] * 4, [0] * 8]
+    assert analyse([str(j) for j in range(8)], ["x", "y", "z"], apart)["ranking_stability"] == 1.0
+    tied = [[1, 0] * 4, [0, 1] * 4, [0] * 8]
+    stable = analyse([str(j) for j in range(8)], ["x", "y", "z"], tied)["ranking_stability"]
+    assert 0 < stable < 1
+    assert analyse([str(j) for j in range(8)], ["x", "y", "z"], tied)["ranking_stability"] == stable  # seeded
+
+
+def scripted(knows: set[int]) -> ScriptedChat:
+    """A model that answers the questions numbered in ``knows`` with the reference, the others wrongly."""
+
+    def reply(body):
+        prompt = body["messages"][-1]["content"]
+        j = next(j for j, (q, _) in enumerate(PAIRS) if q in prompt)
+        return PAIRS[j][1] if j in knows else "I do not know that."
+
+    return ScriptedChat(reply)
+
+
+def test_four_models_item_analysis_in_results_and_card_filter_drops_flagged(tmp_path, capsys):
+    pub = published_folder(tmp_path)
+    results = tmp_path / "res"
+    servers = [scripted(k) for k in KNOWS]
+    try:
+        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore", "--update-card", str(pub)]
+        for s, name in zip(servers, "abcd"):
+            args += ["--endpoint", s.base_url, "--model", f"model-{name}"]
+        assert main(args) == 0
+    finally:
+        for s in servers:
+            s.close()
+    out = capsys.readouterr().out
+    assert "Item analysis over 4 models" in out and "item_analysis.json" in out
+    board = json.loads((results / "leaderboard.json").read_text())
+    assert [e["model"] for e in board["models"]][:2] == ["model-a", "model-b"]
+    summary = json.loads((results / "item_analysis.json").read_text())
+    questions = {r["question"]: r["id"] for r in read_jsonl(results / "questions.jsonl")}
+    qid = [questions[q] for q, _ in PAIRS]
+    assert summary["metric"] == "f1" and summary["flagged"] == {
+        "all_right": [qid[0]],
+        "none_right": [qid[5]],
+        "negative_discrimination": [qid[4]],
+    }
+    items = {i["id"]: i for i in read_jsonl(results / "items.jsonl")}
+    assert len(items) == len(PAIRS) and items[qid[4]]["right"] == ["model-d"]
+    assert items[qid[2]]["discrimination"] > items[qid[1]]["discrimination"] > items[qid[4]]["discrimination"]
+    assert (results / "item_analysis.png").stat().st_size > 0
+    card = (pub / "README.md").read_text()
+    assert "### Item analysis" in card and "KR-20" in card and f"]({PLOT})" in card and (pub / PLOT).is_file()
+    # the flagged questions are dropped from the work dir the dataset was published from
+    work = tmp_path / "work"
+    assert main(["filter", str(work), "--drop-flagged-items", str(results)]) == 0
+    kept = [r["question"] for r in read_jsonl(work / "filtered.jsonl")]
+    assert kept == [PAIRS[j][0] for j in (1, 2, 3)]
+    summary = json.loads((work / "filter_summary.json").read_text())
+    assert summary["flagged_items"] == {"questions": 3, "dropped": 3}
+    capsys.readouterr()
+    assert main(["filter", str(work), "--drop-flagged-items", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "items.jsonl not found" in err and len(err.splitlines()) == 1
+    # with one model left there is nothing to analyse: the earlier analysis does not stay behind
+    rows = {"model-a": read_jsonl(results / "models" / "model-a" / "predictions.jsonl")}
+    assert item_analysis(results, {"ranked_by": "f1", "models": [board["models"][0]]}, rows) is None
+    assert not any((results / name).exists() for name in FILES)
+
+
+def test_a_2pl_fit_recovers_simulated_item_parameters_and_needs_enough_models():
+    rng = np.random.default_rng(1)
+    theta, a, b = rng.normal(size=40), np.exp(rng.normal(0, 0.4, size=30)), rng.normal(0, 1, size=30)
+    x = (rng.random((40, 30)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(int)
+    result = analyse([str(j) for j in range(30)], [f"m{i}" for i in range(40)], x)
+    fit_b = [i["irt_b"] for i in result["items"]]
+    fit_a = [i["irt_a"] for i in result["items"]]
+    assert np.corrcoef(fit_b, b)[0, 1] > 0.8 and np.corrcoef(fit_a, a)[0, 1] > 0.4
+    assert np.corrcoef(list(result["irt_2pl"]["ability"].values()), theta)[0, 1] > 0.8
+    few = analyse(IDS, ["a", "b", "c", "d"], matrix(KNOWS))
+    assert "irt_a" not in few["items"][0] and few["irt_2pl"].startswith("not fitted")
