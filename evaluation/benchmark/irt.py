@@ -8,18 +8,22 @@ right or none does; L-BFGS-B on the analytic gradient. Only meaningful with many
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit, log_expit
+
+try:  # scipy comes with the bench, evaluate and review extras; without it there is no fit
+    from scipy.optimize import minimize
+    from scipy.special import expit, log_expit
+except ImportError:
+    minimize = None
 
 MIN_MODELS = 8
 
 
 def fit_2pl(matrix) -> dict[str, list[float]] | None:
     """Each item's discrimination ``a`` and difficulty ``b`` and each model's ability ``theta``; None with fewer
-    than ``MIN_MODELS`` models or no item."""
+    than ``MIN_MODELS`` models, no item, or no scipy."""
     x = np.asarray(matrix, dtype=float)
     n, k = x.shape
-    if n < MIN_MODELS or k < 1:
+    if n < MIN_MODELS or k < 1 or minimize is None:
         return None
 
     def split(p):

@@ -95,7 +95,13 @@ def analyse(ids: list[str], models: list[str], matrix, *, samples: int = 1000, s
         "kr20": None if alpha is None else round(alpha, 4),
         "ranking_stability": None if stable is None else round(stable, 4),
         "bootstrap_samples": samples,
-        "irt_2pl": {"ability": dict(zip(models, irt["theta"]))} if irt else f"not fitted: under {MIN_MODELS} models",
+        "irt_2pl": {"ability": dict(zip(models, irt["theta"]))}
+        if irt
+        else (
+            f"not fitted: under {MIN_MODELS} models"
+            if len(models) < MIN_MODELS
+            else "not fitted: scipy is not installed"
+        ),
         "flagged": {f: [i["id"] for i in items if f in i["flags"]] for f in FLAGS},
         "items": items,
     }
