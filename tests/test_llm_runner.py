@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import logging
 
 import pytest
 from helpers import read_jsonl, write_jsonl
@@ -144,3 +146,22 @@ def test_run_async_bounds_concurrency_and_streams(tmp_path):
 
     s = run_stage(Stage(name="t", inputs=source, process=work, concurrency=3), tmp_path)
     assert s.counts["ok"] == 20 and peak == 3
+
+
+def test_a_client_left_open_by_one_event_loop_is_dropped_quietly_in_the_next(says_server, caplog):
+    """``asyncio.run(client.chat(...))`` twice, as in a notebook: the first loop's HTTP client, never closed and
+    holding a kept-alive connection, must not try to close itself on the second loop ("Event loop is closed")."""
+    client = LLMClient(says_server.base_url, says_server.model, params={"max_tokens": 4}, max_retries=0)
+    msgs = [{"role": "user", "content": "Name a noble gas."}]
+
+    async def again():
+        await client.chat(msgs)  # the first loop's clients are replaced here...
+        gc.collect()  # ...and collected while this loop runs
+        await asyncio.sleep(0.2)
+        await client.aclose()
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(client.chat(msgs))
+        asyncio.run(again())
+        gc.collect()
+    assert not [r for r in caplog.records if r.name == "asyncio"], [r.getMessage() for r in caplog.records]

@@ -162,7 +162,15 @@ class LLMClient:
             self._endpoints = [
                 _Endpoint(
                     u,
-                    openai.AsyncOpenAI(base_url=u, api_key=key, max_retries=0, timeout=self.timeout),
+                    openai.AsyncOpenAI(
+                        base_url=u,
+                        api_key=key,
+                        max_retries=0,
+                        timeout=self.timeout,
+                        # openai's own HTTP client, left unclosed, schedules its close on whatever loop runs
+                        # when it is collected: one that cannot close it. This one is closed by ``aclose``.
+                        http_client=openai.DefaultAsyncHttpxClient(timeout=self.timeout),
+                    ),
                     self._chat_client(u, key),
                     asyncio.Semaphore(self.concurrency),
                 )
