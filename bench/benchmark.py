@@ -25,11 +25,11 @@ from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 
+from sciqag_dataset.core.jsonl import read_jsonl  # noqa: E402
+from sciqag_dataset.core.runner import run_stage  # noqa: E402
 from sciqag_dataset.evaluation.benchmark.answer import answer_stage, model_dir  # noqa: E402
 from sciqag_dataset.evaluation.benchmark.questions import load_questions, write_questions  # noqa: E402
-from sciqag_dataset.jsonl import read_jsonl  # noqa: E402
 from sciqag_dataset.llm import LLMClient, embedded  # noqa: E402
-from sciqag_dataset.runner import run_stage  # noqa: E402
 
 MATERIALS = [
     "anatase TiO2",

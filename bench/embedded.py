@@ -37,16 +37,16 @@ from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would interleave with the table
 
-from sciqag_dataset import pipeline  # noqa: E402
 from sciqag_dataset.builders.qagen import request_qa  # noqa: E402
-from sciqag_dataset.config import Config  # noqa: E402
+from sciqag_dataset.config.config_file import Config  # noqa: E402
+from sciqag_dataset.core.records import with_keywords  # noqa: E402
 from sciqag_dataset.llm import (  # noqa: E402
     LLMClient,  # noqa: E402
     embedded,
     models,
     transformers_engine,
 )
-from sciqag_dataset.records import with_keywords  # noqa: E402
+from sciqag_dataset.orchestration import pipeline  # noqa: E402
 
 SETUPS = {
     "llama.cpp": ("llama.cpp", "auto"),

@@ -42,7 +42,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported; bars would interleave with the table
 
-from sciqag_dataset.errors import Unavailable  # noqa: E402
+from sciqag_dataset.core.errors import Unavailable  # noqa: E402
 from sciqag_dataset.evaluation import coverage as cov  # noqa: E402
 from sciqag_dataset.evaluation import fast_embed as fe  # noqa: E402
 from sciqag_dataset.evaluation import int8_embed  # noqa: E402
@@ -352,11 +352,11 @@ def judge_work(root: Path, n_papers: int, n_pairs: int = 10) -> Path:
 
 
 def bench_judge_calls(n_papers: int = 3, max_tokens: int = 8, concurrency: int = 4) -> dict:
+    from sciqag_dataset.core.runner import run_stage
     from sciqag_dataset.evaluation import racar
     from sciqag_dataset.evaluation.racar import racar_summary
     from sciqag_dataset.llm import LLMClient, ResponseCache
     from sciqag_dataset.llm.server import LocalServer
-    from sciqag_dataset.runner import run_stage
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from tiny_model import build_tiny_model

@@ -52,12 +52,12 @@ sys.path.insert(0, str(ROOT / "tests"))  # tests/tiny_model.py
 import openai  # noqa: E402
 
 from sciqag_dataset.builders import generate  # noqa: E402
-from sciqag_dataset.config import GenerateConfig  # noqa: E402
-from sciqag_dataset.jsonl import JsonlWriter, read_jsonl  # noqa: E402
+from sciqag_dataset.config.config_file import GenerateConfig  # noqa: E402
+from sciqag_dataset.core.jsonl import JsonlWriter, read_jsonl  # noqa: E402
+from sciqag_dataset.core.runner import run_stage  # noqa: E402
 from sciqag_dataset.llm import LLMClient  # noqa: E402
 from sciqag_dataset.llm.server import LocalServer  # noqa: E402
 from sciqag_dataset.qa.prompts import build_messages  # noqa: E402
-from sciqag_dataset.runner import run_stage  # noqa: E402
 
 # Large enough that no short paper is cut, for the tiny tokenizer (~1.5 chars/token) and real ones alike.
 CFG = GenerateConfig(prompt_style="paper", context_tokens=4096, chars_per_token=1.0)
@@ -287,9 +287,9 @@ CHILD = """
 import json, os, sys, time
 os.environ.setdefault("TQDM_DISABLE", "1")
 from sciqag_dataset.builders import generate
-from sciqag_dataset.config import GenerateConfig
+from sciqag_dataset.config.config_file import GenerateConfig
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.runner import run_stage
+from sciqag_dataset.core.runner import run_stage
 def hwm_kb():
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 work, url, model, concurrency = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])

@@ -33,10 +33,10 @@ from pdf_samples import make_paper_pdf  # noqa: E402
 from pypdf import PdfReader  # noqa: E402
 from test_latex import MAIN, METHOD  # noqa: E402
 
-from sciqag_dataset import pipeline  # noqa: E402
 from sciqag_dataset.builders.ingest import pdf, read_file  # noqa: E402
-from sciqag_dataset.config import Config  # noqa: E402
-from sciqag_dataset.scale import ScaledRunner  # noqa: E402
+from sciqag_dataset.config.config_file import Config  # noqa: E402
+from sciqag_dataset.orchestration import pipeline  # noqa: E402
+from sciqag_dataset.orchestration.scale import ScaledRunner  # noqa: E402
 
 
 def inputs(root: Path, copies: int) -> dict[str, Path]:

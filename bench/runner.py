@@ -28,8 +28,8 @@ from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-from sciqag_dataset.runner import run_stage  # noqa: E402
-from sciqag_dataset.stage import Stage  # noqa: E402
+from sciqag_dataset.core.runner import run_stage  # noqa: E402
+from sciqag_dataset.core.stage import Stage  # noqa: E402
 
 ANSWER = "The film's band gap widened from 1.52 to 1.61 eV as the bromide share rose to 30 %, "
 

@@ -26,10 +26,10 @@ from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-from sciqag_dataset import pipeline  # noqa: E402
-from sciqag_dataset.config import Config  # noqa: E402
-from sciqag_dataset.jsonl import read_jsonl  # noqa: E402
-from sciqag_dataset.scale import ScaledRunner  # noqa: E402
+from sciqag_dataset.config.config_file import Config  # noqa: E402
+from sciqag_dataset.core.jsonl import read_jsonl  # noqa: E402
+from sciqag_dataset.orchestration import pipeline  # noqa: E402
+from sciqag_dataset.orchestration.scale import ScaledRunner  # noqa: E402
 
 STAGES = (("ingest", ["ingest"]), ("keywords", ["keywords"]), ("numeric+coverage", ["numeric", "coverage"]))
 

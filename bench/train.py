@@ -36,7 +36,7 @@ WORDS = (
 
 def synthetic_work(root: Path, n: int, seed: int = 0) -> Path:
     """A work dir (papers, keywords, seed QA) with paper lengths spread over ~150-3000 characters."""
-    from sciqag_dataset.jsonl import JsonlWriter
+    from sciqag_dataset.core.jsonl import JsonlWriter
 
     rng = random.Random(seed)
     work = root / "work"
@@ -65,8 +65,8 @@ def synthetic_work(root: Path, n: int, seed: int = 0) -> Path:
 
 
 def publish(work: Path, out: Path) -> Path:
-    from sciqag_dataset.config import Config
-    from sciqag_dataset.publish import write_folder
+    from sciqag_dataset.config.config_file import Config
+    from sciqag_dataset.hub.publish import write_folder
 
     cfg = Config(work_dir=str(work))
     cfg.publish.configs = ["seed"]

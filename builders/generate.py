@@ -16,14 +16,13 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from sciqag_dataset.config import GenerateConfig
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.generator_info import read_generator_info
+from sciqag_dataset.builders.qagen import qa_stage, request_qa
+from sciqag_dataset.config.config_file import GenerateConfig
+from sciqag_dataset.config.generator_info import read_generator_info
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.qa.rules import postprocess
-from sciqag_dataset.stage import Stage
-
-from .qagen import qa_stage, request_qa
 
 OUTPUT = "generated.jsonl"
 

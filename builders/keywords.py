@@ -23,9 +23,9 @@ import os
 import re
 from pathlib import Path
 
-from sciqag_dataset import records
-from sciqag_dataset.errors import Unavailable
-from sciqag_dataset.stage import Stage
+from sciqag_dataset.core import records
+from sciqag_dataset.core.errors import Unavailable
+from sciqag_dataset.core.stage import Stage
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,13 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 
-from sciqag_dataset import records
-from sciqag_dataset.config import QAGenConfig
+from sciqag_dataset.config.config_file import QAGenConfig
+from sciqag_dataset.core import records
+from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.llm import LLMClient, LLMResponse
 from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt, fit_to_context
-from sciqag_dataset.stage import Stage
 
 PROMPT_OVERHEAD_TOKENS = 400  # the instruction, keywords and chat template around the paper
 

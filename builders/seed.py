@@ -8,11 +8,10 @@ failed and retried on the next run.
 
 from __future__ import annotations
 
-from sciqag_dataset.config import SeedConfig
+from sciqag_dataset.builders.qagen import qa_stage, request_qa
+from sciqag_dataset.config.config_file import SeedConfig
+from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.stage import Stage
-
-from .qagen import qa_stage, request_qa
 
 
 async def seed_one(paper: dict, client: LLMClient, cfg: SeedConfig) -> dict:

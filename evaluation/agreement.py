@@ -20,14 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sciqag_dataset.atomic import write_json
-from sciqag_dataset.errors import Unavailable, UserError
-from sciqag_dataset.folders import claim
-from sciqag_dataset.schema import RACAR_DIMENSIONS, REASONING_TYPES, SCALED
-from sciqag_dataset.wiring import AGREEMENT
-
-from .plots import agreement_confusion
-from .ratings import JUDGE, Ratings
+from sciqag_dataset.core.atomic import write_json
+from sciqag_dataset.core.errors import Unavailable, UserError
+from sciqag_dataset.core.folders import claim
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS, REASONING_TYPES, SCALED
+from sciqag_dataset.core.wiring import AGREEMENT
+from sciqag_dataset.evaluation.plots import agreement_confusion
+from sciqag_dataset.evaluation.ratings import JUDGE, Ratings
 
 log = logging.getLogger(__name__)
 

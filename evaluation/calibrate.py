@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sciqag_dataset.errors import Unavailable, UserError
-from sciqag_dataset.jsonl import read_jsonl
-from sciqag_dataset.pair_ids import RowIds
+from sciqag_dataset.core.errors import Unavailable, UserError
+from sciqag_dataset.core.jsonl import read_jsonl
+from sciqag_dataset.core.pair_ids import RowIds
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
+from sciqag_dataset.core.wiring import EVALUATED, REVIEWS
 from sciqag_dataset.review.store import decisions, read_reviews
-from sciqag_dataset.schema import RACAR_DIMENSIONS
-from sciqag_dataset.wiring import EVALUATED, REVIEWS
 
 
 def _curve():

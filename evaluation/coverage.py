@@ -30,17 +30,16 @@ from statistics import mean
 import numpy as np
 from datasets import List, Value
 
-from sciqag_dataset import records
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.jsonl import iter_latest
-from sciqag_dataset.metrics import Metric, Rule, at_least, pct, register
-from sciqag_dataset.stage import Stage
-
-from . import int8_embed
-from .embedder import DEFAULT_MODEL, default_instruction, load_embedder
-from .fast_embed import SentenceCache, embed_sentences, encode_queries, model_key
-from .grounding import grounded, quotes
-from .sentences import split_sentences
+from sciqag_dataset.core import records
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.metrics import Metric, Rule, at_least, pct, register
+from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.evaluation import int8_embed
+from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, default_instruction, load_embedder
+from sciqag_dataset.evaluation.fast_embed import SentenceCache, embed_sentences, encode_queries, model_key
+from sciqag_dataset.evaluation.grounding import grounded, quotes
+from sciqag_dataset.evaluation.sentences import split_sentences
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sciqag_dataset.stage import digest
-
-from .benchmark.questions import load_questions
-from .embedder import DEFAULT_MODEL, encode, load_embedder
+from sciqag_dataset.core.stage import digest
+from sciqag_dataset.evaluation.benchmark.questions import load_questions
+from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, encode, load_embedder
 
 NGRAM = 13
 MIN_RUN = 4  # shorter runs of words ("What is the") are too common to mean anything

@@ -29,15 +29,14 @@ from typing import Any
 
 from datasets import Value
 
-from sciqag_dataset import records
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.jsonl import iter_latest
+from sciqag_dataset.core import records
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.metrics import Metric, num, pct, register
+from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, load_embedder
+from sciqag_dataset.evaluation.judge_prompts import build_diversity_messages
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.metrics import Metric, num, pct, register
-from sciqag_dataset.stage import Stage
-
-from .embedder import DEFAULT_MODEL, load_embedder
-from .judge_prompts import build_diversity_messages
 
 log = logging.getLogger(__name__)
 

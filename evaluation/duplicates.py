@@ -21,14 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sciqag_dataset.errors import Unavailable
-from sciqag_dataset.pair_ids import RowIds
+from sciqag_dataset.core.errors import Unavailable
+from sciqag_dataset.core.pair_ids import RowIds
+from sciqag_dataset.core.stage import digest
+from sciqag_dataset.core.wiring import REVIEWS
+from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, encode, load_embedder
+from sciqag_dataset.evaluation.evaluated_pairs import evaluated_papers
 from sciqag_dataset.review.store import decisions, read_reviews
-from sciqag_dataset.stage import digest
-from sciqag_dataset.wiring import REVIEWS
-
-from .embedder import DEFAULT_MODEL, encode, load_embedder
-from .filter import evaluated_papers
 
 NUM_PERM = 64
 _WORD = re.compile(r"\w+")

@@ -14,8 +14,8 @@ import urllib.request
 from functools import lru_cache
 from pathlib import Path
 
-from sciqag_dataset.config import DEFAULT_EMBEDDER
-from sciqag_dataset.errors import Unavailable
+from sciqag_dataset.config.config_file import DEFAULT_EMBEDDER
+from sciqag_dataset.core.errors import Unavailable
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Artifacts in the work directory (all readable by ``datasets``):
 
-- ``<metric>.jsonl`` for each registered metric chosen (``sciqag_dataset.metrics``; built in: ``numeric``,
+- ``<metric>.jsonl`` for each registered metric chosen (``sciqag_dataset.core.metrics``; built in: ``numeric``,
   ``coverage``, ``diversity``, ``racar``): one record per paper, from that metric's stage;
 - ``evaluated.jsonl``: one row per QA pair with exactly the ``schema.evaluated_features()`` columns; a metric that
   was not run (or whose record does not fit the paper's current input) is None / [] there;
@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sciqag_dataset import metrics, records
-from sciqag_dataset.config import EvaluateConfig
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.runner import Summary, run_stage
-from sciqag_dataset.stage import Stage
-
-from .merge import merge_evaluation
+from sciqag_dataset.config.config_file import EvaluateConfig
+from sciqag_dataset.core import metrics, records
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.runner import Summary, run_stage
+from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.evaluation.merge import merge_evaluation
 
 
 def metric_stage(metric: str, cfg: EvaluateConfig, source: str, judges: list, diversity_client) -> Stage:

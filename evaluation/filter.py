@@ -10,28 +10,22 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
-from itertools import groupby
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sciqag_dataset import metrics
-from sciqag_dataset.atomic import replacing, write_json
-from sciqag_dataset.console import plural
-from sciqag_dataset.errors import MissingInput, UserError
-from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
-from sciqag_dataset.metrics import FAIL, MISSING
-from sciqag_dataset.pair_ids import RowIds
-from sciqag_dataset.qa.rules import refers_to_source
-from sciqag_dataset.review.store import decisions, read_reviews
-from sciqag_dataset.runner import run_stage
-from sciqag_dataset.schema import RACAR_DIMENSIONS
-from sciqag_dataset.stage import Stage
-from sciqag_dataset.wiring import EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED, REVIEWS
-
-if TYPE_CHECKING:  # both import this module (benchmark.questions, evaluated_papers): built by the caller
-    from .decontaminate import Benchmarks
-    from .duplicates import Duplicates
+from sciqag_dataset.core import metrics
+from sciqag_dataset.core.atomic import replacing, write_json
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.jsonl import JsonlIndex
+from sciqag_dataset.core.pair_ids import RowIds
+from sciqag_dataset.core.runner import run_stage
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
+from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.core.wiring import EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED
+from sciqag_dataset.evaluation.decontaminate import Benchmarks
+from sciqag_dataset.evaluation.duplicates import Duplicates
+from sciqag_dataset.evaluation.evaluated_pairs import evaluated_papers, pair_verdict
 
 VERDICTS = "filter_verdicts.jsonl"
 DECONTAMINATE = "decontaminate"  # the verdict of a question a benchmark asks
@@ -47,54 +41,6 @@ LABEL_RULES = ("reasoning_types", "min_difficulty", "max_difficulty")
 def _rule_metric(rule: str) -> str:
     """The metric whose scores a rule reads (the authors' rule reads RACAR's)."""
     return "racar" if rule == "authors_test_set" else metrics.rules()[rule][0].name
-
-
-def pair_verdict(
-    row: dict,
-    *,
-    min_dims: dict[str, float] | None = None,
-    drop_source_references: bool = False,
-    authors_test_set: bool = False,
-    **thresholds,
-) -> tuple[list[str], list[str]]:
-    """(rules the row fails, rules it cannot be judged on for a missing value). Kept iff both are empty.
-
-    ``thresholds`` are the registered metrics' rules by name (``min_racar``, ``min_numeric_ratio``,
-    ``min_chunk_rate`` ...; None: not applied); each metric's rule says what passes (a value at the threshold
-    does; ``min_racar`` needs all five dimensions scored; an answer without numbers passes
-    ``min_numeric_ratio``). ``min_dims`` {dimension: threshold} are RACAR's ``min_<dimension>`` rules.
-    ``authors_test_set``: 3 on relevance, completeness, accuracy and reasonableness, and no source reference
-    in the question (their agnosticism regex, run on the row's ``question`` as it stands).
-    """
-    failed, missing = [], []
-    registry = metrics.rules()
-    wanted = {**thresholds, **{f"min_{d}": t for d, t in (min_dims or {}).items()}}
-    for name, value in wanted.items():
-        if value is not None:
-            verdict = registry[name][1].check(row, value)
-            (failed if verdict == FAIL else missing if verdict == MISSING else []).append(name)
-    if authors_test_set:
-        for d in DIMENSIONS:
-            if d != "agnosticism":
-                value = row.get(d)
-                (missing if value is None else failed if value < 3 else []).append(f"authors_{d}")
-    if (drop_source_references or authors_test_set) and refers_to_source(row.get("question") or ""):
-        failed.append("source_reference")
-    return failed, missing
-
-
-def evaluated_papers(work: str | Path) -> Iterator[dict]:
-    """Each paper's rows of ``evaluated.jsonl`` (written paper by paper): the filter stage's input, with
-    ``questions``, each row's question as it stands (the newest reviewer's edit, else the generated one)."""
-    path = Path(work) / EVALUATED
-    if not path.exists():
-        raise MissingInput(f"{path} not found: run `sciqag evaluate {work}` first")
-    edits = {pid: d.question for pid, d in decisions(read_reviews(Path(work) / REVIEWS)).items() if d.question}
-    ids = RowIds()
-    for paper_id, group in groupby(read_jsonl(path), key=lambda row: row["paper_id"]):
-        rows = list(group)
-        questions = [edits.get(ids(row)) or row.get("question") or "" for row in rows]
-        yield {"id": paper_id, "rows": rows, "questions": questions}
 
 
 def _same(question: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from sciqag_dataset.spans import find_span
+from sciqag_dataset.core.spans import find_span
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")  # hyphenated words count as their parts
 STEM = 5

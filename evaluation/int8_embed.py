@@ -33,9 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sciqag_dataset.errors import Unavailable
-
-from .fast_embed import dimension
+from sciqag_dataset.core.errors import Unavailable
+from sciqag_dataset.evaluation.fast_embed import dimension
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sciqag_dataset.schema import RACAR_DIMENSIONS
-from sciqag_dataset.stage import digest
-
-from .judging import judgements_format
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
+from sciqag_dataset.core.stage import digest
+from sciqag_dataset.evaluation.judging import judgements_format
 
 # What each dimension's judge is shown (Appendix B).
 PAPER_AND_QUESTIONS, PAPER_AND_PAIRS, QUESTIONS, PAPER_AND_STATEMENTS = (

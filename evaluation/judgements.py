@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.schema import DIFFICULTY_LEVELS, REASONING_TYPES
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.schema import DIFFICULTY_LEVELS, REASONING_TYPES
 
 COMBINE_MODES = ("mean", "min", "majority")
 SCORES = (1, 2, 3)

@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 
 import openai
 
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.schema import LABELS, REASONING_TYPES
+from sciqag_dataset.evaluation.judgements import Parsed, parse_judgements
 from sciqag_dataset.llm import LLMClient, LLMError
-from sciqag_dataset.schema import LABELS, REASONING_TYPES
-
-from .judgements import Parsed, parse_judgements
 
 log = logging.getLogger(__name__)
 

@@ -20,18 +20,17 @@ from typing import Any
 
 from datasets import Features
 
-from sciqag_dataset import metrics, records
-from sciqag_dataset.atomic import replacing, write_json
-from sciqag_dataset.config import EvaluateConfig
-from sciqag_dataset.jsonl import JsonlIndex, JsonlWriter
-from sciqag_dataset.pair_ids import pair_ids
+from sciqag_dataset.config.config_file import EvaluateConfig
+from sciqag_dataset.core import metrics, records
+from sciqag_dataset.core.atomic import replacing, write_json
+from sciqag_dataset.core.jsonl import JsonlIndex, JsonlWriter
+from sciqag_dataset.core.pair_ids import pair_ids
+from sciqag_dataset.core.runner import FAILED
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS, conform, evaluated_features
+from sciqag_dataset.core.stage import digest
+from sciqag_dataset.core.wiring import EVALUATED, PAPERS
+from sciqag_dataset.evaluation.report import SUMMARY, summarize, write_plots
 from sciqag_dataset.qa.rules import refers_to_source
-from sciqag_dataset.runner import FAILED
-from sciqag_dataset.schema import RACAR_DIMENSIONS, conform, evaluated_features
-from sciqag_dataset.stage import digest
-from sciqag_dataset.wiring import EVALUATED, PAPERS
-
-from .report import SUMMARY, summarize, write_plots
 
 log = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from decimal import Decimal, InvalidOperation
 
 from datasets import List, Value
 
-from sciqag_dataset import records
-from sciqag_dataset.jsonl import iter_latest
-from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, pct, register
-from sciqag_dataset.stage import Stage
+from sciqag_dataset.core import records
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.metrics import FAIL, MISSING, Metric, Rule, pct, register
+from sciqag_dataset.core.stage import Stage
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SIGNS = "-−+"  # not the en dash: "3 – 5" is a range

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sciqag_dataset.console import plural
+from sciqag_dataset.core.console import plural
 
 TITLE_WIDTH = 72  # characters per title line at the narrowest figure (6 in)
 EMBEDDING_SIMILARITY = "cosine similarity of embeddings"

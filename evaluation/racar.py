@@ -29,17 +29,13 @@ from typing import Any
 
 from datasets import Value
 
-from sciqag_dataset import records
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.jsonl import iter_latest
-from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, at_least, at_most, num, register
-from sciqag_dataset.qa.prompts import fit_to_context
-from sciqag_dataset.qa.rules import refers_to_source
-from sciqag_dataset.schema import DIFFICULTY_LEVELS, LABELS, RACAR_DIMENSIONS, REASONING_TYPES, majority
-from sciqag_dataset.stage import Stage
-
-from .judge_prompts import (
+from sciqag_dataset.core import records
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.metrics import FAIL, MISSING, Metric, Rule, at_least, at_most, num, register
+from sciqag_dataset.core.schema import DIFFICULTY_LEVELS, LABELS, RACAR_DIMENSIONS, REASONING_TYPES, majority
+from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.evaluation.judge_prompts import (
     LABELLED,
     RACAR_INPUTS,
     SEES_PAPER,
@@ -48,8 +44,17 @@ from .judge_prompts import (
     racar_prompts_digest,
     racar_response_format,
 )
-from .judgements import COMBINE_MODES, agreement_counts, agreement_figures, combine_scores, judge_agreement
-from .judging import DimensionResult, Judge, judge_items, make_judges
+from sciqag_dataset.evaluation.judgements import (
+    COMBINE_MODES,
+    agreement_counts,
+    agreement_figures,
+    combine_scores,
+    judge_agreement,
+)
+from sciqag_dataset.evaluation.judging import DimensionResult, Judge, judge_items, make_judges
+from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.qa.prompts import fit_to_context
+from sciqag_dataset.qa.rules import refers_to_source
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.core.errors import UserError
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
 RESAVE = "save it as 'CSV UTF-8' (or JSON Lines in UTF-8)"

@@ -16,15 +16,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sciqag_dataset.console import plural
-from sciqag_dataset.errors import MissingInput, UserError
-from sciqag_dataset.jsonl import JsonlIndex, read_jsonl
-from sciqag_dataset.pair_ids import RowIds
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.jsonl import JsonlIndex, read_jsonl
+from sciqag_dataset.core.pair_ids import RowIds
+from sciqag_dataset.core.schema import LABELS, RACAR_DIMENSIONS, SCALED, reasoning_type
+from sciqag_dataset.core.wiring import EVALUATED, REVIEWS
+from sciqag_dataset.evaluation.rating_files import FileFormat, records
 from sciqag_dataset.review.store import JUDGE, check_rater, human_ratings, read_reviews
-from sciqag_dataset.schema import LABELS, RACAR_DIMENSIONS, SCALED, reasoning_type
-from sciqag_dataset.wiring import EVALUATED, REVIEWS
-
-from .rating_files import FileFormat, records
 
 COLUMNS = ("pair_id", "rater", *RACAR_DIMENSIONS, *LABELS, "keep")  # pair_id and rater required
 FIELDS = COLUMNS[2:]

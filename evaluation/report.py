@@ -6,15 +6,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from sciqag_dataset import metrics
-from sciqag_dataset.atomic import write_json
-from sciqag_dataset.config import EvaluateConfig
-from sciqag_dataset.console import plural
-from sciqag_dataset.schema import RACAR_DIMENSIONS
-from sciqag_dataset.wiring import EVALUATION_SUMMARY
-
-from . import plots
-from .coverage import answer_sentence_matrix
+from sciqag_dataset.config.config_file import EvaluateConfig
+from sciqag_dataset.core import metrics
+from sciqag_dataset.core.atomic import write_json
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
+from sciqag_dataset.core.wiring import EVALUATION_SUMMARY
+from sciqag_dataset.evaluation import plots
+from sciqag_dataset.evaluation.coverage import answer_sentence_matrix
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from statistics import mean
 
 from datasets import Value
 
-from sciqag_dataset import records
-from sciqag_dataset.jsonl import iter_latest
-from sciqag_dataset.metrics import FAIL, MISSING, Metric, Rule, num, register
-from sciqag_dataset.stage import Stage
+from sciqag_dataset.core import records
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.metrics import FAIL, MISSING, Metric, Rule, num, register
+from sciqag_dataset.core.stage import Stage
 
 
 def _words(paper: dict) -> dict:

@@ -1,14 +1,14 @@
 """A stage of your own in ~30 lines (docs/ARCHITECTURE.md): how long is each generated question?
 
 from sciqag_dataset.examples.custom_stage import question_lengths
-from sciqag_dataset.runner import run_stage
+from sciqag_dataset.core.runner import run_stage
 run_stage(question_lengths(max_words=40), "sciqag_work")   # -> sciqag_work/question_lengths.jsonl
 """
 
 from __future__ import annotations
 
-from sciqag_dataset import records
-from sciqag_dataset.stage import Stage
+from sciqag_dataset.core import records
+from sciqag_dataset.core.stage import Stage
 
 
 class _Lengths:

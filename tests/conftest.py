@@ -134,7 +134,7 @@ def paper_host(tmp_path_factory):
     import shutil
     import threading
 
-    from sciqag_dataset.pipeline import sample_papers
+    from sciqag_dataset.orchestration.pipeline import sample_papers
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):

@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from sciqag_dataset.schema import RACAR_DIMENSIONS
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
 
 #: a dozen materials the tests write small papers about (seed, publish and training data)
 MATERIALS = [

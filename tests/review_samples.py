@@ -9,9 +9,9 @@ from pathlib import Path
 
 from helpers import ScriptedJudge, write_jsonl
 
-from sciqag_dataset.config import EvaluateConfig
+from sciqag_dataset.config.config_file import EvaluateConfig
+from sciqag_dataset.core.folders import claim
 from sciqag_dataset.evaluation.evaluate import run_evaluate
-from sciqag_dataset.folders import claim
 from sciqag_dataset.llm import LLMClient
 
 PAPERS = {

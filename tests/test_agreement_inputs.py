@@ -12,14 +12,14 @@ import sys
 import pytest
 from helpers import write_jsonl
 
+from sciqag_dataset.cards.review_section import agreement_rows
 from sciqag_dataset.cli import main
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.folders import claim
+from sciqag_dataset.core.pair_ids import pair_id
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
 from sciqag_dataset.evaluation.agreement import agreement
 from sciqag_dataset.evaluation.ratings import Ratings, open_ratings_file, read_ratings_file
-from sciqag_dataset.folders import claim
-from sciqag_dataset.pair_ids import pair_id
-from sciqag_dataset.review.card import agreement_rows
-from sciqag_dataset.schema import RACAR_DIMENSIONS
 
 HEADER = ["pair_id", "rater", *RACAR_DIMENSIONS]
 JUDGE_SCORES = [3, 2, 1, 3, 2, 1, 3, 2]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sciqag_dataset.atomic import replacing, write_json, write_whole
+from sciqag_dataset.core.atomic import replacing, write_json, write_whole
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary_one(tmp_path):

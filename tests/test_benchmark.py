@@ -21,19 +21,19 @@ import datasets
 import pytest
 from helpers import RecordingProxy, ScriptedChat, read_jsonl, write_jsonl
 
-from sciqag_dataset.atomic import write_whole
 from sciqag_dataset.cli import main
-from sciqag_dataset.config import Config
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.atomic import write_whole
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.folders import claim
 from sciqag_dataset.evaluation.benchmark import answer as answer_module
 from sciqag_dataset.evaluation.benchmark import run_benchmark
 from sciqag_dataset.evaluation.benchmark.card import END, START, update_card
 from sciqag_dataset.evaluation.benchmark.leaderboard import bootstrap_ci
 from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer, exact_match, number_agreement, token_f1
 from sciqag_dataset.evaluation.benchmark.questions import load_questions
-from sciqag_dataset.folders import claim
+from sciqag_dataset.hub.publish import write_folder
 from sciqag_dataset.llm import LLMClient, ResponseCache
-from sciqag_dataset.publish import write_folder
 
 # Our own sample pairs and papers (written for these tests).
 PAIRS = [
@@ -394,7 +394,7 @@ def test_model_flags_apply_to_the_embedded_default_and_a_llama_cpp_judge_gets_pl
     from sciqag_dataset.cli.benchmark import _model_template
     from sciqag_dataset.evaluation.judging import make_judges
     from sciqag_dataset.llm.endpoint import JudgeEndpointConfig
-    from sciqag_dataset.pipeline import Endpoints
+    from sciqag_dataset.orchestration.pipeline import Endpoints
 
     args = build_parser().parse_args(["benchmark", "d.json", "--max-tokens", "64", "--temperature", "0.3"])
     assert _model_template(args) == {"max_tokens": 64, "temperature": 0.3}

@@ -12,13 +12,13 @@ from test_seed_publish import client_for, make_work, paper, run_seed, seeded_wor
 
 from sciqag_dataset.builders import generate
 from sciqag_dataset.builders.ingest import read_file
-from sciqag_dataset.config import Config, EvaluateConfig, GenerateConfig, SeedConfig
+from sciqag_dataset.config.config_file import Config, EvaluateConfig, GenerateConfig, SeedConfig
+from sciqag_dataset.config.generator_info import write_generator_info
+from sciqag_dataset.core.runner import run_stage
 from sciqag_dataset.evaluation.evaluate import run_evaluate
 from sciqag_dataset.evaluation.filter import filter_pairs
-from sciqag_dataset.generator_info import write_generator_info
+from sciqag_dataset.hub.publish import write_folder
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.publish import write_folder
-from sciqag_dataset.runner import run_stage
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "papers"
 

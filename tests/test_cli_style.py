@@ -19,12 +19,12 @@ from helpers import write_jsonl
 from sciqag_dataset.builders.ingest import Reader, readers, register, unregister
 from sciqag_dataset.cli import build_parser, main, parse, report
 from sciqag_dataset.cli.flags import resolve_config
-from sciqag_dataset.config import METRICS
-from sciqag_dataset.console import plural
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.config.config_file import METRICS
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.folders import WORK_LAYOUT, claim
+from sciqag_dataset.core.runner import Summary, parse_shard
 from sciqag_dataset.evaluation.benchmark.leaderboard import markdown
-from sciqag_dataset.folders import WORK_LAYOUT, claim
-from sciqag_dataset.runner import Summary, parse_shard
 from sciqag_dataset.trainers.config import TrainArgs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from helpers import read_jsonl, write_jsonl
 
+from sciqag_dataset.core.runner import run_stage
 from sciqag_dataset.evaluation import racar
 from sciqag_dataset.evaluation.judge_prompts import build_racar_messages
 from sciqag_dataset.llm.budget import LEDGER, Budget, CostCapReached, spend_by_stage, total_cost
 from sciqag_dataset.llm.client import LLMClient
-from sciqag_dataset.runner import run_stage
 
 PRICE = "1000"  # USD per million tokens, prompt and completion alike: 1000 tokens cost $1
 N_PAPERS = 6

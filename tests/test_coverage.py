@@ -11,14 +11,14 @@ import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
+from sciqag_dataset.core.records import qa_papers, qa_source  # noqa: E402
+from sciqag_dataset.core.runner import run_stage  # noqa: E402
 from sciqag_dataset.evaluation import coverage as cov  # noqa: E402
 from sciqag_dataset.evaluation.embedder import (
     E5_INSTRUCTION,
     default_instruction,  # noqa: E402
     load_embedder,
 )
-from sciqag_dataset.records import qa_papers, qa_source  # noqa: E402
-from sciqag_dataset.runner import run_stage  # noqa: E402
 
 # --- sentence splitting -------------------------------------------------------------------------
 

@@ -19,8 +19,8 @@ import pytest
 from helpers import RecordingProxy, write_jsonl
 from huggingface_hub import constants
 
-from sciqag_dataset.config import EndpointConfig
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.config.config_file import EndpointConfig
+from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.llm import client_from_config, resolve_api_key
 from sciqag_dataset.llm.server import free_port
 
@@ -81,7 +81,7 @@ def test_an_endpoints_backend_option_names_its_transport(tmp_path):
     """`backend:` (and `--backend`) keep their name; they pick the transport (client library) of the registry."""
     from dataclasses import fields
 
-    from sciqag_dataset.config import Config
+    from sciqag_dataset.config.config_file import Config
     from sciqag_dataset.llm import LLMClient
     from sciqag_dataset.llm.transports import TRANSPORTS
 

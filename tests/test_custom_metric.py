@@ -12,8 +12,8 @@ import pytest
 import yaml
 from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset import metrics
-from sciqag_dataset.config import Config
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core import metrics
 
 PLUGIN = "sciqag_dataset.examples.custom_metric"
 QUESTIONS = {  # words per question: 4, 12; 4, 14

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from fakes import FakeCrashingServer
 
-from sciqag_dataset.errors import ServerDown
+from sciqag_dataset.core.errors import ServerDown
+from sciqag_dataset.core.runner import run_stage
+from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.llm.embedded import choose
 from sciqag_dataset.llm.models import DEFAULT_MODEL_ID
 from sciqag_dataset.llm.server import LocalServer, ServerDied
 from sciqag_dataset.llm.supervisor import EmbeddedServer
-from sciqag_dataset.runner import run_stage
-from sciqag_dataset.stage import Stage
 
 AMX = {"avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16"}
 LLAMA = {"llama.cpp", "transformers"}  # the engines installed, as choose() is told
@@ -136,8 +136,8 @@ def test_when_no_backend_is_left_the_stage_stops_and_no_paper_is_marked_failed(t
 def test_a_rank_whose_parents_server_died_stops_without_failing_its_papers(tmp_path):
     """Ranks of a scaled-out run talk to the server their parent started and cannot restart it: a connection
     error to it stops the rank's stage (ServerDown) once its process is gone, and no paper is marked failed."""
+    from sciqag_dataset.core.processes import started
     from sciqag_dataset.llm.supervisor import AttachedServer, Serving
-    from sciqag_dataset.processes import started
 
     server = FakeCrashingServer(2, tmp_path / "server.log").start()  # its first completion, one paper, then dies
     pid = server.proc.pid

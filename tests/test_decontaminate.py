@@ -9,9 +9,9 @@ import sys
 
 from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset.config import Config
+from sciqag_dataset.config.config_file import Config
 from sciqag_dataset.evaluation.decontaminate import load_benchmarks
-from sciqag_dataset.publish import write_folder
+from sciqag_dataset.hub.publish import write_folder
 
 LONG = (
     "Which reaction conditions let nickel particles on ceria resist coking for one hundred hours on stream in dry "

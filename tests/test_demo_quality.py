@@ -8,9 +8,9 @@ import datasets
 from helpers import ScriptedChat, read_jsonl, write_jsonl
 
 from sciqag_dataset.cli import main
+from sciqag_dataset.core.records import section_starts, with_keywords
 from sciqag_dataset.llm.models import DEFAULT_MODEL_ID
-from sciqag_dataset.qa.small_model import chunks, section_starts
-from sciqag_dataset.records import with_keywords
+from sciqag_dataset.qa.small_model import chunks
 
 SECTION_WORDS = {"Introduction": 500, "Methods": 250, "Results": 450, "Discussion": 400}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers import read_jsonl, write_jsonl
 
+from sciqag_dataset.core.runner import run_stage
 from sciqag_dataset.evaluation.diversity import (
     diversity_summary,
     matrix_from_pairs,
@@ -16,7 +17,6 @@ from sciqag_dataset.evaluation.diversity import (
 )
 from sciqag_dataset.evaluation.judge_prompts import build_diversity_messages
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.runner import run_stage
 
 GARNET = "What limits the ionic conductivity of the garnet solid electrolyte?"
 GARNET_REWORDED = "Which factors limit ionic conductivity in garnet solid electrolytes?"

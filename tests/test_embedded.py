@@ -12,8 +12,8 @@ from dataclasses import fields, replace
 import pytest
 
 from sciqag_dataset.builders.qagen import paced_pairs
-from sciqag_dataset.config import Config
-from sciqag_dataset.errors import ServerDown, UserError
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.errors import ServerDown, UserError
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.llm.embedded import ENGINES, choose, server_for
 from sciqag_dataset.llm.engines import Engine, Registry
@@ -22,7 +22,7 @@ from sciqag_dataset.llm.llama_cpp_engine import installed as llama_cpp_installed
 from sciqag_dataset.llm.llama_launch import NO_EXTRA_BUFFERS
 from sciqag_dataset.llm.models import DEFAULT_MODEL_ID, gguf_path
 from sciqag_dataset.llm.supervisor import EmbeddedServer
-from sciqag_dataset.pipeline import profiled
+from sciqag_dataset.orchestration.pipeline import profiled
 from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import build_messages
@@ -191,7 +191,7 @@ def test_the_old_option_names_still_choose_the_engine(tmp_path):
     registry's names."""
     from sciqag_dataset.cli import build_parser
     from sciqag_dataset.cli.flags import resolve_config
-    from sciqag_dataset.config import EmbeddedConfig
+    from sciqag_dataset.config.config_file import EmbeddedConfig
 
     field = next(f for f in fields(EmbeddedConfig) if f.name == "backend")
     assert field.metadata["choices"] == ("auto", *ENGINES.names())
@@ -475,7 +475,7 @@ def test_the_augmentation_judge_starts_no_server_when_no_pair_needs_judging(tmp_
 
     from helpers import write_jsonl
 
-    from sciqag_dataset.augmentation import augment_judge
+    from sciqag_dataset.orchestration.augmentation import augment_judge
 
     work = tmp_path / "augment" / "work"
     write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "Films", "text": "Zinc oxide films grew. " * 40}])
@@ -490,7 +490,7 @@ def test_the_augmentation_judge_starts_no_server_when_no_pair_needs_judging(tmp_
 def sample_papers(tmp_path_factory):
     """The shipped sample papers as the run reads them (none is about corrosion, the worked example's topic)."""
     from sciqag_dataset.builders.ingest import run_ingest
-    from sciqag_dataset.pipeline import sample_papers as shipped
+    from sciqag_dataset.orchestration.pipeline import sample_papers as shipped
 
     work = tmp_path_factory.mktemp("samples")
     run_ingest(shipped(), work)

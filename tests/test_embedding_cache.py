@@ -15,10 +15,10 @@ import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
+from sciqag_dataset.core.runner import run_stage  # noqa: E402
 from sciqag_dataset.evaluation import coverage as cov  # noqa: E402
 from sciqag_dataset.evaluation import fast_embed as fe  # noqa: E402
 from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, encode, load_embedder  # noqa: E402
-from sciqag_dataset.runner import run_stage  # noqa: E402
 
 SENTENCES = [
     "The garnet electrolyte conducted lithium ions at room temperature.",

@@ -14,15 +14,16 @@ import pytest
 from helpers import read_jsonl, write_jsonl
 
 from sciqag_dataset.cli import main
-from sciqag_dataset.config import EvaluateConfig, FilterConfig
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.config.config_file import EvaluateConfig, FilterConfig
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.records import qa_hash
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS, evaluated_features
 from sciqag_dataset.evaluation.evaluate import run_evaluate
-from sciqag_dataset.evaluation.filter import filter_pairs, pair_verdict
+from sciqag_dataset.evaluation.evaluated_pairs import pair_verdict
+from sciqag_dataset.evaluation.filter import filter_pairs
 from sciqag_dataset.evaluation.merge import merge_evaluation, stale_reason
 from sciqag_dataset.llm import JudgeEndpointConfig, LLMClient
-from sciqag_dataset.pipeline import committee
-from sciqag_dataset.records import qa_hash
-from sciqag_dataset.schema import RACAR_DIMENSIONS, evaluated_features
+from sciqag_dataset.orchestration.pipeline import committee
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

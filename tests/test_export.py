@@ -16,13 +16,13 @@ import datasets
 import pytest
 from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset.builder import split_of
 from sciqag_dataset.cli import main
-from sciqag_dataset.config import Config
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.pair_ids import pair_ids
+from sciqag_dataset.core.spans import find_span
 from sciqag_dataset.evaluation.filter import filter_pairs
-from sciqag_dataset.pair_ids import pair_ids
-from sciqag_dataset.publish import write_folder
-from sciqag_dataset.spans import find_span
+from sciqag_dataset.hub.dataset_builder import split_of
+from sciqag_dataset.hub.publish import write_folder
 
 # Our own sample papers and pairs (written for these tests): each answer's evidence is one sentence of its paper.
 PAPERS = {

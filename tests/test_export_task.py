@@ -23,7 +23,7 @@ from lm_eval.tasks import TaskManager
 from test_benchmark import PAIRS, published_folder, write_pairs_file
 
 from sciqag_dataset.cli import main
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.evaluation.benchmark import answer as answer_module
 from sciqag_dataset.evaluation.benchmark import export, run_benchmark
 from sciqag_dataset.evaluation.benchmark.export import export_task

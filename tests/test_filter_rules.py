@@ -13,11 +13,11 @@ from helpers import read_jsonl, write_jsonl
 from review_samples import PAPERS
 
 from sciqag_dataset.cli import main
-from sciqag_dataset.config import Config, EvaluateConfig
+from sciqag_dataset.config.config_file import Config, EvaluateConfig
+from sciqag_dataset.core.folders import claim
 from sciqag_dataset.evaluation.duplicates import find_duplicates
 from sciqag_dataset.evaluation.evaluate import run_evaluate
-from sciqag_dataset.folders import claim
-from sciqag_dataset.publish import write_folder
+from sciqag_dataset.hub.publish import write_folder
 from sciqag_dataset.review.store import append_review
 
 

@@ -18,11 +18,11 @@ import pytest
 from helpers import read_jsonl, write_jsonl
 
 from sciqag_dataset.builders import generate
-from sciqag_dataset.config import GenerateConfig
+from sciqag_dataset.config.config_file import GenerateConfig
+from sciqag_dataset.core.runner import in_shard, merge_shards, run_stage
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.llm.server import LocalServer, free_port
 from sciqag_dataset.qa.rules import dedupe_questions, postprocess, refers_to_source
-from sciqag_dataset.runner import in_shard, merge_shards, run_stage
 
 
 def run_generate(work, client, cfg):

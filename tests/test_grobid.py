@@ -14,7 +14,7 @@ from pdf_samples import DOI, make_paper_pdf
 
 from sciqag_dataset.builders.ingest import run_ingest
 from sciqag_dataset.cli import main
-from sciqag_dataset.jsonl import read_jsonl
+from sciqag_dataset.core.jsonl import read_jsonl
 
 TEI = (Path(__file__).parent / "fixtures" / "grobid" / "reply.tei.xml").read_bytes()
 

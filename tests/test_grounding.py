@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset.config import EvaluateConfig
+from sciqag_dataset.config.config_file import EvaluateConfig
 from sciqag_dataset.evaluation.evaluate import run_evaluate
 from sciqag_dataset.evaluation.filter import filter_pairs
 from sciqag_dataset.evaluation.grounding import content_words, grounded

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from sciqag_dataset import schema
 from sciqag_dataset.builders import ingest
 from sciqag_dataset.builders.ingest import (
     detect_format,
@@ -21,6 +20,7 @@ from sciqag_dataset.builders.ingest import (
     read_file,
     run_ingest,
 )
+from sciqag_dataset.core import schema
 
 FIX = Path(__file__).parent / "fixtures" / "ingest"
 

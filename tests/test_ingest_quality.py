@@ -12,9 +12,9 @@ import pytest
 from helpers import write_jsonl
 
 from sciqag_dataset.builders.ingest import read_file, run_ingest
-from sciqag_dataset.config import Config
-from sciqag_dataset.jsonl import iter_latest
-from sciqag_dataset.publish import write_folder
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.hub.publish import write_folder
 
 FIX = Path(__file__).parent / "fixtures" / "ingest"
 

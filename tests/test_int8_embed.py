@@ -17,12 +17,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 from test_embedding_cache import PAPER, QA, SENTENCES, _encoded, _write  # noqa: E402
 
-from sciqag_dataset.errors import Unavailable  # noqa: E402
+from sciqag_dataset.core.errors import Unavailable  # noqa: E402
+from sciqag_dataset.core.runner import run_stage  # noqa: E402
 from sciqag_dataset.evaluation import coverage as cov  # noqa: E402
 from sciqag_dataset.evaluation import fast_embed as fe  # noqa: E402
 from sciqag_dataset.evaluation import int8_embed  # noqa: E402
 from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, load_embedder  # noqa: E402
-from sciqag_dataset.runner import run_stage  # noqa: E402
 
 # lengths from 3 to past the model's 256-token limit, so batches come with and without padding
 TEXTS = SENTENCES + [

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from sciqag_dataset.builders import keywords as kw
-from sciqag_dataset.jsonl import iter_latest, read_jsonl
-from sciqag_dataset.runner import run_stage
+from sciqag_dataset.core.jsonl import iter_latest, read_jsonl
+from sciqag_dataset.core.runner import run_stage
 
 
 def run_keywords(work, **options):
@@ -112,7 +112,7 @@ def test_missing_pipeline_is_a_clear_error():
 
 
 def _paper(pid: str, text, keywords=None) -> dict:
-    # the paper columns of sciqag_dataset.schema, as ingest writes them
+    # the paper columns of sciqag_dataset.core.schema, as ingest writes them
     return {
         "id": pid,
         "title": pid,

@@ -15,7 +15,10 @@ from helpers import ScriptedJudge, read_jsonl, write_jsonl
 from review_samples import DIFFICULTY, TYPES
 
 from sciqag_dataset.cli import main
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.runner import run_stage
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
+from sciqag_dataset.core.wiring import REVIEWS
 from sciqag_dataset.evaluation import racar
 from sciqag_dataset.evaluation.agreement import agreement
 from sciqag_dataset.evaluation.filter import unscored
@@ -24,9 +27,6 @@ from sciqag_dataset.evaluation.ratings import collect, read_ratings_file
 from sciqag_dataset.llm import LLMClient
 from sciqag_dataset.review.session import ReviewSession
 from sciqag_dataset.review.store import apply_decision, decisions, read_reviews
-from sciqag_dataset.runner import run_stage
-from sciqag_dataset.schema import RACAR_DIMENSIONS
-from sciqag_dataset.wiring import REVIEWS
 
 PAIRS = [
     {"question": "Why does cobalt keep the layers ordered?", "answer": "It suppresses cation mixing.", "origin": "t"},

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sciqag_dataset.builders.ingest import read_file, run_ingest
-from sciqag_dataset.jsonl import iter_latest
+from sciqag_dataset.core.jsonl import iter_latest
 
 MAIN = r"""\documentclass[twocolumn]{revtex4-2}
 \usepackage{amsmath,siunitx}

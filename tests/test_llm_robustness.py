@@ -18,9 +18,9 @@ from helpers import RecordingProxy, read_jsonl, write_jsonl
 from tiny_model import REPLY
 
 from sciqag_dataset.builders import seed
-from sciqag_dataset.config import SeedConfig
+from sciqag_dataset.config.config_file import SeedConfig
+from sciqag_dataset.core.runner import run_stage
 from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache
-from sciqag_dataset.runner import run_stage
 
 
 def run_seed(work, client, cfg):

@@ -10,13 +10,13 @@ import logging
 import pytest
 from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset.config import EndpointConfig
-from sciqag_dataset.jsonl import JsonlWriter, iter_latest
+from sciqag_dataset.config.config_file import EndpointConfig
+from sciqag_dataset.core.jsonl import JsonlWriter, iter_latest
+from sciqag_dataset.core.redact import redact_url
+from sciqag_dataset.core.runner import Finished, run_stage
+from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.llm import LLMClient, LLMError, ResponseCache, check_reachable, client_from_config
 from sciqag_dataset.llm.server import free_port
-from sciqag_dataset.redact import redact_url
-from sciqag_dataset.runner import Finished, run_stage
-from sciqag_dataset.stage import Stage
 
 
 def test_chat_and_completion_cache_and_usage(says_server, tmp_path):

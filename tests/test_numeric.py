@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from sciqag_dataset.core.runner import run_stage
 from sciqag_dataset.evaluation import numeric as num
-from sciqag_dataset.runner import run_stage
 
 EXTRACT_CASES = [
     # decimals, separators, signs

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import write_jsonl
 
-from sciqag_dataset.console import run_command
+from sciqag_dataset.core.console import run_command
 
 
 def sciqag(*args, cwd=None):
@@ -229,9 +229,9 @@ def test_a_file_that_cannot_be_read_is_not_promised_to_a_rerun(tmp_path):
 def test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared(tmp_path):
     """README's `sciqag filter WORK --min-racar 2.5` where no pair has a RACAR score is refused in one line (no
     filtered.jsonl is written) unless --allow-missing-scores asks for it; `--clear` undoes a filter."""
-    from sciqag_dataset.config import EvaluateConfig
+    from sciqag_dataset.config.config_file import EvaluateConfig
+    from sciqag_dataset.core.folders import WORK_LAYOUT, claim
     from sciqag_dataset.evaluation.evaluate import run_evaluate
-    from sciqag_dataset.folders import WORK_LAYOUT, claim
 
     work = claim(str(tmp_path / "work"), "work", option="work_dir", adopt=WORK_LAYOUT)
     write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "T", "text": "The gap is 3.2 eV. " * 30}])

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHECK = """
 from importlib import resources
 import sciqag_dataset, sciqag_dataset.cli as cli
-from sciqag_dataset.config import Config
+from sciqag_dataset.config.config_file import Config
 assert sciqag_dataset.__file__.startswith("{site}"), sciqag_dataset.__file__  # the wheel, not the repo
 files = lambda pkg, sub="": [p.name for p in resources.files(pkg).joinpath(sub).iterdir()]
 assert {{"dataset_card.md", "model_card.md"}} <= set(files("sciqag_dataset.cards"))
@@ -66,3 +66,26 @@ def test_ci_installs_and_tests_exactly_as_readme_says():
     assert printed.stdout == block
     code = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]
     assert not [line for line in code if re.search(r"\bpip\b|\bpython3? -m venv\b", line)]
+
+
+def test_the_previous_releases_import_paths_still_work_with_a_warning():
+    """Plugins written against the flat layout keep importing, told where each module went."""
+    code = """
+import warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as seen:
+    from sciqag_dataset.stage import Stage
+    from sciqag_dataset.metrics import register
+    from sciqag_dataset.config import Config
+    from sciqag_dataset import records
+import sciqag_dataset.core.stage, sciqag_dataset.core.metrics, sciqag_dataset.core.records
+from sciqag_dataset.config.config_file import Config as Now
+assert Stage is sciqag_dataset.core.stage.Stage and register is sciqag_dataset.core.metrics.register
+assert Config is Now and records is sciqag_dataset.core.records
+said = [str(w.message) for w in seen if w.category is DeprecationWarning]
+assert any("sciqag_dataset.stage is now sciqag_dataset.core.stage" in s for s in said), said
+assert any("sciqag_dataset.config.config_file" in s for s in said), said
+assert any("sciqag_dataset.records is now sciqag_dataset.core.records" in s for s in said), said
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -469,20 +469,3 @@ def test_never_raises_on_adversarial_input(text):
     start = time.perf_counter()
     assert_well_formed(parse_qa(text), text[:80])
     assert time.perf_counter() - start < 5
-
-
-def test_the_parser_layers_import_downwards_only():
-    """parse on reply_formats on reply_text: no module imports one above it (a reader never calls back up)."""
-    import ast
-    from pathlib import Path
-
-    import sciqag_dataset.qa as qa
-
-    def imports(name: str) -> set[str]:
-        tree = ast.parse((Path(qa.__file__).parent / f"{name}.py").read_text())
-        return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level}
-
-    layers = ["parse", "reply_formats", "reply_text"]
-    for level, name in enumerate(layers):
-        assert not imports(name) & set(layers[: level + 1]), (name, imports(name))
-    assert "reply_formats" in imports("parse") and "reply_text" in imports("reply_formats")

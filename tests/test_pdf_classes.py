@@ -19,7 +19,7 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 from sciqag_dataset.builders.ingest import read_file
 from sciqag_dataset.builders.ingest.pdf import _title
 from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block, is_heading
-from sciqag_dataset.builders.ingest.pdf_layout import Line
+from sciqag_dataset.builders.ingest.pdf_line import Line
 
 
 def _read(path):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sciqag_dataset.config import EvaluateConfig
+from sciqag_dataset.config.config_file import EvaluateConfig
 from sciqag_dataset.evaluation import plots
 from sciqag_dataset.evaluation.diversity import similarity_bins
 from sciqag_dataset.evaluation.merge import _Collected

@@ -17,7 +17,7 @@ import pytest
 from helpers import write_jsonl
 
 from sciqag_dataset.cli import main
-from sciqag_dataset.folders import MARKER, STAGING_PREFIX, build_once
+from sciqag_dataset.core.folders import MARKER, STAGING_PREFIX, build_once
 
 QA = [
     {"question": f"Why does step {i} matter?", "answer": f"Because of reason {i}.", "origin": "teacher"}
@@ -158,7 +158,7 @@ def test_two_processes_building_one_artifact_both_succeed(tmp_path):
     out = tmp_path / "cache" / "model"
     code = (
         "import sys, time, pathlib\n"
-        "from sciqag_dataset.folders import build_once\n"
+        "from sciqag_dataset.core.folders import build_once\n"
         "def build(tmp):\n"
         "    time.sleep(1.0)\n"
         "    (tmp / 'config.json').write_text('{}')\n"

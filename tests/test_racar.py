@@ -15,13 +15,13 @@ import json
 import pytest
 from helpers import ScriptedJudge, read_jsonl, write_jsonl
 
+from sciqag_dataset.core.runner import run_stage
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
 from sciqag_dataset.evaluation import racar
 from sciqag_dataset.evaluation.judge_prompts import build_racar_messages, racar_response_format
 from sciqag_dataset.evaluation.judgements import combine_scores, judge_agreement, parse_judgements, valid_score
 from sciqag_dataset.evaluation.racar import racar_summary
 from sciqag_dataset.llm import LLMClient, ResponseCache
-from sciqag_dataset.runner import run_stage
-from sciqag_dataset.schema import RACAR_DIMENSIONS
 
 PAIRS = [
     {

@@ -26,13 +26,14 @@ import yaml
 from helpers import read_jsonl
 from test_benchmark import published_folder
 
-from sciqag_dataset import pipeline, remote
 from sciqag_dataset.builders.ingest import run_ingest
 from sciqag_dataset.builders.ingest.files import iter_remote_file
 from sciqag_dataset.builders.ingest.ranks import slice_path
 from sciqag_dataset.cli import main
-from sciqag_dataset.config import Config
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core import remote
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.orchestration import pipeline
 
 SAMPLES = Path(pipeline.sample_papers()[0])
 

@@ -13,19 +13,19 @@ import pytest
 from helpers import read_jsonl, write_jsonl
 from starlette.testclient import TestClient
 
-from sciqag_dataset.config import Config
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.pair_ids import RowIds, pair_id, pair_ids, paper_of
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
 from sciqag_dataset.evaluation.agreement import agreement
 from sciqag_dataset.evaluation.merge import merge_evaluation
 from sciqag_dataset.evaluation.ratings import Ratings, collect, read_ratings_file
-from sciqag_dataset.pair_ids import RowIds, pair_id, pair_ids, paper_of
-from sciqag_dataset.publish import write_folder
+from sciqag_dataset.hub.publish import write_folder
 from sciqag_dataset.review.app import create_app
 from sciqag_dataset.review.dataset import copy_for_review
 from sciqag_dataset.review.queue import Entry, build_queue, stratified, stratum
 from sciqag_dataset.review.session import ReviewSession, passage
 from sciqag_dataset.review.store import append_review, decisions, read_reviews
-from sciqag_dataset.schema import RACAR_DIMENSIONS
 
 ALL3 = {d: 3 for d in RACAR_DIMENSIONS}
 

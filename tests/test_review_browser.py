@@ -10,8 +10,8 @@ import time
 
 import pytest
 
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
 from sciqag_dataset.review.store import read_reviews, reviewed
-from sciqag_dataset.schema import RACAR_DIMENSIONS
 
 CHROMIUM, DRIVER = (
     shutil.which("chromium") or "/usr/bin/chromium",

@@ -14,14 +14,14 @@ import datasets
 import pytest
 from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset.atomic import replacing
 from sciqag_dataset.cli import main
-from sciqag_dataset.config import Config
-from sciqag_dataset.folders import claim
-from sciqag_dataset.pair_ids import pair_id
-from sciqag_dataset.publish import write_folder
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.atomic import replacing
+from sciqag_dataset.core.folders import claim
+from sciqag_dataset.core.pair_ids import pair_id
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS
+from sciqag_dataset.hub.publish import write_folder
 from sciqag_dataset.review.dataset import copy_for_review
-from sciqag_dataset.schema import RACAR_DIMENSIONS
 
 
 def call(url: str, path: str, body: bytes | None = None) -> tuple[int, dict]:

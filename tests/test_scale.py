@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset import pipeline, scale
 from sciqag_dataset.cli import main
-from sciqag_dataset.config import Config
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.orchestration import pipeline, scale
 
 VOLATILE = {"seconds", "elapsed", "duration", "started", "finished", "usage", "cached", "endpoint"}
 STAGE_FILES = (

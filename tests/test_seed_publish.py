@@ -12,16 +12,17 @@ import pytest
 import yaml
 from helpers import MATERIALS, FakeHfApi, read_jsonl, write_jsonl
 
-from sciqag_dataset.builder import SciQAG, split_of
 from sciqag_dataset.builders import seed
 from sciqag_dataset.builders.seed import seed_one
-from sciqag_dataset.config import Config, SeedConfig
+from sciqag_dataset.config.config_file import Config, SeedConfig
+from sciqag_dataset.core.pair_ids import pair_id
+from sciqag_dataset.core.runner import run_stage
+from sciqag_dataset.hub.dataset_builder import SciQAG, split_of
+from sciqag_dataset.hub.publish import write_folder
+from sciqag_dataset.hub.upload import push_to_hub
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.llm.server import LocalServer
-from sciqag_dataset.pair_ids import pair_id
-from sciqag_dataset.publish import push_to_hub, write_folder
 from sciqag_dataset.qa.prompts import fit_to_context
-from sciqag_dataset.runner import run_stage
 
 
 def run_seed(work, client, cfg):
@@ -297,7 +298,7 @@ def test_example_config_documents_the_defaults():
 
 def test_evaluated_config_and_quality_section(tmp_path):
     """coverage + numeric need no endpoint; their columns are published one row per QA pair."""
-    from sciqag_dataset.config import EvaluateConfig
+    from sciqag_dataset.config.config_file import EvaluateConfig
     from sciqag_dataset.evaluation.evaluate import run_evaluate
     from sciqag_dataset.evaluation.filter import filter_pairs
 
@@ -336,7 +337,7 @@ def test_publish_without_any_usable_record_is_a_clear_error(tmp_path):
 
 def test_card_renders_when_metrics_have_no_value(tmp_path):
     """One paper with one pair: no question pairs for diversity, so several figures are None."""
-    from sciqag_dataset.config import EvaluateConfig
+    from sciqag_dataset.config.config_file import EvaluateConfig
     from sciqag_dataset.evaluation.evaluate import run_evaluate
 
     work = make_work(tmp_path, n=1)

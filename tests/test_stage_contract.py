@@ -15,14 +15,14 @@ import yaml
 from helpers import write_jsonl
 
 from sciqag_dataset.builders import generate, keywords, seed
-from sciqag_dataset.config import GenerateConfig, SeedConfig
+from sciqag_dataset.config.config_file import GenerateConfig, SeedConfig
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.runner import in_shard, merge_shards, run_stage, shard_files
+from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.evaluation import coverage, diversity, numeric, racar
 from sciqag_dataset.evaluation import filter as filtering
 from sciqag_dataset.evaluation.merge import merge_evaluation
-from sciqag_dataset.jsonl import iter_latest
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.runner import in_shard, merge_shards, run_stage, shard_files
-from sciqag_dataset.stage import Stage
 
 TOPICS = [
     "sodium layered oxide cathode",
@@ -181,7 +181,7 @@ def test_resume_reads_the_latest_line_of_each_record_and_keeps_no_records(tmp_pa
     """What a rerun skips: a record whose latest line is finished with the same fingerprint; a failure after a
     finished line, an older fingerprint or a line that is not JSON are redone or ignored. The runner keeps
     hashes, never the records (bench/runner.py measures the memory)."""
-    from sciqag_dataset.runner import Finished
+    from sciqag_dataset.core.runner import Finished
 
     out = write_jsonl(
         tmp_path / "s.jsonl",

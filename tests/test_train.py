@@ -16,12 +16,12 @@ import yaml
 from helpers import MATERIALS, FakeHfApi, read_jsonl, write_jsonl
 
 from sciqag_dataset.cli.train import main as train_main
-from sciqag_dataset.config import Config
-from sciqag_dataset.generator_info import GENERATOR_INFO_FILE, read_generator_info
-from sciqag_dataset.publish import write_folder
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.config.generator_info import GENERATOR_INFO_FILE, read_generator_info
+from sciqag_dataset.hub.publish import write_folder
+from sciqag_dataset.hub.upload import push_model
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt
 from sciqag_dataset.trainers.augment import generated_rows, select_papers
-from sciqag_dataset.trainers.card import push_model
 from sciqag_dataset.trainers.config import TrainConfig
 from sciqag_dataset.trainers.data import prepare_examples
 from sciqag_dataset.trainers.modeling import TrainingUnavailable, pick_attention
@@ -311,10 +311,10 @@ def test_merged_model_reloads_and_equals_base_plus_adapter(trained, tiny_model_d
 
 def test_served_merged_model_generates_through_the_generation_stage(trained, tmp_path):
     from sciqag_dataset.builders import generate
-    from sciqag_dataset.config import GenerateConfig
+    from sciqag_dataset.config.config_file import GenerateConfig
+    from sciqag_dataset.core.runner import run_stage
     from sciqag_dataset.llm import LLMClient
     from sciqag_dataset.llm.server import LocalServer
-    from sciqag_dataset.runner import run_stage
 
     work = tmp_path / "work"
     write_jsonl(work / "papers.jsonl", [_paper(20), _paper(21)])

@@ -18,9 +18,9 @@ import pytest
 from helpers import ScriptedChat, read_jsonl
 
 from sciqag_dataset.cli import main
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.pipeline import sample_papers
-from sciqag_dataset.work_lock import LOCK_FILE, hold
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.work_lock import LOCK_FILE, hold
+from sciqag_dataset.orchestration.pipeline import sample_papers
 
 REPLY = "Q1: What limits the grain size of the film?\nA1: The annealing temperature limits it."
 

@@ -26,19 +26,18 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from sciqag_dataset import records
-from sciqag_dataset.atomic import write_whole
-from sciqag_dataset.errors import MissingInput, UserError
-from sciqag_dataset.folders import MODEL_SIGNS, claim
-from sciqag_dataset.generator_info import GENERATOR_INFO_FILE, write_generator_info
-from sciqag_dataset.jsonl import JsonlWriter, iter_latest
+from sciqag_dataset.cards.model_card import write_model_card
+from sciqag_dataset.config.generator_info import GENERATOR_INFO_FILE, write_generator_info
+from sciqag_dataset.core import records
+from sciqag_dataset.core.atomic import write_whole
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.folders import MODEL_SIGNS, claim
+from sciqag_dataset.core.jsonl import JsonlWriter, iter_latest
 from sciqag_dataset.llm import resolve_api_key
 from sciqag_dataset.qa.format import render_output
-
-from .card import write_model_card
-from .config import TrainConfig
-from .data import load_splits
-from .sft import train
+from sciqag_dataset.trainers.config import TrainConfig, preset_name
+from sciqag_dataset.trainers.data import load_splits
+from sciqag_dataset.trainers.sft import train
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +198,7 @@ def run_augment(cfg: TrainConfig, generate: Round, judge: Round):
     result.info["augment"] = result.data["augment"]
     write_generator_info(result.output_dir, result.info)
     (result.output_dir / "augment_summary.json").write_text(json.dumps(result.data["augment"], indent=2))
-    write_model_card(cfg, result)
+    write_model_card(cfg, result, preset_name(cfg.sft.deepspeed))
     return result
 
 

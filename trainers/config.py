@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.generator_info import ENDPOINT_FOR_STYLE, PROMPT_STYLES
-from sciqag_dataset.options import read_yaml
+from sciqag_dataset.config.generator_info import ENDPOINT_FOR_STYLE, PROMPT_STYLES
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.options import read_yaml
 
 if TYPE_CHECKING:  # annotations only: TRL loads torch, which only training needs
     from trl import ModelConfig, SFTConfig, TrlParser

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import datasets
 
-from sciqag_dataset.errors import MissingInput, UserError
+from sciqag_dataset.core.errors import MissingInput, UserError
 from sciqag_dataset.qa.format import render_output
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt
 

@@ -12,9 +12,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from sciqag_dataset.errors import Unavailable
-
-from .config import TrainConfig
+from sciqag_dataset.core.errors import Unavailable
+from sciqag_dataset.trainers.config import TrainConfig
 
 log = logging.getLogger(__name__)
 

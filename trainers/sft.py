@@ -34,14 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.folders import MODEL_SIGNS, claim
-from sciqag_dataset.generator_info import write_generator_info
-
-from .card import push_model, write_model_card
-from .config import RESOLVED_CONFIG_FILE, TrainConfig, generator_info
-from .data import Prepared, load_splits, pick_split, prepare_examples
-from .modeling import (
+from sciqag_dataset.cards.model_card import write_model_card
+from sciqag_dataset.config.generator_info import write_generator_info
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.folders import MODEL_SIGNS, claim
+from sciqag_dataset.hub.upload import push_model
+from sciqag_dataset.trainers.config import RESOLVED_CONFIG_FILE, TrainConfig, generator_info, preset_name
+from sciqag_dataset.trainers.data import Prepared, load_splits, pick_split, prepare_examples
+from sciqag_dataset.trainers.modeling import (
     check_method_available,
     finalise_weights,
     load_model,
@@ -249,7 +249,7 @@ def train(cfg: TrainConfig, extra_rows: list[dict] | None = None, *, write_card:
     (out / TRAINING_LOG).write_text(json.dumps(log_history, indent=1))
     result = TrainResult(out, log_history, dict(output.metrics), data, info, runtime)
     if write_card:
-        write_model_card(cfg, result)
+        write_model_card(cfg, result, preset_name(cfg.sft.deepspeed))
     if cfg.sft.push_to_hub:
         result.runtime["hub_url"] = push_model(out, cfg.sft.hub_model_id, private=bool(cfg.sft.hub_private_repo))
         log.info("uploaded to %s", result.runtime["hub_url"])

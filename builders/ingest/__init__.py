@@ -28,14 +28,22 @@ out of every join.
 
 from __future__ import annotations
 
-from . import formats  # noqa: F401  (the built-in readers, registered on import)
-from .detect import detect_format
-from .errors import IngestError
-from .files import MAX_LEADING_FAILURES, iter_papers, read_file
-from .normalize import content_hash, normalize_doi, normalize_text, paper_id
-from .ranks import listing
-from .registry import Reader, Source, format_names, format_table, readers, register, unregister
-from .run import run_ingest
+from sciqag_dataset.builders.ingest import formats  # noqa: F401  (the built-in readers, registered on import)
+from sciqag_dataset.builders.ingest.detect import detect_format
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.files import MAX_LEADING_FAILURES, iter_papers, read_file
+from sciqag_dataset.builders.ingest.normalize import content_hash, normalize_doi, normalize_text, paper_id
+from sciqag_dataset.builders.ingest.ranks import listing
+from sciqag_dataset.builders.ingest.registry import (
+    Reader,
+    Source,
+    format_names,
+    format_table,
+    readers,
+    register,
+    unregister,
+)
+from sciqag_dataset.builders.ingest.run import run_ingest
 
 if __doc__:  # None under python -OO
     __doc__ = __doc__.format(formats=format_table())

@@ -7,7 +7,7 @@ import codecs
 import re
 from collections.abc import Callable
 
-from .errors import IngestError
+from sciqag_dataset.builders.ingest.errors import IngestError
 
 BOM_UTF16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 #: Bytes looked at to tell binary from text.

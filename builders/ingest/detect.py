@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from . import registry
-from .decoding import BOM_UTF16, looks_binary
-from .errors import IngestError
-from .registry import HEAD_BYTES, Head, Reader
+from sciqag_dataset.builders.ingest import registry
+from sciqag_dataset.builders.ingest.decoding import BOM_UTF16, looks_binary
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.registry import HEAD_BYTES, Head, Reader
 
 
 class Detected(NamedTuple):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .normalize import inline
-from .xml_common import drop_citations, local_name, ns_kind, paragraphs, xml_text
+from sciqag_dataset.builders.ingest.normalize import inline
+from sciqag_dataset.builders.ingest.xml_common import drop_citations, local_name, ns_kind, paragraphs, xml_text
 
 _ELS_SKIP = {"float-anchor", "display", "figure", "table", "footnote", "bibliography"}
 _ELS_PARAS = ("para", "simple-para")

@@ -10,15 +10,17 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from typing import Any
 
-from sciqag_dataset import remote
-
-from . import formats, registry  # noqa: F401  (formats: the built-in readers, registered on import)
-from .deadline import TimedOut, time_limit
-from .detect import detect
-from .errors import IngestError, SkipFile
-from .inputs import expand, not_regular
-from .record import to_record
-from .registry import Reader, Source
+from sciqag_dataset.builders.ingest import (  # noqa: F401  (formats: the built-in readers, registered on import)
+    formats,
+    registry,
+)
+from sciqag_dataset.builders.ingest.deadline import TimedOut, time_limit
+from sciqag_dataset.builders.ingest.detect import detect
+from sciqag_dataset.builders.ingest.errors import IngestError, SkipFile
+from sciqag_dataset.builders.ingest.inputs import expand, not_regular
+from sciqag_dataset.builders.ingest.record import to_record
+from sciqag_dataset.builders.ingest.registry import Reader, Source
+from sciqag_dataset.core import remote
 
 log = logging.getLogger(__name__)
 

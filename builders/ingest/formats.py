@@ -4,30 +4,30 @@ ImportError: the reader is still registered, and its files fail with the extra t
 
 from __future__ import annotations
 
-from . import sniff
-from .json_papers import read as read_json
-from .markdown import read as read_md
-from .plain_text import read as read_txt
-from .registry import Reader, register
+from sciqag_dataset.builders.ingest import sniff
+from sciqag_dataset.builders.ingest.json_papers import read as read_json
+from sciqag_dataset.builders.ingest.markdown import read as read_md
+from sciqag_dataset.builders.ingest.plain_text import read as read_txt
+from sciqag_dataset.builders.ingest.registry import Reader, register
 
 try:
-    from .html import read as read_html
+    from sciqag_dataset.builders.ingest.html import read as read_html
 except ImportError as exc:
     read_html = exc
 try:
-    from .xml_reader import read as read_xml
+    from sciqag_dataset.builders.ingest.xml_reader import read as read_xml
 except ImportError as exc:
     read_xml = exc
 try:
-    from .latex import read as read_latex
+    from sciqag_dataset.builders.ingest.latex import read as read_latex
 except ImportError as exc:
     read_latex = exc
 try:
-    from .pdf import read as read_pdf
+    from sciqag_dataset.builders.ingest.pdf import read as read_pdf
 except ImportError as exc:
     read_pdf = exc
 try:
-    from .grobid import read as read_grobid
+    from sciqag_dataset.builders.ingest.grobid import read as read_grobid
 except ImportError as exc:
     read_grobid = exc
 

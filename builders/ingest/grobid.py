@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 from lxml import etree
 
-from .errors import IngestError
-from .normalize import inline
-from .registry import RawPaper, Source
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.normalize import inline
+from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 TEI = "{http://www.tei-c.org/ns/1.0}"
 ATTEMPTS = 4

@@ -20,18 +20,18 @@ import lxml.etree
 import lxml.html
 import trafilatura
 
-from .decoding import decode
-from .errors import IngestError
-from .html_clean import is_leaf, remove_non_paper, take_abstract
-from .html_rules import (
+from sciqag_dataset.builders.ingest.decoding import decode
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.html_clean import is_leaf, remove_non_paper, take_abstract
+from sciqag_dataset.builders.ingest.html_rules import (
     ARTICLE_LINK,
     CHROME,
     NOT_PAPER_HEADING,
     NUMBERING,
     REFERENCES_HEADING,
 )
-from .normalize import capitalised, inline, split_list
-from .registry import RawPaper, Source
+from sciqag_dataset.builders.ingest.normalize import capitalised, inline, split_list
+from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 
 def read(source: Source) -> Iterator[RawPaper]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .html_rules import (
+from sciqag_dataset.builders.ingest.html_rules import (
     ABOUT,
     ABSTRACT,
     CAPTION_START,
@@ -25,7 +25,7 @@ from .html_rules import (
     REF_CONTAINER,
     REFERENCES_HEADING,
 )
-from .normalize import CAPTION_LABEL, EMPTY_BRACKETS, YEAR, inline
+from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, EMPTY_BRACKETS, YEAR, inline
 
 
 def _classes(el) -> str:

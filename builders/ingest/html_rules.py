@@ -3,7 +3,7 @@ chrome and notices, menus, hidden parts, the journal's notes, citation links. ``
 
 import re
 
-from .normalize import MONTH
+from sciqag_dataset.builders.ingest.normalize import MONTH
 
 REF_CONTAINER = re.compile(
     r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"

@@ -8,7 +8,7 @@ import re
 import stat
 from collections.abc import Iterator
 
-from sciqag_dataset import remote
+from sciqag_dataset.core import remote
 
 SKIP, FAIL = "warning", "error"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .normalize import inline
-from .xml_common import attr, drop_citations, formula_tex, local_name, xml_text
+from sciqag_dataset.builders.ingest.normalize import inline
+from sciqag_dataset.builders.ingest.xml_common import attr, drop_citations, formula_tex, local_name, xml_text
 
 _JATS_SKIP = {"fig", "table-wrap", "fn-group", "supplementary-material", "ref-list", "graphic", "media"}
 _JATS_PARAS = ("p", "list", "disp-quote", "statement")

@@ -7,10 +7,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from .decoding import replace_invalid
-from .errors import IngestError, RecordError
-from .normalize import inline, normalize_text, parse_keywords, parse_qa_pairs, strip_tags
-from .registry import RawPaper, Source
+from sciqag_dataset.builders.ingest.decoding import replace_invalid
+from sciqag_dataset.builders.ingest.errors import IngestError, RecordError
+from sciqag_dataset.builders.ingest.normalize import inline, normalize_text, parse_keywords, parse_qa_pairs, strip_tags
+from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 JSON_CHUNK = 1 << 20  # read at a time: a list of papers is decoded item by item, never held whole
 

@@ -15,13 +15,20 @@ from pathlib import Path
 
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
-from .errors import IngestError
-from .latex_cites import Bibliography, author_year, bibliography, resolve_cites
-from .latex_refs import FIGURE_ENVS, TABLE_ENVS, number_labels, resolve_refs
-from .latex_source import drop_definitions, expand_inputs, expand_macros, macros, sources, split_document
-from .latex_units import group, siunitx
-from .normalize import DOI_IN_TEXT, EMPTY_BRACKETS, inline
-from .registry import RawPaper, Source
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.latex_cites import Bibliography, author_year, bibliography, resolve_cites
+from sciqag_dataset.builders.ingest.latex_refs import FIGURE_ENVS, TABLE_ENVS, number_labels, resolve_refs
+from sciqag_dataset.builders.ingest.latex_source import (
+    drop_definitions,
+    expand_inputs,
+    expand_macros,
+    macros,
+    sources,
+    split_document,
+)
+from sciqag_dataset.builders.ingest.latex_units import group, siunitx
+from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT, EMPTY_BRACKETS, inline
+from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 
 def read(source: Source) -> Iterator[RawPaper]:

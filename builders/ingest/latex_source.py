@@ -13,8 +13,8 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import IngestError, SkipFile
-from .latex_units import group
+from sciqag_dataset.builders.ingest.errors import IngestError, SkipFile
+from sciqag_dataset.builders.ingest.latex_units import group
 
 MAX_SOURCE_BYTES = 64 << 20  # TeX read from one archive: more is not a paper (and guards against gzip bombs)
 MAX_BIB_BYTES = 8 << 20  # a shared .bib of a whole group: not read, not counted against the paper's TeX

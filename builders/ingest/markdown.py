@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import yaml
 
-from .normalize import TAG, inline
-from .plain_text import header_fields
-from .registry import RawPaper, Source
+from sciqag_dataset.builders.ingest.normalize import TAG, inline
+from sciqag_dataset.builders.ingest.plain_text import header_fields
+from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

@@ -17,13 +17,21 @@ from contextlib import nullcontext
 import pdfplumber
 from pdfplumber.utils.exceptions import PdfminerException
 
-from . import pdf_pdfium
-from .errors import IngestError
-from .normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
-from .pdf_blocks import Block, font_family, front_notes, is_heading, line_blocks, paper_sections
-from .pdf_glyphs import family, spell
-from .pdf_layout import Line, page_lines, running_furniture
-from .registry import RawPaper, Source
+from sciqag_dataset.builders.ingest import pdf_pdfium
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
+from sciqag_dataset.builders.ingest.pdf_blocks import (
+    Block,
+    font_family,
+    front_notes,
+    is_heading,
+    line_blocks,
+    paper_sections,
+)
+from sciqag_dataset.builders.ingest.pdf_glyphs import family, spell
+from sciqag_dataset.builders.ingest.pdf_layout import page_lines, running_furniture
+from sciqag_dataset.builders.ingest.pdf_line import Line
+from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 _SPACING_ACCENTS = {
     "\u02c6": "\u0302",

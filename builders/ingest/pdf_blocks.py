@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .normalize import CAPTION_LABEL, DOI_IN_TEXT, YEAR, capitalised
-from .pdf_glyphs import family
-from .pdf_layout import BOLD, Line
+from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, DOI_IN_TEXT, YEAR, capitalised
+from sciqag_dataset.builders.ingest.pdf_glyphs import family
+from sciqag_dataset.builders.ingest.pdf_layout import BOLD
+from sciqag_dataset.builders.ingest.pdf_line import Line
 
 HEADING_WORDS = re.compile(
     r"^(?:abstract|introduction|background|methods?|materials and methods|experimental(?: "

@@ -15,10 +15,8 @@ import re
 import unicodedata
 import zlib
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .pdf_layout import Line
+from sciqag_dataset.builders.ingest.pdf_line import Line
 
 _LIGATURE_POINTS = re.compile("[\ufb00-\ufb06]")
 _SPELLINGS = ("fi", "fl", "ff", "ffi", "ffl")

@@ -10,9 +10,9 @@ import difflib
 import re
 import statistics
 from collections import Counter
-from dataclasses import dataclass, field
 
-from .pdf_glyphs import MARK, alone, mark
+from sciqag_dataset.builders.ingest.pdf_glyphs import MARK, alone, mark
+from sciqag_dataset.builders.ingest.pdf_line import Line
 
 BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bold|-B$", re.I)
 EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
@@ -48,19 +48,6 @@ _UNITS = {
     "exp",
     "log",
 }
-
-
-@dataclass
-class Line:
-    text: str
-    size: float
-    bold: bool
-    top: float
-    bottom: float
-    x0: float
-    page: int
-    column: int  # 0: spans the page, 1: left column, 2: right column
-    words: list = field(default_factory=list, repr=False)
 
 
 def page_lines(page, n: int) -> tuple[list[Line], int]:

@@ -14,7 +14,7 @@ import ctypes
 import pypdfium2 as pdfium
 import pypdfium2.raw as raw
 
-from .pdf_glyphs import mark
+from sciqag_dataset.builders.ingest.pdf_glyphs import mark
 
 X_TOLERANCE = 1.5
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .normalize import MAX_TITLE_CHARS, normalize_text
-from .registry import RawPaper, Source
+from sciqag_dataset.builders.ingest.normalize import MAX_TITLE_CHARS, normalize_text
+from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 _HEADER_KEYS = {
     "author": "authors",

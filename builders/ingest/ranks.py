@@ -15,12 +15,12 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sciqag_dataset import __version__, remote
-from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
-from sciqag_dataset.runner import Summary, in_shard
-
-from .files import read_path
-from .inputs import expand, path_key
+from sciqag_dataset import __version__
+from sciqag_dataset.builders.ingest.files import read_path
+from sciqag_dataset.builders.ingest.inputs import expand, path_key
+from sciqag_dataset.core import remote
+from sciqag_dataset.core.jsonl import JsonlWriter, read_jsonl
+from sciqag_dataset.core.runner import Summary, in_shard
 
 CACHE_DIR = ".ingest"  # hidden: never walked as input, even when the work dir is inside an input folder
 

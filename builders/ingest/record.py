@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import re
 
-from sciqag_dataset import schema
-from sciqag_dataset.text_repair import repair, repair_text
-
-from .errors import IngestError
-from .normalize import (
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.normalize import (
     DOI_IN_TEXT,
     content_hash,
     inline,
@@ -19,6 +16,8 @@ from .normalize import (
     parse_keywords,
     parse_year,
 )
+from sciqag_dataset.core import schema
+from sciqag_dataset.core.text_repair import repair, repair_text
 
 PAPER_FEATURES = schema.features_for("papers")
 

@@ -19,8 +19,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypedDict
 
-from .decoding import BOM_UTF16, decode
-from .errors import IngestError, RecordError
+from sciqag_dataset.builders.ingest.decoding import BOM_UTF16, decode
+from sciqag_dataset.builders.ingest.errors import IngestError, RecordError
 
 #: Bytes inspected to sniff the format and to tell binary from text.
 HEAD_BYTES = 65536

@@ -10,15 +10,14 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from sciqag_dataset import runner
-from sciqag_dataset.errors import UserError
-from sciqag_dataset.jsonl import JsonlWriter
-from sciqag_dataset.text_repair import repair_text
-
-from .files import iter_inputs, read_path
-from .inputs import input_list
-from .ranks import excluded, parse_slice, slice_reader
-from .store import ON_DUPLICATE, Report, Seen, mark_removed, store
+from sciqag_dataset.builders.ingest.files import iter_inputs, read_path
+from sciqag_dataset.builders.ingest.inputs import input_list
+from sciqag_dataset.builders.ingest.ranks import excluded, parse_slice, slice_reader
+from sciqag_dataset.builders.ingest.store import ON_DUPLICATE, Report, Seen, mark_removed, store
+from sciqag_dataset.core import runner
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.jsonl import JsonlWriter
+from sciqag_dataset.core.text_repair import repair_text
 
 log = logging.getLogger(__name__)
 

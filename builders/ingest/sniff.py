@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .registry import HEAD_BYTES, Head
+from sciqag_dataset.builders.ingest.registry import HEAD_BYTES, Head
 
 _MD_HEADING = re.compile(r"^#{1,6}\s+\S", re.M)
 _WORD = re.compile(r"^[\"'(\[]*[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*[)\]\"'.,;:!?]*$")

@@ -10,15 +10,14 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from sciqag_dataset import runner
-from sciqag_dataset.atomic import write_json
-from sciqag_dataset.jsonl import JsonlWriter, iter_latest
-from sciqag_dataset.records import REMOVED
-from sciqag_dataset.stage import digest
-from sciqag_dataset.text_repair import repair
-
-from .inputs import path_key
-from .registry import format_of_name
+from sciqag_dataset.builders.ingest.inputs import path_key
+from sciqag_dataset.builders.ingest.registry import format_of_name
+from sciqag_dataset.core import runner
+from sciqag_dataset.core.atomic import write_json
+from sciqag_dataset.core.jsonl import JsonlWriter, iter_latest
+from sciqag_dataset.core.records import REMOVED
+from sciqag_dataset.core.stage import digest
+from sciqag_dataset.core.text_repair import repair
 
 log = logging.getLogger(__name__)
 

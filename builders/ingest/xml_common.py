@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from lxml import etree
 
-from .errors import IngestError
-from .normalize import inline
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.normalize import inline
 
 
 def local_name(el) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .elsevier import read_elsevier
-from .errors import IngestError
-from .html import read_html
-from .jats import read_jats
-from .registry import RawPaper, Source
-from .xml_common import local_name, ns_kind, parse_xml
+from sciqag_dataset.builders.ingest.elsevier import read_elsevier
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.html import read_html
+from sciqag_dataset.builders.ingest.jats import read_jats
+from sciqag_dataset.builders.ingest.registry import RawPaper, Source
+from sciqag_dataset.builders.ingest.xml_common import local_name, ns_kind, parse_xml
 
 
 def read(source: Source) -> Iterator[RawPaper]:

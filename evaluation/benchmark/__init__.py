@@ -24,16 +24,15 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.runner import Summary, run_stage
+from sciqag_dataset.evaluation.benchmark.answer import DEFAULT_SYSTEM_PROMPT, answer_stage, model_dir, score_stage
+from sciqag_dataset.evaluation.benchmark.card import question_writers, update_card
+from sciqag_dataset.evaluation.benchmark.judge import judge_stage
+from sciqag_dataset.evaluation.benchmark.leaderboard import leaderboard, write_predictions
+from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer
+from sciqag_dataset.evaluation.benchmark.questions import load_questions, write_questions
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.runner import Summary, run_stage
-
-from .answer import DEFAULT_SYSTEM_PROMPT, answer_stage, model_dir, score_stage
-from .card import question_writers, update_card
-from .judge import judge_stage
-from .leaderboard import leaderboard, write_predictions
-from .metrics import ReferenceScorer
-from .questions import load_questions, write_questions
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "BenchmarkRun", "load_questions", "run_benchmark", "update_card"]
 

@@ -13,12 +13,11 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from sciqag_dataset.jsonl import iter_latest
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.stage import Stage, digest
+from sciqag_dataset.evaluation.benchmark.metrics import ReferenceScorer
+from sciqag_dataset.evaluation.benchmark.questions import read_questions
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.stage import Stage, digest
-
-from .metrics import ReferenceScorer
-from .questions import read_questions
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an expert scientist answering a closed-book question. Answer from your own "

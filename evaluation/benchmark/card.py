@@ -13,11 +13,10 @@ from pathlib import Path
 
 import yaml
 
-from sciqag_dataset.atomic import write_whole
-from sciqag_dataset.errors import MissingInput, UserError
-
-from . import items
-from .leaderboard import markdown
+from sciqag_dataset.core.atomic import write_whole
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.evaluation.benchmark import items
+from sciqag_dataset.evaluation.benchmark.leaderboard import markdown
 
 log = logging.getLogger(__name__)
 

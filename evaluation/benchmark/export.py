@@ -19,11 +19,10 @@ from pathlib import Path
 
 import yaml
 
-from sciqag_dataset.atomic import write_whole
-from sciqag_dataset.errors import UserError
-
-from .answer import DEFAULT_SYSTEM_PROMPT
-from .questions import CONFIG_ORDER, FILE_SUFFIXES, _configs, load_questions
+from sciqag_dataset.core.atomic import write_whole
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.evaluation.benchmark.answer import DEFAULT_SYSTEM_PROMPT
+from sciqag_dataset.evaluation.benchmark.questions import CONFIG_ORDER, FILE_SUFFIXES, _configs, load_questions
 
 HARNESSES = ("lm-eval", "lighteval")
 TASK = "sciqag"

@@ -21,12 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from sciqag_dataset.atomic import write_whole
-from sciqag_dataset.errors import MissingInput
-from sciqag_dataset.jsonl import read_jsonl
-
-from ..plots import _pyplot, _save, wrap
-from .irt import MIN_MODELS, fit_2pl
+from sciqag_dataset.core.atomic import write_whole
+from sciqag_dataset.core.errors import MissingInput
+from sciqag_dataset.core.jsonl import read_jsonl
+from sciqag_dataset.evaluation.benchmark.irt import MIN_MODELS, fit_2pl
+from sciqag_dataset.evaluation.plots import _pyplot, _save, wrap
 
 CORRECT_AT = {"judge_correctness": 3.0, "f1": 0.5}
 FILES = ("items.jsonl", "item_analysis.json", "item_analysis.png")

@@ -14,15 +14,14 @@ import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from sciqag_dataset.errors import UserError
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.stage import Stage, digest
+from sciqag_dataset.evaluation.benchmark.answer import answered
+from sciqag_dataset.evaluation.benchmark.questions import read_questions
+from sciqag_dataset.evaluation.judge_prompts import RETRY_NOTE
+from sciqag_dataset.evaluation.judgements import COMBINE_MODES, combine_scores
+from sciqag_dataset.evaluation.judging import Judge, judge_items, judgements_format, make_judges
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.stage import Stage, digest
-
-from ..judge_prompts import RETRY_NOTE
-from ..judgements import COMBINE_MODES, combine_scores
-from ..judging import Judge, judge_items, judgements_format, make_judges
-from .answer import answered
-from .questions import read_questions
 
 JUDGE_DIMENSIONS = ("correctness", "completeness")
 

@@ -18,16 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from sciqag_dataset.atomic import write_whole
-from sciqag_dataset.console import plural
-from sciqag_dataset.jsonl import iter_latest, read_jsonl
-from sciqag_dataset.stage import digest
-
-from ..plots import _pyplot, _save, wrap
-from .items import item_analysis
-from .judge import JUDGE_DIMENSIONS
-from .metrics import REFERENCE_METRICS
-from .questions import QUESTIONS_INFO, read_questions
+from sciqag_dataset.core.atomic import write_whole
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.jsonl import iter_latest, read_jsonl
+from sciqag_dataset.core.stage import digest
+from sciqag_dataset.evaluation.benchmark.items import item_analysis
+from sciqag_dataset.evaluation.benchmark.judge import JUDGE_DIMENSIONS
+from sciqag_dataset.evaluation.benchmark.metrics import REFERENCE_METRICS
+from sciqag_dataset.evaluation.benchmark.questions import QUESTIONS_INFO, read_questions
+from sciqag_dataset.evaluation.plots import _pyplot, _save, wrap
 
 log = logging.getLogger(__name__)
 

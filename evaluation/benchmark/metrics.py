@@ -18,10 +18,9 @@ import string
 from collections import Counter
 from functools import cached_property
 
-from sciqag_dataset.errors import Unavailable
-
-from ..embedder import DEFAULT_MODEL, model_location
-from ..numeric import extract_values, pair_numeric
+from sciqag_dataset.core.errors import Unavailable
+from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, model_location
+from sciqag_dataset.evaluation.numeric import extract_values, pair_numeric
 
 REFERENCE_METRICS = ("exact_match", "f1", "rouge1", "rouge2", "rougeL", "bleu", "number_agreement", "bertscore")
 

@@ -15,13 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sciqag_dataset.atomic import write_whole
-from sciqag_dataset.errors import MissingInput, UserError
-from sciqag_dataset.jsonl import read_jsonl
-from sciqag_dataset.stage import digest
-from sciqag_dataset.text_repair import repair
-
-from ..filter import pair_verdict
+from sciqag_dataset.core.atomic import write_whole
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.jsonl import read_jsonl
+from sciqag_dataset.core.stage import digest
+from sciqag_dataset.core.text_repair import repair
+from sciqag_dataset.evaluation.evaluated_pairs import pair_verdict
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """`sciqag`: one subcommand per stage over a work directory, and `sciqag run` for all of them.
 
-The CLI parses, calls the pipeline (``sciqag_dataset.pipeline``) and reports. Options come from, in rising
+The CLI parses, calls the pipeline (``orchestration.pipeline``) and reports. Options come from, in rising
 order: defaults, the YAML config (``--config``, or ``WORK/config.yaml`` written by an earlier run), then
 flags, and every option, key variable and output folder is checked before any work starts.
 
@@ -16,34 +16,14 @@ import signal
 import sys
 from pathlib import Path
 
-from .. import __version__, pipeline, scale
-from ..atomic import write_json
-from ..builders.ingest import format_names, format_table
-from ..config import (
-    STAGES,
-    EvaluateConfig,
-    ExecutorConfig,
-    FilterConfig,
-    GenerateConfig,
-    IngestConfig,
-    KeywordsConfig,
-    PublishConfig,
-    SeedConfig,
-)
-from ..console import run_command, setup_logging
-from ..errors import UserError
-from ..evaluation.calibrate import calibrate
-from ..llm.budget import CostCapReached
-from ..llm.endpoint import EndpointConfig
-from ..metrics import default_metrics
-from ..trainers.config import TrainConfig
-from ..wiring import FILTER_SUMMARY
-from . import benchmark as benchmark_cli
-from . import export as export_cli
-from . import report
-from . import review as review_cli
-from . import serve as serve_cli
-from .flags import (
+from sciqag_dataset import __version__
+from sciqag_dataset.builders.ingest import format_names, format_table
+from sciqag_dataset.cli import benchmark as benchmark_cli
+from sciqag_dataset.cli import export as export_cli
+from sciqag_dataset.cli import report
+from sciqag_dataset.cli import review as review_cli
+from sciqag_dataset.cli import serve as serve_cli
+from sciqag_dataset.cli.flags import (
     Deprecated,
     Parser,
     _csv,
@@ -57,8 +37,29 @@ from .flags import (
     command,
     resolve_config,
 )
-from .train import main as train_main
-from .work import check_inputs, check_publish_targets, open_work
+from sciqag_dataset.cli.train import main as train_main
+from sciqag_dataset.cli.work import check_inputs, check_publish_targets, open_work
+from sciqag_dataset.config.config_file import (
+    STAGES,
+    EvaluateConfig,
+    ExecutorConfig,
+    FilterConfig,
+    GenerateConfig,
+    IngestConfig,
+    KeywordsConfig,
+    PublishConfig,
+    SeedConfig,
+)
+from sciqag_dataset.core.atomic import write_json
+from sciqag_dataset.core.console import run_command, setup_logging
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.metrics import default_metrics
+from sciqag_dataset.core.wiring import FILTER_SUMMARY
+from sciqag_dataset.evaluation.calibrate import calibrate
+from sciqag_dataset.llm.budget import CostCapReached
+from sciqag_dataset.llm.endpoint import EndpointConfig
+from sciqag_dataset.orchestration import pipeline, scale
+from sciqag_dataset.trainers.config import TrainConfig
 
 log = logging.getLogger(__name__)
 

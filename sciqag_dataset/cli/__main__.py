@@ -1,5 +1,5 @@
 import sys
 
-from . import main
+from sciqag_dataset.cli import main
 
 sys.exit(main())

@@ -7,16 +7,16 @@ import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
-from .. import benchmark_run, pipeline
-from ..config import BenchmarkConfig
-from ..console import plural
-from ..errors import UserError
-from ..evaluation.benchmark import export, items, update_card
-from ..evaluation.benchmark.card import check_card
-from ..folders import claim
-from ..llm.endpoint import ModelEndpointConfig
-from ..redact import redact
-from .flags import add_embedded, add_judge, add_section, command, resolve_config
+from sciqag_dataset.cli.flags import add_embedded, add_judge, add_section, command, resolve_config
+from sciqag_dataset.config.config_file import BenchmarkConfig
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.folders import claim
+from sciqag_dataset.core.redact import redact
+from sciqag_dataset.evaluation.benchmark import export, items, update_card
+from sciqag_dataset.evaluation.benchmark.card import check_card
+from sciqag_dataset.llm.endpoint import ModelEndpointConfig
+from sciqag_dataset.orchestration import benchmark_run, pipeline
 
 EXIT_OK, EXIT_FAILED_RECORDS = 0, 1
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..console import plural
-from ..exports import CONFIG_ORDER, FORMATS, LLAMA_FACTORY_INFO, export
-from .flags import command
+from sciqag_dataset.cli.flags import command
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.hub.exports import CONFIG_ORDER, FORMATS, LLAMA_FACTORY_INFO, export
 
 EXIT_OK = 0
 

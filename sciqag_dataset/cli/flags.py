@@ -1,7 +1,7 @@
 """Flags from the config's dataclasses: one style for every subcommand.
 
 Each config field declares its help, its flag name (``flag``, ``short``) and its constraints in its
-metadata (``config.py``), so a YAML key, a flag and a default are the same option: ``--concurrency`` of
+metadata (``config/config_file.py``), so a YAML key, a flag and a default are the same option: ``--concurrency`` of
 `sciqag seed` sets ``teacher.concurrency``. Options resolve in rising order: defaults, the YAML config
 (``--config``, or ``WORK/config.yaml`` written by an earlier run), then flags; the result is checked
 before any work starts.
@@ -16,10 +16,10 @@ import types
 import typing
 from pathlib import Path
 
-from .. import pipeline
-from ..config import Config, EmbeddedConfig
-from ..errors import UserError
-from ..llm.endpoint import JudgeEndpointConfig
+from sciqag_dataset.config.config_file import Config, EmbeddedConfig
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.llm.endpoint import JudgeEndpointConfig
+from sciqag_dataset.orchestration import pipeline
 
 #: The judge flags of every command that may call a judge (evaluate, run, benchmark): one definition.
 JUDGE_TITLE = (

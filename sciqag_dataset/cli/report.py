@@ -9,13 +9,13 @@ from pathlib import Path
 
 import yaml
 
-from ..console import plural
-from ..llm.budget import spend_by_stage
-from ..llm.models import DEMO_QUALITY, REAL_DATA, is_embedded
-from ..records import seen_share, stage_records
-from ..runner import Summary
-from ..schema import RACAR_DIMENSIONS as DIMENSIONS
-from ..wiring import EVALUATION_SUMMARY, INGEST_REPORT, WIRING
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.records import seen_share, stage_records
+from sciqag_dataset.core.runner import Summary
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS as DIMENSIONS
+from sciqag_dataset.core.wiring import EVALUATION_SUMMARY, INGEST_REPORT, WIRING
+from sciqag_dataset.llm.budget import spend_by_stage
+from sciqag_dataset.llm.models import DEMO_QUALITY, REAL_DATA, is_embedded
 
 EXIT_OK, EXIT_FAILED_RECORDS = 0, 1
 

@@ -10,21 +10,21 @@ import webbrowser
 from pathlib import Path
 from urllib.parse import urlencode
 
-from ..console import plural
-from ..errors import Unavailable, UserError
-from ..evaluation.agreement import write_agreement
-from ..evaluation.ratings import collect
-from ..review.dataset import copy_for_review, is_work_dir, looks_like_hub_id
-from ..review.session import ReviewSession
-from ..review.store import JUDGE, check_reviewer
-from ..schema import REASONING_TYPES
-from ..wiring import AGREEMENT, EVALUATED, REVIEWS
-from .flags import check_port, command
+from sciqag_dataset.cli.flags import check_port, command
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.errors import Unavailable, UserError
+from sciqag_dataset.core.schema import REASONING_TYPES
+from sciqag_dataset.core.wiring import AGREEMENT, EVALUATED, REVIEWS
+from sciqag_dataset.evaluation.agreement import write_agreement
+from sciqag_dataset.evaluation.ratings import collect
+from sciqag_dataset.review.dataset import copy_for_review, is_work_dir, looks_like_hub_id
+from sciqag_dataset.review.session import ReviewSession
+from sciqag_dataset.review.store import JUDGE, check_reviewer
 
 try:  # the `review` extra: a plain install still runs every other command
     import uvicorn
 
-    from ..review.app import create_app
+    from sciqag_dataset.review.app import create_app
 except ImportError as exc:
     uvicorn = create_app = exc
 

@@ -13,10 +13,10 @@ import socket
 import sys
 import time
 
-from ..errors import UserError
-from ..llm import embedded
-from ..llm.supervisor import EmbeddedServer
-from .flags import add_embedded, check_port, command, resolve_config
+from sciqag_dataset.cli.flags import add_embedded, check_port, command, resolve_config
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.llm import embedded
+from sciqag_dataset.llm.supervisor import EmbeddedServer
 
 #: Seconds between two looks at whether the server is still alive.
 WATCH_SECONDS = 1.0

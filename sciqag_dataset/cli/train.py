@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import sys
 
-from .. import augmentation
-from ..console import run_command, setup_logging
-from ..trainers.augment import run_augment
-from ..trainers.config import TrainConfig, parser
-from ..trainers.sft import train
+from sciqag_dataset.core.console import run_command, setup_logging
+from sciqag_dataset.orchestration import augmentation
+from sciqag_dataset.trainers.augment import run_augment
+from sciqag_dataset.trainers.config import TrainConfig, parser
+from sciqag_dataset.trainers.sft import train
 
 
 def cmd_train(argv: list[str]) -> int:

@@ -7,12 +7,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import pipeline, remote, work_lock
-from ..errors import MissingInput, UserError
-from ..folders import WORK_LAYOUT, check_publish_target, claim
-from ..llm import check_reachable
-from ..redact import redact
-from ..wiring import PAPERS
+from sciqag_dataset.core import remote, work_lock
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.folders import WORK_LAYOUT, check_publish_target, claim
+from sciqag_dataset.core.redact import redact
+from sciqag_dataset.core.wiring import PAPERS
+from sciqag_dataset.llm import check_reachable
+from sciqag_dataset.orchestration import pipeline
 
 
 @contextmanager

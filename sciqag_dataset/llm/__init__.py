@@ -11,9 +11,9 @@
 - ``supervisor``: the embedded server of a run, watched, restarted, replaced by a fallback engine.
 """
 
-from .cache import ResponseCache
-from .client import LLMClient, LLMError, LLMResponse, Usage
-from .endpoint import (
+from sciqag_dataset.llm.cache import ResponseCache
+from sciqag_dataset.llm.client import LLMClient, LLMError, LLMResponse, Usage
+from sciqag_dataset.llm.endpoint import (
     EndpointConfig,
     EndpointUnreachable,
     JudgeEndpointConfig,

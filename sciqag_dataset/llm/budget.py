@@ -30,8 +30,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from sciqag_dataset.errors import StopRun, UserError
-from sciqag_dataset.jsonl import JsonlWriter, read_jsonl
+from sciqag_dataset.core.errors import StopRun, UserError
+from sciqag_dataset.core.jsonl import JsonlWriter, read_jsonl
 
 log = logging.getLogger(__name__)
 

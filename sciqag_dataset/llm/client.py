@@ -34,11 +34,11 @@ from typing import Any, Protocol
 
 import openai
 
-from ..errors import StopRun
-from ..redact import redact, redact_url, remember_secret, url_secrets
-from ..text_repair import repair
-from .cache import ResponseCache, complete_reply
-from .transports import transport
+from sciqag_dataset.core.errors import StopRun
+from sciqag_dataset.core.redact import redact, redact_url, remember_secret, url_secrets
+from sciqag_dataset.core.text_repair import repair
+from sciqag_dataset.llm.cache import ResponseCache, complete_reply
+from sciqag_dataset.llm.transports import transport
 
 log = logging.getLogger(__name__)
 

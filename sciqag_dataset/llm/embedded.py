@@ -17,11 +17,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UserError
-from . import llama_cpp_engine, transformers_engine
-from .engines import Engine, Registry
-from .models import CONTEXT_TOKENS, DEFAULT_MODEL_ID
-from .server import LocalServer
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.llm import llama_cpp_engine, transformers_engine
+from sciqag_dataset.llm.engines import Engine, Registry
+from sciqag_dataset.llm.models import CONTEXT_TOKENS, DEFAULT_MODEL_ID
+from sciqag_dataset.llm.server import LocalServer
 
 __all__ = [
     "CONTEXT_TOKENS",

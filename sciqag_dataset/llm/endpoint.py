@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..errors import UserError
-from ..options import opt
-from ..redact import redact, redact_url, remember_secret, url_secrets
-from .cache import ResponseCache
-from .client import LLMClient, LLMError
-from .transports import TRANSPORTS
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.options import opt
+from sciqag_dataset.core.redact import redact, redact_url, remember_secret, url_secrets
+from sciqag_dataset.llm.cache import ResponseCache
+from sciqag_dataset.llm.client import LLMClient, LLMError
+from sciqag_dataset.llm.transports import TRANSPORTS
 
 #: Hosts that OPENAI_API_KEY is sent to when an endpoint names no key variable of its own.
 OPENAI_HOSTS = ("api.openai.com",)

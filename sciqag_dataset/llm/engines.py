@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .server import LocalServer
+from sciqag_dataset.llm.server import LocalServer
 
 
 def _no_notes(dtype: str, flags: set[str]) -> tuple[str, ...]:

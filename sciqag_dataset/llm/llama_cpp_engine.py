@@ -13,10 +13,10 @@ import os
 import sys
 from pathlib import Path
 
-from .engines import Engine
-from .llama_launch import NO_EXTRA_BUFFERS
-from .models import CONTEXT_TOKENS, DEFAULT_MODEL_ID, gguf_path
-from .server import LocalServer, without_credentials
+from sciqag_dataset.llm.engines import Engine
+from sciqag_dataset.llm.llama_launch import NO_EXTRA_BUFFERS
+from sciqag_dataset.llm.models import CONTEXT_TOKENS, DEFAULT_MODEL_ID, gguf_path
+from sciqag_dataset.llm.server import LocalServer, without_credentials
 
 NAME = "llama.cpp"
 # what `python -m llama_cpp.server` imports: the [server] extra of llama-cpp-python

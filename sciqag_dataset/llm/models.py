@@ -12,9 +12,9 @@ import json
 import logging
 from pathlib import Path
 
-from ..errors import Unavailable
-from ..folders import build_once
-from .server import cache_dir
+from sciqag_dataset.core.errors import Unavailable
+from sciqag_dataset.core.folders import build_once
+from sciqag_dataset.llm.server import cache_dir
 
 log = logging.getLogger(__name__)
 

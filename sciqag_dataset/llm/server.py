@@ -24,9 +24,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ..errors import Unavailable
-from ..processes import preexec_die_with_parent
-from ..redact import is_secret
+from sciqag_dataset.core.errors import Unavailable
+from sciqag_dataset.core.processes import preexec_die_with_parent
+from sciqag_dataset.core.redact import is_secret
 
 log = logging.getLogger(__name__)
 

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ServerDown, UserError
-from ..processes import Owner, started
-from . import embedded
-from .server import LocalServer, ServerDied
+from sciqag_dataset.core.errors import ServerDown, UserError
+from sciqag_dataset.core.processes import Owner, started
+from sciqag_dataset.llm import embedded
+from sciqag_dataset.llm.server import LocalServer, ServerDied
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .engines import Engine
-from .models import default_model_dir
-from .server import LocalServer
+from sciqag_dataset.llm.engines import Engine
+from sciqag_dataset.llm.models import default_model_dir
+from sciqag_dataset.llm.server import LocalServer
 
 NAME = "transformers"
 BF16_FLAGS = {"avx512_bf16", "amx_bf16"}

@@ -16,8 +16,8 @@ from typing import Any
 
 from huggingface_hub import AsyncInferenceClient, constants
 
-from ..errors import UserError
-from ..redact import redact_url
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.redact import redact_url
 
 
 def _accept(urls: list[str]) -> None:

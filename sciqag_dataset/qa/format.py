@@ -9,7 +9,7 @@ with a ``Q2:``-style marker, no commas inside keywords).
 
 from __future__ import annotations
 
-from .prompts import build_messages, instruction_text, normalise_keywords
+from sciqag_dataset.qa.prompts import build_messages, instruction_text, normalise_keywords
 
 
 def _pairs(qa) -> list[tuple[str, str]]:

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .reply_formats import read_reply
-from .reply_text import normalise
+from sciqag_dataset.qa.reply_formats import read_reply
+from sciqag_dataset.qa.reply_text import normalise
 
 OK, SHORT, UNPARSED = "ok", "short", "unparsed"
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from . import small_model
+from sciqag_dataset.qa import small_model
 
 PROMPT_STYLES = ("paper", "alpaca")  # the styles a generator is trained on
 ASK_STYLES = PROMPT_STYLES + ("small",)  # and the embedded profile's (small_model.py), for asking only

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from .reply_text import (
+from sciqag_dataset.qa.reply_text import (
     A_KEYS,
     BOLD,
     FENCE,

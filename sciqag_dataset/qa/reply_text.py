@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .prompts import EXAMPLE_QUESTION
-from .small_model import EXAMPLE_QUESTIONS
+from sciqag_dataset.qa.prompts import EXAMPLE_QUESTION
+from sciqag_dataset.qa.small_model import EXAMPLE_QUESTIONS
 
 # ---------------------------------------------------------------------------------------------
 # Line patterns. `[^\S\n]` is horizontal whitespace of any kind (tabs, no-break spaces).

@@ -210,19 +210,6 @@ def chunks(
     ]
 
 
-def section_starts(text: str, sections: list[dict]) -> list[int]:
-    """Where each section's text begins in the paper's ``text`` (character offsets; a section whose opening is
-    not found there is left out)."""
-    out, at = [], 0
-    for section in sections or []:
-        opening = (section.get("text") or "").strip()[:60]
-        found = text.find(opening, at) if opening else -1
-        if found >= 0:
-            out.append(found)
-            at = found + len(opening)
-    return out
-
-
 def chat_prompt(messages_: list[dict]) -> str:
     return "".join(TURN.format(**m) for m in messages_) + REPLY_START
 

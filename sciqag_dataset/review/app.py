@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import UserError
-from .session import SCORE_FILTERS, STATUSES, NotInQueue, ReviewSession
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.review.session import SCORE_FILTERS, STATUSES, NotInQueue, ReviewSession
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}

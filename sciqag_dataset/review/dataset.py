@@ -16,10 +16,10 @@ from pathlib import Path
 
 import datasets
 
-from ..atomic import replacing, write_json
-from ..errors import MissingInput, UserError
-from ..folders import claim, holds_only_marker
-from ..wiring import EVALUATED, PAPERS
+from sciqag_dataset.core.atomic import replacing, write_json
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.folders import claim, holds_only_marker
+from sciqag_dataset.core.wiring import EVALUATED, PAPERS
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MissingInput, UserError
-from ..pair_ids import RowIds
-from ..wiring import EVALUATED
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.pair_ids import RowIds
+from sciqag_dataset.core.wiring import EVALUATED
 
 STRATA = ("low", "mid", "high", "unscored")
 

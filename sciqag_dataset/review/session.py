@@ -12,13 +12,13 @@ import json
 import os
 from pathlib import Path
 
-from ..errors import UserError
-from ..jsonl import JsonlIndex
-from ..schema import RACAR_DIMENSIONS, REASONING_TYPES
-from ..spans import find_span, merged
-from ..wiring import EVALUATED, PAPERS
-from .queue import Entry, build_queue, scan, stratum
-from .store import ReviewLog, append_review, check_changes, check_reviewer, reviewed
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.jsonl import JsonlIndex
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS, REASONING_TYPES
+from sciqag_dataset.core.spans import find_span, merged
+from sciqag_dataset.core.wiring import EVALUATED, PAPERS
+from sciqag_dataset.review.queue import Entry, build_queue, scan, stratum
+from sciqag_dataset.review.store import ReviewLog, append_review, check_changes, check_reviewer, reviewed
 
 
 class NotInQueue(LookupError):

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UserError
-from ..jsonl import JsonlWriter
-from ..schema import LABELS, RACAR_DIMENSIONS, REASONING_TYPES, SCALED, majority
-from ..text_repair import repair
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.jsonl import JsonlWriter
+from sciqag_dataset.core.schema import LABELS, RACAR_DIMENSIONS, REASONING_TYPES, SCALED, majority
+from sciqag_dataset.core.text_repair import repair
 
 log = logging.getLogger(__name__)
 

@@ -16,29 +16,30 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from . import remote
-from .builders import generate as generate_stage_module
-from .builders import keywords as keywords_stage_module
-from .builders import seed as seed_stage_module
-from .builders.ingest import listing as ingest_listing
-from .builders.ingest import run_ingest
-from .config import Config, EndpointConfig
-from .errors import UserError
-from .evaluation import filter as filter_module
-from .evaluation.benchmark.items import flagged_questions
-from .evaluation.decontaminate import load_benchmarks
-from .evaluation.duplicates import find_duplicates
-from .evaluation.evaluate import plan_evaluate
-from .evaluation.filter import filter_pairs
-from .evaluation.merge import merge_evaluation
-from .llm import LLMClient, check_reachable, client_from_config, embedded
-from .llm.budget import Budget
-from .llm.supervisor import AttachedServer, EmbeddedServer, Serving
-from .metrics import load_plugins
-from .publish import push_to_hub, write_folder
-from .runner import Summary, merge_shards, run_stage
-from .stage import Stage
-from .wiring import endpoint_of
+from sciqag_dataset.builders import generate as generate_stage_module
+from sciqag_dataset.builders import keywords as keywords_stage_module
+from sciqag_dataset.builders import seed as seed_stage_module
+from sciqag_dataset.builders.ingest import listing as ingest_listing
+from sciqag_dataset.builders.ingest import run_ingest
+from sciqag_dataset.config.config_file import Config, EndpointConfig
+from sciqag_dataset.core import remote
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.metrics import load_plugins
+from sciqag_dataset.core.runner import Summary, merge_shards, run_stage
+from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.core.wiring import endpoint_of
+from sciqag_dataset.evaluation import filter as filter_module
+from sciqag_dataset.evaluation.benchmark.items import flagged_questions
+from sciqag_dataset.evaluation.decontaminate import load_benchmarks
+from sciqag_dataset.evaluation.duplicates import find_duplicates
+from sciqag_dataset.evaluation.evaluate import plan_evaluate
+from sciqag_dataset.evaluation.filter import filter_pairs
+from sciqag_dataset.evaluation.merge import merge_evaluation
+from sciqag_dataset.hub.publish import write_folder
+from sciqag_dataset.hub.upload import push_to_hub
+from sciqag_dataset.llm import LLMClient, check_reachable, client_from_config, embedded
+from sciqag_dataset.llm.budget import Budget
+from sciqag_dataset.llm.supervisor import AttachedServer, EmbeddedServer, Serving
 
 log = logging.getLogger(__name__)
 

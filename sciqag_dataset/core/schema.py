@@ -11,7 +11,7 @@ from __future__ import annotations
 import datasets
 from datasets import Features, List, Value
 
-from . import metrics
+from sciqag_dataset.core import metrics
 
 QA_PAIR = {
     "question": Value("string"),

@@ -13,7 +13,7 @@ from typing import Any
 
 from huggingface_hub import hf_hub_download
 
-from .errors import UserError
+from sciqag_dataset.core.errors import UserError
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The sections of the YAML config, one dataclass per stage or service (``Config`` in ``config.py`` holds them).
+"""The sections of the YAML config, one dataclass per stage or service (``Config`` in ``config_file.py`` holds them).
 
 Each field is declared with ``options.opt``: its default, its constraints and its CLI flag, beside it.
 """
@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import UserError
-from .filter_config import FilterConfig  # noqa: F401 - a section of the config, kept apart for size
-from .llm.embedded import ENGINES
-from .llm.endpoint import JudgeEndpointConfig, ModelEndpointConfig
-from .metrics import NAMES, default_metrics, get_metric
-from .options import build_section, check_fields
-from .options import opt as _opt
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.metrics import NAMES, default_metrics, get_metric
+from sciqag_dataset.core.options import build_section, check_fields
+from sciqag_dataset.core.options import opt as _opt
+from sciqag_dataset.llm.embedded import ENGINES
+from sciqag_dataset.llm.endpoint import JudgeEndpointConfig, ModelEndpointConfig
 
 #: What `sciqag evaluate` can run: the registered metrics (read when used, so a plugin's count too). They run
 #: cheapest first (``metrics.run_order``), so an LLM outage loses the least.

@@ -8,12 +8,12 @@ import os
 import sys
 from dataclasses import dataclass
 
-from . import pipeline
-from .config import Config
-from .llm.supervisor import Serving
-from .processes import Owner, die_with
-from .runner import merge_shards, run_stage
-from .stage import Stage
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.processes import Owner, die_with
+from sciqag_dataset.core.runner import merge_shards, run_stage
+from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.llm.supervisor import Serving
+from sciqag_dataset.orchestration import pipeline
 
 log = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import UserError
-from .options import opt as _opt
-from .schema import RACAR_DIMENSIONS, REASONING_TYPES
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.options import opt as _opt
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS, REASONING_TYPES
 
 
 @dataclass

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .config import Config
-from .errors import UserError
-from .evaluation import benchmark as benchmark_module
-from .llm import embedded
-from .llm.endpoint import ModelEndpointConfig
-from .pipeline import Endpoints, committee, judges
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.evaluation import benchmark as benchmark_module
+from sciqag_dataset.llm import embedded
+from sciqag_dataset.llm.endpoint import ModelEndpointConfig
+from sciqag_dataset.orchestration.pipeline import Endpoints, committee, judges
 
 
 def benchmark_models(template, urls: list[str] | None, models: list[str] | None) -> list:

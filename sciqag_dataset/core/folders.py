@@ -23,9 +23,9 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import __version__
-from .atomic import write_json
-from .errors import UserError
+from sciqag_dataset import __version__
+from sciqag_dataset.core.atomic import write_json
+from sciqag_dataset.core.errors import UserError
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Every other module takes the file names and the stage → endpoint mapping from here (the runner, the join,
 the `datasets` builder, publish, the scaled runner, the CLI's checks), so a stage renamed or added is one
-row. The evaluation metrics each write ``<metric>.jsonl`` as well (``sciqag_dataset.metrics``).
+row. The evaluation metrics each write ``<metric>.jsonl`` as well (``sciqag_dataset.core.metrics``).
 """
 
 from __future__ import annotations

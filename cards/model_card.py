@@ -1,23 +1,18 @@
-"""The model card (from `cards/model_card.md`), its loss curve, and the Hub upload."""
+"""The model card of a trained generator (from `cards/model_card.md`) and its loss curve.
+
+``cfg`` is the run's training config (``trainers.config.TrainConfig``: its ``args``, ``sft`` and ``model``);
+``deepspeed`` the name of the DeepSpeed preset it used, if any."""
 
 from __future__ import annotations
 
-import logging
 from importlib import resources
 from pathlib import Path
 
 from huggingface_hub import ModelCard, ModelCardData
 
-from sciqag_dataset import __version__
-from sciqag_dataset.builder import CITATION
-from sciqag_dataset.publish import push_to_hub
-
-from .config import TrainConfig, preset_name
-
-log = logging.getLogger(__name__)
+from sciqag_dataset.cards import CITATION
 
 LOSS_CURVE = "loss_curve.png"
-HUB_IGNORE = ["checkpoints/*", "*.tmp"]
 
 
 def plot_loss(log_history: list[dict], path: str | Path) -> Path:
@@ -50,7 +45,7 @@ def _is_hub_id(name: str | None) -> bool:
     return bool(name) and not Path(name).exists() and name.count("/") == 1 and not name.startswith((".", "/"))
 
 
-def hyperparameters(cfg: TrainConfig) -> list[tuple[str, object]]:
+def hyperparameters(cfg, deepspeed: str | None = None) -> list[tuple[str, object]]:
     a, sft, model = cfg.args, cfg.sft, cfg.model
     schedule = getattr(sft.lr_scheduler_type, "value", sft.lr_scheduler_type)
     rows = [("method", a.method), ("epochs", sft.num_train_epochs)]
@@ -79,12 +74,12 @@ def hyperparameters(cfg: TrainConfig) -> list[tuple[str, object]]:
         ]
     if model.lora_modules_to_save:
         rows.append(("trained in full", ", ".join(model.lora_modules_to_save)))
-    if sft.deepspeed:
-        rows.append(("DeepSpeed", preset_name(sft.deepspeed)))
+    if deepspeed:
+        rows.append(("DeepSpeed", deepspeed))
     return rows
 
 
-def render_model_card(cfg: TrainConfig, result) -> ModelCard:
+def render_model_card(cfg, result, deepspeed: str | None = None) -> ModelCard:
     a, sft, base = cfg.args, cfg.sft, cfg.model.model_name_or_path
     losses = [h["loss"] for h in result.log_history if "loss" in h]
     evals = [h["eval_loss"] for h in result.log_history if "eval_loss" in h]
@@ -117,12 +112,12 @@ def render_model_card(cfg: TrainConfig, result) -> ModelCard:
             n_pairs=a.n_pairs,
             method=a.method,
             weights=weights,
-            deepspeed=preset_name(sft.deepspeed),
+            deepspeed=deepspeed,
             max_length=sft.max_length,
             seed=sft.seed,
             completion_only_loss=sft.completion_only_loss or sft.assistant_only_loss,
             racar_threshold=a.augment_racar_threshold,
-            hyperparameters=hyperparameters(cfg),
+            hyperparameters=hyperparameters(cfg, deepspeed),
             data=result.data,
             runtime=result.runtime,
             loss_curve=LOSS_CURVE,
@@ -132,21 +127,8 @@ def render_model_card(cfg: TrainConfig, result) -> ModelCard:
         )
 
 
-def write_model_card(cfg: TrainConfig, result) -> Path:
+def write_model_card(cfg, result, deepspeed: str | None = None) -> Path:
     out = Path(result.output_dir)
     plot_loss(result.log_history, out / LOSS_CURVE)
-    render_model_card(cfg, result).save(out / "README.md")
+    render_model_card(cfg, result, deepspeed).save(out / "README.md")
     return out / "README.md"
-
-
-def push_model(folder: str | Path, repo_id: str, *, private: bool = False, api=None) -> str:
-    """Upload the model folder as it is, checkpoints left out."""
-    return push_to_hub(
-        folder,
-        repo_id,
-        private=private,
-        api=api,
-        repo_type="model",
-        ignore_patterns=HUB_IGNORE,
-        message=f"Upload SciQAG generator (sciqag-hf {__version__})",
-    )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from sciqag_dataset.core.errors import UserError
 
 #: a filter rule's verdict on one row: None passes, FAIL drops it, MISSING drops it for lack of a value
 FAIL, MISSING = "fail", "missing"

@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from .atomic import write_json
-from .errors import MissingInput, StopRun, UserError
-from .jsonl import JsonlWriter, compact, iter_latest, key_hash, read_jsonl
-from .processes import WorkerInit
-from .redact import redact
-from .stage import Stage, digest, fingerprint
+from sciqag_dataset.core.atomic import write_json
+from sciqag_dataset.core.errors import MissingInput, StopRun, UserError
+from sciqag_dataset.core.jsonl import JsonlWriter, compact, iter_latest, key_hash, read_jsonl
+from sciqag_dataset.core.processes import WorkerInit
+from sciqag_dataset.core.redact import redact
+from sciqag_dataset.core.stage import Stage, digest, fingerprint
 
 log = logging.getLogger(__name__)
 

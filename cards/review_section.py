@@ -8,8 +8,8 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from ..wiring import AGREEMENT, REVIEWS
-from .store import decisions, read_reviews, reviewed
+from sciqag_dataset.core.wiring import AGREEMENT, REVIEWS
+from sciqag_dataset.review.store import decisions, read_reviews, reviewed
 
 PLOTS = Path("plots") / "agreement"  # the agreement plots in the published folder
 

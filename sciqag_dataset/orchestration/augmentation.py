@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .builders import generate as generate_stage_module
-from .config import GenerateConfig, JudgeEndpointConfig
-from .evaluation import racar
-from .llm import LLMClient, ResponseCache, client_from_config, embedded
-from .llm.server import LocalServer
-from .llm.supervisor import EmbeddedServer
-from .runner import Summary, run_stage
+from sciqag_dataset.builders import generate as generate_stage_module
+from sciqag_dataset.config.config_file import GenerateConfig, JudgeEndpointConfig
+from sciqag_dataset.core.runner import Summary, run_stage
+from sciqag_dataset.evaluation import racar
+from sciqag_dataset.llm import LLMClient, ResponseCache, client_from_config, embedded
+from sciqag_dataset.llm.server import LocalServer
+from sciqag_dataset.llm.supervisor import EmbeddedServer
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ import logging
 import sys
 import traceback
 
-from .errors import UserError
-from .redact import install_log_redaction, redact
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.redact import install_log_redaction, redact
 
 EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 

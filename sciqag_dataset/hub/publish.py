@@ -7,23 +7,27 @@ the ``configs:`` that ``load_dataset`` reads.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import logging
-import re
 import shutil
 import tempfile
 from collections import Counter
-from importlib import resources
 from pathlib import Path
 
 import pyarrow.compute as arrow
-from huggingface_hub import DatasetCard, DatasetCardData
 
-from . import __version__
-from .builder import (
-    CITATION,
+from sciqag_dataset.cards.dataset_card import markdown_text, render_card
+from sciqag_dataset.cards.review_section import human_review
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.console import plural
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.folders import check_publish_target, install_publish, new_staging
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.records import USABLE, seen_share, stage_records
+from sciqag_dataset.core.runner import manifest_path
+from sciqag_dataset.core.wiring import EVALUATION_SUMMARY, FILTER_SUMMARY
+from sciqag_dataset.hub.dataset_builder import (
     DROPPED_BY_REVIEWERS,
     EDITED_TO_SOURCE,
     PARTIAL,
@@ -33,17 +37,7 @@ from .builder import (
     evaluated_rows,
     partial,
 )
-from .config import Config
-from .console import plural
-from .errors import MissingInput, UserError
-from .folders import MARKER, check_publish_target, install_publish, new_staging
-from .jsonl import iter_latest
-from .llm.budget import spend_by_stage
-from .llm.models import DEMO_QUALITY, REAL_DATA, is_embedded
-from .records import USABLE, seen_share, stage_records
-from .review.card import human_review
-from .runner import manifest_path
-from .wiring import EVALUATION_SUMMARY, FILTER_SUMMARY, PAPERS
+from sciqag_dataset.llm.models import is_embedded
 
 log = logging.getLogger(__name__)
 
@@ -144,19 +138,25 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
             )
         quality = _quality(work, staging, pc.allow_partial)
         review = human_review(work, staging)
-        card = render_card(work, cfg, counts, configs_yaml, features, excluded, quality, review)
+        published = [c["config_name"] for c in configs_yaml]
+        card = render_card(
+            work,
+            cfg,
+            counts=counts,
+            configs_yaml=configs_yaml,
+            features=features,
+            excluded=excluded,
+            models=_models(work, cfg, published),
+            split_notes=_split_notes(counts),
+            quality=quality,
+            review=review,
+        )
         card.save(staging / "README.md")
         install_publish(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)  # gone already when installed
     log.info("published %s", out)
     return out
-
-
-def _markdown_text(text: str) -> str:
-    """Text shown as itself in Markdown: a paper title with `*`, `_` or `]` must not end an image's alt text or
-    start emphasis."""
-    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
 
 
 def _selection(work: Path, filt: dict | None, allow_partial: bool) -> dict:
@@ -194,7 +194,7 @@ def _quality(work: Path, staging: Path, allow_partial: bool = False) -> dict | N
     for png in sorted((work / "plots").glob("*.png")):
         (staging / "plots").mkdir(exist_ok=True)
         shutil.copy2(png, staging / "plots" / png.name)
-        caption = _markdown_text(captions.get(f"plots/{png.name}", ""))
+        caption = markdown_text(captions.get(f"plots/{png.name}", ""))
         plots.append({"path": f"plots/{png.name}", "caption": caption, "alt": caption.partition(":")[0]})
     filt = work / FILTER_SUMMARY
     filt = json.loads(filt.read_text()) if filt.exists() else None
@@ -206,14 +206,6 @@ def _quality(work: Path, staging: Path, allow_partial: bool = False) -> dict | N
 def _manifest(work: Path, output: str) -> dict:
     path = manifest_path(work, output)
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-
-def _filter_rules(quality: dict | None) -> list[str]:
-    filt = (quality or {}).get("filter")
-    if not filt:
-        return []
-    # `sciqag filter` records its rules in words; a summary from before that shows them as recorded
-    return filt.get("rules_described") or [f"`{json.dumps(filt.get('rules'))}`"]
 
 
 def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
@@ -276,86 +268,3 @@ def _split_notes(counts: list[dict]) -> list[str]:
             note += " The closed-book benchmark needs a test split: publish more papers before benchmarking."
         notes.append(note)
     return notes
-
-
-def render_card(
-    work: Path, cfg: Config, counts, configs_yaml, features, excluded, quality=None, review=None
-) -> DatasetCard:
-    pc = cfg.publish
-    formats = Counter(p.get("source_format") or "unknown" for p in iter_latest(work / PAPERS))  # streamed
-    n_pairs = sum(r["pairs"] for r in counts)
-    size = (
-        "n<1K"
-        if n_pairs < 1000
-        else "1K<n<10K"
-        if n_pairs < 10_000
-        else "10K<n<100K"
-        if n_pairs < 100_000
-        else "100K<n<1M"
-    )
-    data = DatasetCardData(
-        language=["en"],
-        license=pc.license,
-        pretty_name=pc.pretty_name,
-        task_categories=["question-answering", "text-generation"],
-        tags=["science", "synthetic", "sciqag", "closed-book-qa"],
-        size_categories=[size],
-        configs=configs_yaml,
-    )
-    published = [c["config_name"] for c in configs_yaml]
-    models = _models(work, cfg, published)
-    template = resources.files("sciqag_dataset.cards").joinpath("dataset_card.md")
-    with resources.as_file(template) as path:
-        return DatasetCard.from_template(
-            data,
-            template_path=str(path),
-            pretty_name=pc.pretty_name,
-            repo_id=pc.push_to_hub or str(cfg.output_dir),
-            counts=counts,
-            excluded=excluded,
-            features=features,
-            train=pc.train,
-            validation=pc.validation,
-            split_notes=_split_notes(counts),
-            n_papers=sum(formats.values()),
-            formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
-            n_keywords=cfg.keywords.n,
-            models=models,
-            demo=[f"`{m['config']}`" for m in models if m.get("embedded")],
-            demo_quality=DEMO_QUALITY,
-            real_data=REAL_DATA,
-            spend=spend_by_stage(work),
-            version=__version__,
-            date=datetime.date.today().isoformat(),
-            citation=CITATION,
-            quality=quality,
-            filter_rules=_filter_rules(quality),
-            review=review,
-            calibration=((quality or {}).get("filter") or {}).get("calibration"),
-        )
-
-
-def push_to_hub(
-    folder: str | Path,
-    repo_id: str,
-    *,
-    private: bool = False,
-    api=None,
-    repo_type: str = "dataset",
-    ignore_patterns: list[str] | None = None,
-    message: str | None = None,
-) -> str:
-    """Upload a folder as it is: the dataset folder, or a model folder (a thin layer over huggingface_hub;
-    the Hub cannot be reached offline, so tests pass a fake ``api``)."""
-    from huggingface_hub import HfApi
-
-    api = api or HfApi()
-    api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-    info = api.upload_folder(
-        folder_path=str(folder),
-        repo_id=repo_id,
-        repo_type=repo_type,
-        ignore_patterns=[*(ignore_patterns or []), MARKER],  # the local ownership marker
-        commit_message=message or f"Publish with sciqag-hf {__version__}",
-    )
-    return str(getattr(info, "commit_url", info))

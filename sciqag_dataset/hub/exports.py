@@ -21,14 +21,14 @@ from pathlib import Path
 
 import datasets
 
-from .atomic import replacing, write_json
-from .builder import SPLITS
-from .config import Config
-from .errors import MissingInput, UserError
-from .folders import claim, install_publish, new_staging
-from .pair_ids import RowIds, pair_ids
-from .publish import available_configs, prepared
-from .wiring import PAPERS
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.atomic import replacing, write_json
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.folders import claim, install_publish, new_staging
+from sciqag_dataset.core.pair_ids import RowIds, pair_ids
+from sciqag_dataset.core.wiring import PAPERS
+from sciqag_dataset.hub.dataset_builder import SPLITS
+from sciqag_dataset.hub.publish import available_configs, prepared
 
 log = logging.getLogger(__name__)
 

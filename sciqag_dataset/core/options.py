@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from .errors import UserError
+from sciqag_dataset.core.errors import UserError
 
 
 def read_yaml(path: str | Path) -> dict:

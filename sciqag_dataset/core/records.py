@@ -14,10 +14,9 @@ import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from .errors import MissingInput, UserError
-from .jsonl import JsonlIndex, iter_latest
-from .qa.small_model import section_starts
-from .wiring import KEYWORDS, PAPERS, QA_FILES  # noqa: F401  (re-exported: the join's files)
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.jsonl import JsonlIndex, iter_latest
+from sciqag_dataset.core.wiring import KEYWORDS, PAPERS, QA_FILES  # noqa: F401  (re-exported: the join's files)
 
 log = logging.getLogger(__name__)
 
@@ -169,3 +168,16 @@ def seen_share(recs: Iterator[dict] | Sequence[dict]) -> float | None:
         if rec.get("seen_words") is not None and rec.get("paper_words"):
             seen, total = seen + rec["seen_words"], total + rec["paper_words"]
     return seen / total if total else None
+
+
+def section_starts(text: str, sections: list[dict]) -> list[int]:
+    """Where each section's text begins in the paper's ``text`` (character offsets; a section whose opening is
+    not found there is left out)."""
+    out, at = [], 0
+    for section in sections or []:
+        opening = (section.get("text") or "").strip()[:60]
+        found = text.find(opening, at) if opening else -1
+        if found >= 0:
+            out.append(found)
+            at = found + len(opening)
+    return out

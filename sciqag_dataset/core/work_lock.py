@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import UserError
+from sciqag_dataset.core.errors import UserError
 
 try:
     import fcntl

@@ -23,10 +23,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from . import __version__
-from .errors import UserError
-from .folders import MARKER
-from .redact import redact
+from sciqag_dataset import __version__
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.folders import MARKER
+from sciqag_dataset.core.redact import redact
 
 _GLOB = set("*?[")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import replacing
-from .text_repair import repair
+from sciqag_dataset.core.atomic import replacing
+from sciqag_dataset.core.text_repair import repair
 
 log = logging.getLogger(__name__)
 

@@ -18,22 +18,14 @@ from typing import Any
 
 import yaml
 
-from . import remote
-from .atomic import write_whole
-from .errors import UserError
-from .llm.endpoint import EndpointConfig, JudgeEndpointConfig, ModelEndpointConfig
-from .metrics import load_plugins
-from .options import build_section, check_fields, read_yaml
-from .options import opt as _opt
-from .redact import redact_url
-from .sections import (
+from sciqag_dataset.config.filter_section import FilterConfig
+from sciqag_dataset.config.sections import (
     DEFAULT_EMBEDDER,
     METRICS,
     BenchmarkConfig,
     EmbeddedConfig,
     EvaluateConfig,
     ExecutorConfig,
-    FilterConfig,
     GenerateConfig,
     IngestConfig,
     KeywordsConfig,
@@ -41,6 +33,14 @@ from .sections import (
     QAGenConfig,
     SeedConfig,
 )
+from sciqag_dataset.core import remote
+from sciqag_dataset.core.atomic import write_whole
+from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.metrics import load_plugins
+from sciqag_dataset.core.options import build_section, check_fields, read_yaml
+from sciqag_dataset.core.options import opt as _opt
+from sciqag_dataset.core.redact import redact_url
+from sciqag_dataset.llm.endpoint import EndpointConfig, JudgeEndpointConfig, ModelEndpointConfig
 
 # the sections are imported from here, with the config that holds them
 __all__ = [

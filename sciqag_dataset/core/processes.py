@@ -228,5 +228,5 @@ def reap(owner: Owner, interval: float) -> None:
         time.sleep(0.05)
 
 
-if __name__ == "__main__":  # the reaper of ``tied``: python -m sciqag_dataset.processes PID START INTERVAL
+if __name__ == "__main__":  # the reaper of ``tied``: python -m sciqag_dataset.core.processes PID START INTERVAL
     reap((int(sys.argv[1]), int(sys.argv[2])), float(sys.argv[3]))

@@ -31,18 +31,18 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
-from . import pipeline
-from .config import Config
-from .errors import ServerDown, Unavailable, UserError
-from .jsonl import iter_latest
-from .llm.budget import CostCapReached
-from .metrics import NAMES, get_metric
-from .processes import this_process, tied
-from .redact import redact_url
-from .runner import FAILED, Summary, output_path, status_of
-from .scale_steps import IngestStep, MergeStep, StageBuilder, StageStep
-from .stage import Stage, digest
-from .wiring import INGEST_REPORT, PAPERS, RECORD_FILES
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.errors import ServerDown, Unavailable, UserError
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.metrics import NAMES, get_metric
+from sciqag_dataset.core.processes import this_process, tied
+from sciqag_dataset.core.redact import redact_url
+from sciqag_dataset.core.runner import FAILED, Summary, output_path, status_of
+from sciqag_dataset.core.stage import Stage, digest
+from sciqag_dataset.core.wiring import INGEST_REPORT, PAPERS, RECORD_FILES
+from sciqag_dataset.llm.budget import CostCapReached
+from sciqag_dataset.orchestration import pipeline
+from sciqag_dataset.orchestration.scale_steps import IngestStep, MergeStep, StageBuilder, StageStep
 
 log = logging.getLogger(__name__)
 

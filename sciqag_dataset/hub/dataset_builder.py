@@ -16,26 +16,26 @@ from pathlib import Path
 
 import datasets
 
-from . import __version__
-from .errors import MissingInput, UserError
-from .jsonl import JsonlIndex, read_jsonl
-from .pair_ids import RowIds, pair_ids
-from .qa.format import to_instruction
-from .qa.prompts import PROMPT_STYLES
-from .qa.rules import refers_to_source
-from .records import stage_records, usable
-from .review.store import apply_decision, decisions, read_reviews
-from .schema import EVALUATED_BASE, REVIEW_COLUMNS, conform, evaluated_features, features_for
-from .wiring import CONFIG_FILES, EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED, PAPERS, REVIEWS
-
-CITATION = """\
-@article{wan2024sciqag,
-  title   = {SciQAG: A Framework for Auto-Generated Science Question Answering Dataset with Fine-grained Evaluation},
-  author  = {Wan, Yuwei and Liu, Yixuan and Ajith, Aswathy and Grazian, Clara and Hoex, Bram and Zhang, Wenjie and Kit, Chunyu and Xie, Tong and Foster, Ian},
-  journal = {arXiv preprint arXiv:2405.09939},
-  year    = {2024}
-}
-"""  # noqa: E501 - the paper's BibTeX entry as published
+from sciqag_dataset import __version__
+from sciqag_dataset.cards import CITATION
+from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.core.jsonl import JsonlIndex, read_jsonl
+from sciqag_dataset.core.pair_ids import RowIds, pair_ids
+from sciqag_dataset.core.records import stage_records, usable
+from sciqag_dataset.core.schema import EVALUATED_BASE, REVIEW_COLUMNS, conform, evaluated_features, features_for
+from sciqag_dataset.core.wiring import (
+    CONFIG_FILES,
+    EVALUATED,
+    EVALUATION_SUMMARY,
+    FILTER_SUMMARY,
+    FILTERED,
+    PAPERS,
+    REVIEWS,
+)
+from sciqag_dataset.qa.format import to_instruction
+from sciqag_dataset.qa.prompts import PROMPT_STYLES
+from sciqag_dataset.qa.rules import refers_to_source
+from sciqag_dataset.review.store import apply_decision, decisions, read_reviews
 
 SPLITS = ("train", "validation", "test")
 STAGE_FILES = CONFIG_FILES

@@ -1,0 +1,101 @@
+"""The dataset card, rendered from `cards/dataset_card.md` with what publish gathered from the work directory."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections import Counter
+from importlib import resources
+from pathlib import Path
+
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from sciqag_dataset import __version__
+from sciqag_dataset.cards import CITATION
+from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.wiring import PAPERS
+from sciqag_dataset.llm.budget import spend_by_stage
+from sciqag_dataset.llm.models import DEMO_QUALITY, REAL_DATA
+
+
+def markdown_text(text: str) -> str:
+    """Text shown as itself in Markdown: a paper title with `*`, `_` or `]` must not end an image's alt text or
+    start emphasis."""
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
+
+
+def _filter_rules(quality: dict | None) -> list[str]:
+    filt = (quality or {}).get("filter")
+    if not filt:
+        return []
+    # `sciqag filter` records its rules in words; a summary from before that shows them as recorded
+    return filt.get("rules_described") or [f"`{json.dumps(filt.get('rules'))}`"]
+
+
+def render_card(
+    work: Path,
+    cfg: Config,
+    *,
+    counts: list[dict],
+    configs_yaml: list[dict],
+    features,
+    excluded: list[dict],
+    models: list[dict],
+    split_notes: list[str],
+    quality: dict | None = None,
+    review: dict | None = None,
+) -> DatasetCard:
+    """The card of a publish: ``counts`` (rows per config and split), ``configs_yaml`` (the front matter's
+    ``configs:``), ``models`` (who wrote each config's pairs), ``quality`` and ``review`` (their sections, if any)."""
+    pc = cfg.publish
+    formats = Counter(p.get("source_format") or "unknown" for p in iter_latest(work / PAPERS))  # streamed
+    n_pairs = sum(r["pairs"] for r in counts)
+    size = (
+        "n<1K"
+        if n_pairs < 1000
+        else "1K<n<10K"
+        if n_pairs < 10_000
+        else "10K<n<100K"
+        if n_pairs < 100_000
+        else "100K<n<1M"
+    )
+    data = DatasetCardData(
+        language=["en"],
+        license=pc.license,
+        pretty_name=pc.pretty_name,
+        task_categories=["question-answering", "text-generation"],
+        tags=["science", "synthetic", "sciqag", "closed-book-qa"],
+        size_categories=[size],
+        configs=configs_yaml,
+    )
+    template = resources.files("sciqag_dataset.cards").joinpath("dataset_card.md")
+    with resources.as_file(template) as path:
+        return DatasetCard.from_template(
+            data,
+            template_path=str(path),
+            pretty_name=pc.pretty_name,
+            repo_id=pc.push_to_hub or str(cfg.output_dir),
+            counts=counts,
+            excluded=excluded,
+            features=features,
+            train=pc.train,
+            validation=pc.validation,
+            split_notes=split_notes,
+            n_papers=sum(formats.values()),
+            formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
+            n_keywords=cfg.keywords.n,
+            models=models,
+            demo=[f"`{m['config']}`" for m in models if m.get("embedded")],
+            demo_quality=DEMO_QUALITY,
+            real_data=REAL_DATA,
+            spend=spend_by_stage(work),
+            version=__version__,
+            date=datetime.date.today().isoformat(),
+            citation=CITATION,
+            quality=quality,
+            filter_rules=_filter_rules(quality),
+            review=review,
+            calibration=((quality or {}).get("filter") or {}).get("calibration"),
+        )
