@@ -59,6 +59,7 @@ SLOW_TESTS = {
     "tests/test_cli_style.py::test_ingest_takes_the_work_dir_first_like_every_stage",  # 3 s
     "tests/test_cli_style.py::test_a_stage_takes_its_work_dir_from_the_config_as_run_does",  # 3 s
     "tests/test_scale.py::test_a_plain_run_imports_no_datatrove",  # 3 s
+    "tests/test_architecture.py::test_the_documented_pipeline_stage_runs_in_sciqag_run_after_what_it_reads_and_resumes",  # noqa: E501 7 s (two CLI runs)
     "tests/test_options.py::test_a_missing_input_is_a_user_error",  # 3 s
     "tests/test_options.py::test_every_wrong_key_of_a_config_is_named_with_the_nearest_key",  # 4 CLI runs
     "tests/test_options.py::test_a_mistyped_flag_is_one_line_with_the_nearest_flag",  # 3 CLI runs

@@ -184,3 +184,51 @@ def test_the_documented_example_stage_runs_and_matches_the_doc(tmp_path):
     rec = json.loads((tmp_path / "question_lengths.jsonl").read_text().splitlines()[-1])
     assert summary.counts["ok"] == 1 and rec["words"] == [1, 50] and rec["too_long"] == [1]
     assert run_stage(question_lengths(max_words=40), tmp_path).counts["skipped"] == 1
+
+
+# `sciqag run` twice in one process with the example plugin, then the default stages with it loaded
+RUN_WITH_THE_PLUGIN = """import sys
+from sciqag_dataset.cli import main
+from sciqag_dataset.config.config_file import Config
+statuses = [main(["run", sys.argv[1]]) for _ in range(2)]
+print("default stages:", Config(plugins=["sciqag_dataset.examples.custom_pipeline_stage"]).validate().stages)
+sys.exit(max(statuses))
+"""
+
+
+def test_the_documented_pipeline_stage_runs_in_sciqag_run_after_what_it_reads_and_resumes(tmp_path):
+    """examples/custom_pipeline_stage.py through `sciqag run` on the embedded default: a paper with released QA
+    pairs, so that seed asks no model. Listed first, the plugin's stage runs after seed, and a rerun skips it."""
+    code = (ROOT / "examples" / "custom_pipeline_stage.py").read_text()
+    doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    assert code[code.index("from sciqag_dataset.core.wiring import") :].strip() in doc  # the page shows the code
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    shutil.copy(ROOT / "examples" / "papers" / "released_format_sample.json", papers)
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "work_dir": str(tmp_path / "work"),
+                "inputs": [str(papers)],
+                "plugins": ["sciqag_dataset.examples.custom_pipeline_stage"],
+                "stages": ["question_lengths", "ingest", "seed"],
+            }
+        )
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_WITH_THE_PLUGIN, str(config)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Starting the embedded" not in proc.stderr  # the released pairs: no model was asked
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("seed", "question_lengths"))]
+    assert [line.split()[0].rstrip(":") for line in lines] == ["seed", "question_lengths"] * 2, proc.stdout
+    assert "1 ok" in lines[1] and "1 skipped" in lines[3], lines
+    rec = json.loads((tmp_path / "work" / "question_lengths.jsonl").read_text().splitlines()[-1])
+    assert rec["status"] == "ok" and len(rec["words"]) == 10
+    stages = proc.stdout.split("default stages:")[1].strip()
+    assert stages == str(["ingest", "keywords", "seed", "generate", "evaluate", "question_lengths", "publish"])

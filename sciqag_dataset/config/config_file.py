@@ -40,6 +40,7 @@ from sciqag_dataset.core.metrics import load_plugins
 from sciqag_dataset.core.options import build_section, check_fields, read_yaml
 from sciqag_dataset.core.options import opt as _opt
 from sciqag_dataset.core.redact import redact_url
+from sciqag_dataset.core.wiring import BUILT_IN_STAGES, RUN_STAGES
 from sciqag_dataset.llm.endpoint import EndpointConfig, JudgeEndpointConfig, ModelEndpointConfig
 
 # the sections are imported from here, with the config that holds them
@@ -65,7 +66,8 @@ __all__ = [
 ]
 
 
-STAGES = ("ingest", "keywords", "seed", "generate", "evaluate", "publish")
+#: the stages of `sciqag run` in run order (``core.wiring``), those a plugin registers included
+STAGES = RUN_STAGES
 
 
 @dataclass
@@ -75,7 +77,7 @@ class Config:
         [], help="papers to ingest: files, folders or fsspec URLs (default: the shipped sample papers)"
     )
     stages: list[str] = _opt(
-        list(STAGES), choices=STAGES, what="stage", help="what `sciqag run` does, comma-separated"
+        list(BUILT_IN_STAGES), choices=STAGES, what="stage", help="what `sciqag run` does, comma-separated"
     )
     max_cost: float | None = _opt(
         None,
@@ -87,8 +89,8 @@ class Config:
     plugins: list[str] = _opt(
         [],
         metavar="MODULE",
-        help="Python modules imported first: they register metrics of "
-        "their own (examples/custom_metric.py), comma-separated",
+        help="Python modules imported first: they register metrics (examples/custom_metric.py) or stages "
+        "(examples/custom_pipeline_stage.py) of their own, comma-separated",
     )
     ingest: IngestConfig = field(default_factory=IngestConfig)
     keywords: KeywordsConfig = field(default_factory=KeywordsConfig)
@@ -148,7 +150,9 @@ class Config:
 
     def validate(self) -> Config:
         """Types and ranges of every option, and the publish split shares; UserError naming the option."""
-        load_plugins(self.plugins)  # before the metric names are checked
+        load_plugins(self.plugins)  # before the metric and stage names are checked
+        if self.stages == list(BUILT_IN_STAGES) and "stages" not in self.set_options:
+            self.stages = list(STAGES)  # `stages:` left at its default: every stage, a plugin's included
         check_fields(self)
         self.filter.check()
         if remote.is_remote(self.work_dir):

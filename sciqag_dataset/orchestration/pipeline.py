@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
 from sciqag_dataset.builders import generate as generate_stage_module
 from sciqag_dataset.builders import keywords as keywords_stage_module
@@ -22,12 +23,12 @@ from sciqag_dataset.builders import seed as seed_stage_module
 from sciqag_dataset.builders.ingest import listing as ingest_listing
 from sciqag_dataset.builders.ingest import run_ingest
 from sciqag_dataset.config.config_file import Config, EndpointConfig
-from sciqag_dataset.core import remote
+from sciqag_dataset.core import remote, wiring
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.metrics import load_plugins
 from sciqag_dataset.core.runner import Summary, merge_shards, run_stage
 from sciqag_dataset.core.stage import Stage
-from sciqag_dataset.core.wiring import endpoint_of
+from sciqag_dataset.core.wiring import RUN_STAGES, Wire, endpoint_of
 from sciqag_dataset.evaluation import filter as filter_module
 from sciqag_dataset.evaluation.benchmark.items import flagged_questions
 from sciqag_dataset.evaluation.decontaminate import load_benchmarks
@@ -200,11 +201,16 @@ def endpoints_needed(cfg: Config, stages: list[str]) -> list[tuple[str, Endpoint
     """``endpoints_of`` each of ``stages``, the judges only where the metrics to run ask one."""
     ev = replace(cfg.evaluate)
     ev.resolve_metrics(bool(cfg.judge.url))
-    return [pair for stage in stages if stage != "evaluate" or ev.needs_judge() for pair in endpoints_of(cfg, stage)]
+    return [
+        pair
+        for stage in stages
+        if endpoint_of(stage) != "judge" or ev.needs_judge()
+        for pair in endpoints_of(cfg, stage)
+    ]
 
 
 def evaluate(cfg: Config, endpoints: Endpoints) -> dict[str, Summary]:
-    return evaluate_with(cfg, endpoints, plain_runner(cfg))
+    return evaluate_with(cfg, endpoints, PlainRunner(cfg))
 
 
 def evaluate_with(cfg: Config, endpoints: Endpoints, runner: StageRunner) -> dict[str, Summary]:
@@ -233,39 +239,56 @@ def evaluation_stages(cfg: Config, endpoints: Endpoints) -> tuple[str, list[Stag
 
 
 def build_stage(name: str, cfg: Config, endpoints: Endpoints) -> Stage:
-    """A per-paper stage of `sciqag run` by name: keywords, seed, generate, or an evaluation metric."""
-    if name == "keywords":
-        return keywords_stage(cfg)
-    if name == "seed":
-        return seed_stage(cfg, endpoints)
-    if name == "generate":
-        return generate_stage(cfg, endpoints)
+    """A per-paper stage of `sciqag run` by name: keywords, seed, generate, a plugin's, or an evaluation metric."""
+    load_plugins(cfg.plugins)  # a datatrove rank builds a plugin's stage from the config alone
+    step = STEPS.get(name)
+    if step is not None and step.build is not None:
+        stage = step.build(cfg, endpoints)
+        if stage.output_file != wiring.WIRING[name].output:
+            raise ValueError(
+                f"stage {name!r} writes {stage.output_file}, but its Wire says {wiring.WIRING[name].output}"
+            )
+        return stage
     stages = {s.name: s for s in evaluation_stages(cfg, endpoints)[1]}
     if name not in stages:
-        raise UserError(f"no stage {name!r} in this run (its stages: keywords, seed, generate, {', '.join(stages)})")
+        per_paper = [n for n, s in STEPS.items() if s.build is not None]
+        raise UserError(f"no stage {name!r} in this run (its stages: {', '.join([*per_paper, *stages])})")
     return stages[name]
 
 
-#: How `run_all` runs a list of per-paper stages by name (``built``: those already built here, by name): by
-#: default one after another in this process; the scaled runner (``scale.py``) runs each as datatrove jobs,
-#: built inside its ranks. Returns each stage's summary.
-StageRunner = Callable[[list[str], Endpoints, "dict[str, Stage] | None"], dict[str, Summary]]
+class StageRunner(Protocol):
+    """How `run_all` runs the stages that go over the papers: by default here, one after another
+    (``PlainRunner``); the scaled runner (``scale.py``) runs each as datatrove jobs, built inside its ranks."""
+
+    def __call__(
+        self, names: list[str], endpoints: Endpoints, built: dict[str, Stage] | None = None
+    ) -> dict[str, Summary]:
+        """Run the per-paper stages ``names`` (``built``: those already built here, by name); their summaries."""
+
+    def ingest(self) -> Summary:
+        """Read the input files into papers.jsonl."""
 
 
-def plain_runner(cfg: Config) -> StageRunner:
-    def run(names: list[str], endpoints: Endpoints, built: dict[str, Stage] | None = None) -> dict[str, Summary]:
+@dataclass
+class PlainRunner:
+    """Runs the stages here, one after another."""
+
+    cfg: Config
+
+    def __call__(
+        self, names: list[str], endpoints: Endpoints, built: dict[str, Stage] | None = None
+    ) -> dict[str, Summary]:
         return {
-            n: ingest(cfg)
-            if n == "ingest"
-            else run_stage(
-                (built or {}).get(n) or build_stage(n, cfg, endpoints),
-                cfg.work_dir,
-                shard=cfg.generate.shard if n == "generate" else None,
+            n: run_stage(
+                (built or {}).get(n) or build_stage(n, self.cfg, endpoints),
+                self.cfg.work_dir,
+                shard=shard_of(n, self.cfg),
             )
             for n in names
         }
 
-    return run
+    def ingest(self) -> Summary:
+        return ingest(self.cfg)
 
 
 def clear_filter(cfg: Config) -> list[str]:
@@ -302,6 +325,53 @@ def publish(cfg: Config) -> tuple[Path, list[str]]:
     return out, copies
 
 
+# ---------------------------------------------------------------- the stages of `sciqag run`
+
+
+@dataclass(frozen=True)
+class Step:
+    """How `sciqag run` builds and runs one stage; what it reads and writes is its ``core.wiring.Wire``, under
+    the same name. Exactly one of ``build``, ``run``, ``read``."""
+
+    name: str
+    #: a per-paper stage, built from the config and endpoints: the runner runs it over the papers (`run_stage`;
+    #: scaled: one job of ranks over slices of the papers, then a merge)
+    build: Callable[[Config, Endpoints], Stage] | None = None
+    #: a whole-corpus step, run once in this process after the stages before it (it may run stages itself)
+    run: Callable[[Config, Endpoints, StageRunner], object] | None = None
+    #: the reader of the input files: ``runner.ingest()`` (scaled: ranks over slices of the files, then a merge)
+    read: bool = False
+    #: the slice of the papers a per-paper stage takes in a plain run (``generate.shard``), None: all
+    shard: Callable[[Config], tuple[int, int] | None] = lambda cfg: None
+
+
+STEPS: dict[str, Step] = {
+    s.name: s
+    for s in (
+        Step("ingest", read=True),
+        Step("keywords", build=keywords_stage),
+        Step("seed", build=seed_stage),
+        Step("generate", build=generate_stage, shard=lambda cfg: cfg.generate.shard),
+        Step("evaluate", run=evaluate_with),
+        Step("publish", run=lambda cfg, endpoints, runner: publish(cfg)),
+    )
+}
+
+
+def register_stage(wire: Wire, build: Callable[[Config, Endpoints], Stage]) -> None:
+    """Add a per-paper stage of your own to `sciqag run` (``examples/custom_pipeline_stage.py``): ``wire`` names
+    the file it writes and the files it reads (it runs after the stages that write them) and the endpoint it
+    asks; ``build(cfg, endpoints)`` returns its ``Stage``. Called by a module the config names in ``plugins:``."""
+    wiring.register(wire)
+    STEPS[wire.stage] = Step(wire.stage, build=build)
+
+
+def shard_of(name: str, cfg: Config) -> tuple[int, int] | None:
+    """The slice of the papers stage ``name`` takes in a plain run (an evaluation metric: all)."""
+    step = STEPS.get(name)
+    return step.shard(cfg) if step is not None else None
+
+
 @dataclass
 class RunReport:
     """What `sciqag run` did, for the summary at its end."""
@@ -318,32 +388,38 @@ def uses_embedded(cfg: Config) -> bool:
 def run_all(
     cfg: Config, report: Callable[[str, object], int], done: RunReport | None = None, runner: StageRunner | None = None
 ) -> int:
-    """The configured stages in order; ``report(stage, result)`` prints each result and returns its exit
-    status; ``done`` collects each stage's wall time; ``runner`` runs the per-paper stages (default: here, one
-    after another). Returns the worst status."""
+    """The configured stages in run order (``core.wiring.run_order``), each as its ``Step`` says; the endpoints
+    close, and the embedded server stops, after the last stage that asks one. ``report(stage, result)``
+    prints each result and returns its exit status; ``done`` collects each stage's wall time; ``runner`` runs
+    the per-paper stages and ingest (default: here, one after another). Returns the worst status."""
     done = done if done is not None else RunReport()
-    runner = runner or plain_runner(cfg)
+    runner = runner or PlainRunner(cfg)
+    names = [n for n in RUN_STAGES if n in cfg.stages]
+    asking = 1 + max((i for i, n in enumerate(names) if endpoint_of(n)), default=-1)  # names[:asking] ask a model
     worst = 0
 
-    def step(name: str, work: Callable[[], object]) -> None:
+    def step(name: str, endpoints: Endpoints) -> None:
         nonlocal worst
-        if name in cfg.stages:
-            started = time.monotonic()
-            try:
-                result = work()
-            finally:
-                done.seconds[name] = time.monotonic() - started
-                endpoints.budget.record()  # a stop or a crash later in the run keeps this stage's spending
-            worst = max(worst, report(name, result))
+        s = STEPS[name]
+        started = time.monotonic()
+        try:
+            if s.run is not None:
+                result = s.run(cfg, endpoints, runner)
+            else:
+                result = runner.ingest() if s.read else runner([name], endpoints, None)[name]
+        finally:
+            done.seconds[name] = time.monotonic() - started
+            endpoints.budget.record()  # a stop or a crash later in the run keeps this stage's spending
+        worst = max(worst, report(name, result))
 
     with Endpoints(cfg) as endpoints:
         if uses_embedded(cfg):
             endpoints.choice  # noqa: B018 - a bad `embedded:` option is refused before any stage runs
-        for name in ("ingest", "keywords", "seed", "generate"):
-            step(name, lambda: runner([name], endpoints, None)[name])  # noqa: B023 - `step` calls it at once
-        step("evaluate", lambda: evaluate_with(cfg, endpoints, runner))
+        for name in names[:asking]:
+            step(name, endpoints)
         done.embedded = endpoints.describe()
-    step("publish", lambda: publish(cfg))
+    for name in names[asking:]:  # they ask no model: run after the embedded server stopped
+        step(name, endpoints)
     return worst
 
 

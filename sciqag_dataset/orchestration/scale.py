@@ -39,7 +39,7 @@ from sciqag_dataset.core.processes import this_process, tied
 from sciqag_dataset.core.redact import redact_url
 from sciqag_dataset.core.runner import FAILED, Summary, output_path, status_of
 from sciqag_dataset.core.stage import Stage, digest
-from sciqag_dataset.core.wiring import INGEST_REPORT, PAPERS, RECORD_FILES
+from sciqag_dataset.core.wiring import INGEST_REPORT, PAPERS, RECORD_FILES, endpoint_of
 from sciqag_dataset.llm.budget import CostCapReached
 from sciqag_dataset.orchestration import pipeline
 from sciqag_dataset.orchestration.scale_steps import IngestStep, MergeStep, StageBuilder, StageStep
@@ -121,15 +121,11 @@ class ScaledRunner:
         self, names: list[str], endpoints: pipeline.Endpoints, built: dict[str, Stage] | None = None
     ) -> dict[str, Summary]:  # built here: unused, ranks build
         running = endpoints.serving() if self._needs_embedded(names) else None
-        config = self.cfg.to_dict()
-        config["keywords"]["workers"] = 1  # the ranks are the worker processes
+        config = self._config()
         work = self.cfg.work_dir
         out = {}
         for name in names:
             self.count += 1
-            if name == "ingest":
-                out[name] = self._ingest(config)
-                continue
             stage = StageBuilder(name, config, running)
             output = stage().output_file
             base = self.logging_root / f"{self.count:02d}-{name}-{run_key(self.cfg, output)}"
@@ -158,10 +154,18 @@ class ScaledRunner:
             out[name] = self._summary(name, output)
         return out
 
-    def _ingest(self, config: dict) -> Summary:
+    def _config(self) -> dict:
+        """The config the ranks build their stages from."""
+        config = self.cfg.to_dict()
+        config["keywords"]["workers"] = 1  # the ranks are the worker processes
+        return config
+
+    def ingest(self) -> Summary:
         """Ranks parse their slices of the input files, a merge stores them. The run key also hashes every
         input's stamp, so new or changed files start the ranks afresh (each skips the files its slice holds at
         the same stamp), and an unchanged input submits nothing."""
+        self.count += 1
+        config = self._config()
         key = digest([_settings(self.cfg), self.x.tasks, pipeline.ingest_inputs(self.cfg)])[:10]
         base = self.logging_root / f"{self.count:02d}-ingest-{key}"
         _reopen_missing(base, Path(self.cfg.work_dir) / PAPERS)
@@ -216,7 +220,8 @@ class ScaledRunner:
         return self.x.cpus_per_task
 
     def _needs_embedded(self, names: list[str]) -> bool:
-        stages = [s for s in ("seed", "generate") if s in names] + ["evaluate"] * _asks_judge(self.cfg, names)
+        """Whether a stage of ``names`` asks the embedded model (a metric: where it asks the judge)."""
+        stages = [n for n in names if endpoint_of(n)] + ["evaluate"] * _asks_judge(self.cfg, names)
         return any(not e.url for s in stages if s in self.cfg.stages for _, e in pipeline.endpoints_of(self.cfg, s))
 
     def _executor(self, steps: list, tasks: int, logging_dir: Path, job: str, depends=None):
@@ -323,17 +328,17 @@ def _queued(jobs: list[str]) -> bool:
 
 
 def run_scaled(cfg: Config, report: Callable[[str, object], int], done: pipeline.RunReport) -> int:
-    """`sciqag run` with the per-paper stages on datatrove. On Slurm with ``executor.wait: false`` the
-    keywords, seed and generate jobs are submitted and the command returns; evaluation and publish need
-    their output, so they run on the next `sciqag run` (whose finished ranks are skipped). Ranks, datatrove's
-    helpers and a Ray instance started here die with this process (``processes.tied``)."""
+    """`sciqag run` with the per-paper stages on datatrove. On Slurm with ``executor.wait: false`` the jobs of
+    ingest and the per-paper stages are submitted and the command returns; the whole-corpus steps (evaluation,
+    publish) need their output, so they run on the next `sciqag run` (whose finished ranks are skipped). Ranks,
+    datatrove's helpers and a Ray instance started here die with this process (``processes.tied``)."""
     runner = ScaledRunner(cfg)
     if cfg.executor.kind != "slurm" or cfg.executor.wait:
         with tied() if _on_this_machine(cfg.executor) else nullcontext():
             return pipeline.run_all(cfg, report, done, runner=runner)
-    first = [s for s in cfg.stages if s not in ("evaluate", "publish")]
+    first = [s for s in cfg.stages if pipeline.STEPS[s].run is None]  # the stages the ranks run
     status = pipeline.run_all(Config.from_dict({**cfg.to_dict(), "stages": first}), report, done, runner=runner)
-    rest = [s for s in cfg.stages if s in ("evaluate", "publish")]
+    rest = [s for s in cfg.stages if pipeline.STEPS[s].run is not None]  # whole-corpus steps: here
     if runner.submitted or not rest:
         return status  # evaluation needs their output: the next run, once they are done
     # nothing was left to submit: the earlier jobs are done, and evaluation runs now, waited for
