@@ -1,9 +1,9 @@
 """The stage of examples/custom_stage.py as a stage of `sciqag run` (docs/ARCHITECTURE.md): one registration.
 
 Name this module in the config's ``plugins:`` (``--plugins MODULE``); `sciqag run` then runs question_lengths
-after the stages whose files it reads (seed and generate: before publish), resumes it like the others, and
-runs it on datatrove ranks with ``--executor``. It is one of the default ``stages:``; a config that lists its
-stages names it there.
+after the stages whose files it reads (seed and generate; it comes after evaluate, before publish), resumes it
+like the others, and runs it on datatrove ranks with ``--executor``. It is one of the default ``stages:``; a
+config that lists its stages names it there.
 
     plugins: [sciqag_dataset.examples.custom_pipeline_stage]
 """
