@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import write_jsonl
 
+from sciqag_dataset.core import wiring
 from sciqag_dataset.core.runner import run_stage
 from sciqag_dataset.examples.custom_stage import question_lengths
 
@@ -184,6 +185,17 @@ def test_the_documented_example_stage_runs_and_matches_the_doc(tmp_path):
     rec = json.loads((tmp_path / "question_lengths.jsonl").read_text().splitlines()[-1])
     assert summary.counts["ok"] == 1 and rec["words"] == [1, 50] and rec["too_long"] == [1]
     assert run_stage(question_lengths(max_words=40), tmp_path).counts["skipped"] == 1
+
+
+def test_the_built_in_run_order_and_a_taken_stage_name_or_file_is_refused():
+    assert wiring.BUILT_IN_STAGES == ("ingest", "keywords", "seed", "generate", "evaluate", "publish")
+    with pytest.raises(ValueError, match="already declared"):
+        wiring.register(wiring.Wire("seed", wiring.SEED, (wiring.PAPERS,), None))
+    with pytest.raises(ValueError, match="written by stage 'generate'"):
+        wiring.register(wiring.Wire("mine", wiring.GENERATED, (wiring.PAPERS,), None))
+    with pytest.raises(ValueError, match="identifier"):
+        wiring.register(wiring.Wire("my stage", "mine.jsonl", (wiring.PAPERS,), None))
+    assert "mine" not in wiring.WIRING and "my stage" not in wiring.WIRING
 
 
 # `sciqag run` twice in one process with the example plugin, then the default stages with it loaded
