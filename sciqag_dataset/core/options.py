@@ -2,7 +2,9 @@
 
 ``opt(default, min=..., max=..., choices=...)`` declares a field; ``check_fields(obj)`` checks every field
 of a config (recursively) against its type annotation and those constraints, and raises a UserError that
-names the option. Used by the pipeline config and the training config alike.
+names the option. Used by the pipeline config and the training config alike. An option declared away from its
+section (a metric's, a filter rule's) is an ``option(name, type, default, **meta)``; ``extend_section`` makes
+it a field of the section's class.
 """
 
 from __future__ import annotations
