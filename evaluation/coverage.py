@@ -31,12 +31,14 @@ import numpy as np
 from datasets import List, Value
 
 from sciqag_dataset.core import records
+from sciqag_dataset.core.console import plural
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.jsonl import iter_latest
-from sciqag_dataset.core.metrics import Metric, Rule, at_least, pct, register
+from sciqag_dataset.core.metrics import Metric, Plots, Rule, at_least, pct, register
+from sciqag_dataset.core.options import option
 from sciqag_dataset.core.stage import Stage
-from sciqag_dataset.evaluation import int8_embed
-from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, default_instruction, load_embedder
+from sciqag_dataset.evaluation import int8_embed, plots
+from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, ROUTES, TORCH, default_instruction, load_embedder
 from sciqag_dataset.evaluation.fast_embed import SentenceCache, embed_sentences, encode_queries, model_key
 from sciqag_dataset.evaluation.grounding import grounded, quotes
 from sciqag_dataset.evaluation.sentences import split_sentences
@@ -216,7 +218,7 @@ class _Coverage:
     """Coverage of one paper with the embedder that ``setup`` loaded in this process, its sentence vectors
     cached in the work dir (the runner names the work dir only when it asks for the inputs)."""
 
-    def __init__(self, model_name: str, device: str, source: str | None, embedder: str = "torch", **options):
+    def __init__(self, model_name: str, device: str, source: str | None, embedder: str = TORCH, **options):
         self.model_name, self.device, self.source, self.options = model_name, device, source, options
         self.embedder = embedder
         self.model, self.work, self.cache = None, None, None
@@ -233,7 +235,7 @@ class _Coverage:
             key = model_key(self.model, self.model_name)
             self.cache = SentenceCache(cache_path(self.work, self.model_name), key)
         rec = coverage_record(paper, self.model, model_name=self.model_name, cache=self.cache, **self.options)
-        if self.embedder != "torch":
+        if self.embedder != TORCH:
             rec["info"]["embedder"] = self.embedder
         return rec
 
@@ -247,15 +249,15 @@ def stage(
     instruction: str | None = None,
     batch_size: int = 64,
     device: str = "cpu",
-    embedder: str = "torch",
+    embedder: str = TORCH,
 ) -> Stage:
     """Coverage and evidence for every paper's answers -> ``WORK/coverage.jsonl``. ``instruction=None`` picks the
     model's default prefix; pass "" to disable it. One process: the model is the cost, and torch already
     uses the cores."""
     if definition not in DEFINITIONS:
         raise UserError(f"coverage definition must be one of {DEFINITIONS}, not {definition!r}")
-    if embedder not in int8_embed.BACKENDS:
-        raise UserError(f"evaluate.embedder must be one of {int8_embed.BACKENDS}, not {embedder!r}")
+    if embedder not in ROUTES:
+        raise UserError(f"evaluate.embedder must be one of {ROUTES}, not {embedder!r}")
     one = _Coverage(
         model_name,
         device,
@@ -276,7 +278,7 @@ def stage(
         # the int8 route's vectors differ (and with its recipe and ONNX Runtime's release): switching
         # recomputes; the torch route keeps the older fingerprint
         params={"model": model_name, "top_context": top_context, "instruction": instruction, "quotes": 1}
-        | ({} if embedder == "torch" else {"embedder": int8_embed.recipe()}),
+        | ({} if embedder == TORCH else {"embedder": int8_embed.recipe()}),
         count=lambda work: records.count_qa(work, source),
     )
 
@@ -352,6 +354,77 @@ def _chosen_definition(rec: dict, cfg) -> dict:
     return rec
 
 
+def _collect(got: dict, paper: dict, rec: dict, rows: list[dict], cfg) -> None:
+    if rows and rows[0]["coverage"] is not None:
+        got.setdefault("coverage", []).append(rows[0]["coverage"])
+    got.setdefault("chunk_rates", []).extend(r["chunk_rate"] for r in rows if r["chunk_rate"] is not None)
+    got.setdefault("sample", {"paper": paper, "info": rec.get("info") or {}})
+
+
+def _plots(got: dict, draw: Plots, cfg) -> dict:
+    """The answer-sentence heatmap of the first paper, and the histograms of coverage and chunk rate."""
+    made: dict = {}
+    if "sample" in got:
+        paper, info = got["sample"]["paper"], got["sample"]["info"]
+        # the model and instruction the coverage record was computed with, so the picture matches it
+        model = info.get("model") or cfg.embedding_model
+        label = plots.paper_label(paper["id"], paper.get("title"))
+
+        def answer_sentences(cap):
+            sim, _ = answer_sentence_matrix(
+                paper, model_name=model, instruction=info.get("instruction") or "", batch_size=cfg.batch_size
+            )
+            return plots.answer_sentence_heatmap(
+                sim,
+                draw.folder / "answer_sentence_similarity.png",
+                paper=label,
+                measure=f"cosine, {model}",
+                caption=cap,
+            )
+
+        p = draw.attempt(
+            "answer_sentence_similarity",
+            answer_sentences,
+            f"Answer coverage of paper {label}: cosine similarity ({model}) of each generated answer "
+            "(rows) to each sentence of the paper (columns); dashed lines cut the paper into the 10 "
+            "chunks that coverage counts.",
+        )
+        if p:
+            made["answer_sentence_similarity"] = {"paper_id": paper["id"], "path": p}
+    coverage, rates = got.get("coverage") or [], got.get("chunk_rates") or []
+    if coverage:
+        p = draw.attempt(
+            "coverage_histogram",
+            lambda cap: plots.coverage_histogram(
+                coverage,
+                draw.folder / "coverage_histogram.png",
+                label=f"coverage per paper ({cfg.coverage_definition} definition)",
+                unit="paper",
+                caption=cap,
+            ),
+            f"Coverage per paper over {plural(len(coverage), 'paper')}: the share of a paper's 10 chunks holding "
+            f"the sentences its answers draw on ({cfg.coverage_definition} definition); the dashed line is the mean.",
+        )
+        if p:
+            made["coverage_histogram"] = p
+    if rates:
+        p = draw.attempt(
+            "chunk_rate_histogram",
+            lambda cap: plots.coverage_histogram(
+                rates,
+                draw.folder / "chunk_rate_histogram.png",
+                label="chunk rate per answer",
+                unit="answer",
+                caption=cap,
+            ),
+            f"Chunk rate per answer over {plural(len(rates), 'answer')}: the share of its paper's 10 chunks "
+            "that hold one answer's best-matching sentences; the dashed line is the mean.",
+        )
+        if p:
+            made["chunk_rate_histogram"] = p
+    return made
+
+
 METRIC = register(
     Metric(
         name="coverage",
@@ -366,6 +439,32 @@ METRIC = register(
             batch_size=ctx.cfg.batch_size,
             device=ctx.cfg.device,
             embedder=ctx.cfg.embedder,
+        ),
+        options=(
+            option(
+                "embedder",
+                str,
+                TORCH,
+                choices=ROUTES,
+                what="embedder route",
+                help="coverage's encoder: torch (float32, exact) | onnx-int8 (ONNX Runtime int8 weights: faster on a "
+                "CPU, vectors close to, not equal to, torch's; the [fast-embed] extra)",
+            ),
+            option(
+                "coverage_definition",
+                str,
+                "released",
+                choices=DEFINITIONS,
+                what="coverage definition",
+                help="released (the authors' notebook, 68 %%) | eq1 (Eq. 1 literally)",
+            ),
+            option("top_context", int, 3, min=0, help="evidence sentences kept per answer (the `context` column)"),
+            option(
+                "instruction",
+                str | None,
+                None,
+                help="embedding query prefix (default: the e5 instruction for *instruct*)",
+            ),
         ),
         pair_columns={
             "chunk_rate": Value("float32"),  # share of the paper's 10 chunks hit by this answer's evidence
@@ -382,10 +481,23 @@ METRIC = register(
         view=_chosen_definition,
         summarize=lambda path, cfg: summary_of(path, cfg.coverage_definition),
         card=_card,
+        collect=_collect,
+        plots=_plots,
+        plot_files=("answer_sentence_similarity", "coverage_histogram", "chunk_rate_histogram"),
         rules=(
-            Rule("min_chunk_rate", at_least("chunk_rate"), lambda t: f"answer chunk rate ≥ {t:g}"),
             Rule(
-                "min_grounding", at_least("grounded"), lambda t: f"share of the answer's words in its quotes ≥ {t:g}"
+                "min_chunk_rate",
+                at_least("chunk_rate"),
+                lambda t: f"answer chunk rate ≥ {t:g}",
+                help="minimum share of the paper's 10 chunks an answer's evidence covers",
+                constraints={"min": 0, "max": 1},
+            ),
+            Rule(
+                "min_grounding",
+                at_least("grounded"),
+                lambda t: f"share of the answer's words in its quotes ≥ {t:g}",
+                help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
+                constraints={"min": 0, "max": 1},
             ),
         ),
         how_to_run="sciqag evaluate WORK --metrics coverage",

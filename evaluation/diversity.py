@@ -32,8 +32,10 @@ from datasets import Value
 from sciqag_dataset.core import records
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.jsonl import iter_latest
-from sciqag_dataset.core.metrics import Metric, num, pct, register
+from sciqag_dataset.core.metrics import Context, Metric, Plots, num, pct, register
+from sciqag_dataset.core.options import option
 from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.evaluation import plots
 from sciqag_dataset.evaluation.embedder import DEFAULT_MODEL, load_embedder
 from sciqag_dataset.evaluation.judge_prompts import build_diversity_messages
 from sciqag_dataset.llm import LLMClient
@@ -289,6 +291,62 @@ def _card(s: dict) -> str:
     )
 
 
+def _collect(got: dict, paper: dict, rec: dict, rows: list[dict], cfg) -> None:
+    """Keep the similarity matrices of the first ``sample_papers`` papers with a measured question pair."""
+    samples = got.setdefault("samples", [])
+    matrix = rec.get("similarity_matrix") or []
+    if (
+        len(samples) < cfg.sample_papers
+        and len(matrix) >= 2
+        and any(matrix[i][j] is not None for i in range(len(matrix)) for j in range(i))
+    ):
+        samples.append(  # the plot names its paper and how the similarity was measured
+            {
+                "paper_id": paper["id"],
+                "title": paper.get("title"),
+                "method": rec.get("method"),
+                "model": rec.get("model"),
+                "matrix": matrix,
+                "questions": [p["question"] for p in paper["qa"]],
+            }
+        )
+
+
+def _plots(got: dict, draw: Plots, cfg) -> dict:
+    """A question-similarity heatmap per sampled paper."""
+    made = []
+    for i, s in enumerate(got.get("samples") or [], 1):
+        label = plots.paper_label(s["paper_id"], s["title"])
+        llm = s["method"] == "llm"
+        how = (
+            f"the judge's intent similarity score ({s['model']}, 0-100, shown / 100)"
+            if llm
+            else f"cosine similarity of the questions' embeddings ({s['model']})"
+        )
+        p = draw.attempt(
+            "question_similarity",
+            lambda cap, s=s, i=i, label=label, llm=llm: plots.question_similarity_heatmap(
+                s["matrix"],
+                s["questions"],
+                draw.folder / f"question_similarity_{i}.png",
+                paper=label,
+                measure=plots.LLM_SIMILARITY if llm else f"cosine, {s['model']}",
+                caption=cap,
+            ),
+            f"Question diversity of paper {label}: each cell is {how} between two of its {len(s['questions'])} "
+            "generated questions; low values mean the questions ask different things.",
+        )
+        if p:
+            made.append({"paper_id": s["paper_id"], "path": p})
+    return {"question_similarity": made} if made else {}
+
+
+def _requires(ctx: Context) -> str | None:
+    if ctx.cfg.diversity == "llm" and ctx.llm is None:
+        return "diversity method 'llm' needs a judge endpoint; use --diversity embedding to run without one"
+    return None
+
+
 METRIC = register(
     Metric(
         name="diversity",
@@ -302,6 +360,26 @@ METRIC = register(
             device=ctx.cfg.device,
             batch_size=ctx.cfg.batch_size,
         ),
+        options=(
+            option(
+                "diversity",
+                str,
+                "embedding",
+                choices=METHODS,
+                what="diversity method",
+                help="embedding (cheap) | llm (the paper's Appendix C prompt, a call per question pair)",
+            ),
+            option(
+                "diversity_model",
+                str | None,
+                None,
+                help="embedder of the embedding diversity (default: embedding_model)",
+            ),
+        ),
+        requires=_requires,
+        collect=_collect,
+        plots=_plots,
+        plot_files=("question_similarity",),
         pair_columns={"max_question_similarity": Value("float32")},  # 0-1, against the paper's other questions
         paper_columns={"diversity_mean": Value("float32")},  # mean pairwise question similarity, 0-1 (paper: 0.31)
         needs_llm=lambda cfg: cfg.diversity == "llm",

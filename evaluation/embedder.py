@@ -20,6 +20,9 @@ from sciqag_dataset.core.errors import Unavailable
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = DEFAULT_EMBEDDER
+#: How the coverage embedder runs (``evaluate.embedder``): torch (float32, exact) or onnx-int8 (``int8_embed``).
+TORCH, ONNX_INT8 = "torch", "onnx-int8"
+ROUTES = (TORCH, ONNX_INT8)
 #: The instruction the paper used with e5-mistral-7b-instruct (queries only; sentences get none).
 E5_INSTRUCTION = "Instruct: Given the Question & Answer pair, retrieve relevant sentences to this answer.\nQuery: "
 

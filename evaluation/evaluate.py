@@ -53,17 +53,14 @@ def plan_evaluate(
     work = Path(work)
     src = records.qa_source(work, cfg.source)
     chosen = metrics.run_order(cfg.metrics)  # cheapest first: an LLM outage loses the least
-    llm = diversity_client or (judges[0] if judges else None)
-    if "racar" in cfg.metrics and not judges:
-        raise UserError(
-            "RACAR needs a judge: pass --judge-endpoint URL --judge-model NAME (or set `judge:` "
-            "in the config), or leave racar out of --metrics"
-        )
-    if "diversity" in cfg.metrics and cfg.diversity == "llm" and llm is None:
-        raise UserError("diversity method 'llm' needs a judge endpoint; use --diversity embedding to run without one")
-    if missing := [m.name for m in chosen if m.needs_llm(cfg) and llm is None]:
+    ctx = metrics.Context(cfg, src, tuple(judges), diversity_client or (judges[0] if judges else None))
+    for m in metrics.registered():  # in registration order: the same metric's reason first on every run
+        why = m.requires(ctx) if m.requires and m.name in cfg.metrics else None
+        if why:
+            raise UserError(why)
+    if missing := [m.name for m in chosen if m.needs_llm(cfg) and ctx.llm is None]:
         raise UserError(
             f"metric(s) {', '.join(missing)} need a judge: pass --judge-endpoint URL --judge-model NAME "
             "(or set `judge:` in the config)"
         )
-    return src, [metric_stage(m.name, cfg, src, judges, diversity_client) for m in chosen]
+    return src, [m.build(ctx) for m in chosen]

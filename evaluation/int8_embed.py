@@ -34,11 +34,11 @@ from pathlib import Path
 import numpy as np
 
 from sciqag_dataset.core.errors import Unavailable
+from sciqag_dataset.evaluation.embedder import ROUTES, TORCH
 from sciqag_dataset.evaluation.fast_embed import dimension
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("torch", "onnx-int8")
 RECIPE = "onnx-int8/v1"  # bump when the export, fusion or quantization settings change: records recompute
 TOKEN_BUDGET = 1024  # padded tokens per run, as fast_embed (the int8 kernels showed no better size: 256-2048)
 MAX_TEXTS = 256
@@ -245,11 +245,11 @@ class OnnxEmbedder:
         return out
 
 
-def load(model, backend: str = "torch", device: str = "cpu"):
+def load(model, backend: str = TORCH, device: str = "cpu"):
     """``model`` itself (backend ``torch``) or its int8 counterpart (``onnx-int8``, CPU only)."""
-    if backend not in BACKENDS:
-        raise Unavailable(f"evaluate.embedder must be one of {BACKENDS}, not {backend!r}")
-    if backend == "torch":
+    if backend not in ROUTES:
+        raise Unavailable(f"evaluate.embedder must be one of {ROUTES}, not {backend!r}")
+    if backend == TORCH:
         return model
     if device != "cpu":
         raise Unavailable(f"evaluate.embedder 'onnx-int8' runs on the CPU; evaluate.device is {device!r}")

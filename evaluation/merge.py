@@ -26,15 +26,12 @@ from sciqag_dataset.core.atomic import replacing, write_json
 from sciqag_dataset.core.jsonl import JsonlIndex, JsonlWriter
 from sciqag_dataset.core.pair_ids import pair_ids
 from sciqag_dataset.core.runner import FAILED
-from sciqag_dataset.core.schema import RACAR_DIMENSIONS, conform, evaluated_features
+from sciqag_dataset.core.schema import conform, evaluated_features
 from sciqag_dataset.core.stage import digest
 from sciqag_dataset.core.wiring import EVALUATED, PAPERS
 from sciqag_dataset.evaluation.report import SUMMARY, summarize, write_plots
-from sciqag_dataset.qa.rules import refers_to_source
 
 log = logging.getLogger(__name__)
-
-DIMENSIONS = RACAR_DIMENSIONS
 
 
 def stale_reason(record: dict, qa: list[dict], source: str) -> str | None:
@@ -67,11 +64,7 @@ class _Collected:
     features: Features = field(default_factory=evaluated_features)  # the rows' columns, as written
     counts: dict = field(default_factory=lambda: {m: Counter() for m in metrics.NAMES})
     stale: dict = field(default_factory=lambda: {m: [] for m in metrics.NAMES})
-    racar_scores: dict = field(default_factory=lambda: {d: [] for d in DIMENSIONS})
-    coverage: list = field(default_factory=list)
-    chunk_rates: list = field(default_factory=list)
-    similarity_samples: list = field(default_factory=list)  # {paper_id, title, method, model, matrix, questions}
-    coverage_sample: dict | None = None  # {"paper": ..., "info": ...}
+    gathered: dict = field(default_factory=lambda: {m: {} for m in metrics.NAMES})  # each metric's ``collect``
 
 
 def _float_fields(features: Features) -> set[str]:
@@ -82,6 +75,7 @@ def _rows(
     paper: dict, doi: str | None, recs: dict[str, dict], features: Features, float_fields: set[str]
 ) -> Iterator[dict]:
     mine = {m.name: (set(m.pair_columns), set(m.paper_columns)) for m in metrics.registered()}
+    derived = {c: f for m in metrics.registered() for c, f in m.derived.items() if c in features}
     paper_metrics: dict[str, Any] = {}
     for name, rec in recs.items():  # a metric fills only its own columns
         paper_metrics.update({k: v for k, v in (rec.get("paper_metrics") or {}).items() if k in mine[name][1]})
@@ -98,8 +92,9 @@ def _rows(
         for name, rec in recs.items():
             row.update({n: v for n, v in rec["pair_metrics"][k].items() if n in mine[name][0]})
         row.update(paper_metrics)
-        if "refers_to_source" in features and row.get("refers_to_source") is None:  # a regex: no judge needed
-            row["refers_to_source"] = refers_to_source(pair.get("question") or "")
+        for column, derive in derived.items():  # computed from the pair alone: no need to run the metric
+            if row.get(column) is None:
+                row[column] = derive(pair)
         row = conform(row, features)
         for n in float_fields:  # 3 and 3.0 in one column: keep JSON readers on one type
             if row[n] is not None:
@@ -162,33 +157,10 @@ def _merge(work: Path, src: str, cfg: EvaluateConfig, aligned: Path, out) -> _Co
 
 
 def _collect(c: _Collected, paper: dict, recs: dict, rows: list[dict], cfg: EvaluateConfig) -> None:
-    if "racar" in recs:
-        for row in rows:
-            for d in DIMENSIONS:
-                c.racar_scores[d].append(row[d])
-    if "coverage" in recs:
-        if rows and rows[0]["coverage"] is not None:
-            c.coverage.append(rows[0]["coverage"])
-        c.chunk_rates += [r["chunk_rate"] for r in rows if r["chunk_rate"] is not None]
-        if c.coverage_sample is None:
-            c.coverage_sample = {"paper": paper, "info": recs["coverage"].get("info") or {}}
-    matrix = (recs.get("diversity") or {}).get("similarity_matrix") or []
-    if (
-        len(c.similarity_samples) < cfg.sample_papers
-        and len(matrix) >= 2
-        and any(matrix[i][j] is not None for i in range(len(matrix)) for j in range(i))
-    ):
-        div = recs["diversity"]  # the plot names its paper and how the similarity was measured
-        c.similarity_samples.append(
-            {
-                "paper_id": paper["id"],
-                "title": paper.get("title"),
-                "method": div.get("method"),
-                "model": div.get("model"),
-                "matrix": matrix,
-                "questions": [p["question"] for p in paper["qa"]],
-            }
-        )
+    """Each merged metric gathers what its plots need from this paper (``Metric.collect``)."""
+    for m in metrics.registered():
+        if m.collect and m.name in recs:
+            m.collect(c.gathered[m.name], paper, recs[m.name], rows, cfg)
 
 
 def merge_evaluation(

@@ -33,6 +33,7 @@ from datasets import List, Value
 from sciqag_dataset.core import records
 from sciqag_dataset.core.jsonl import iter_latest
 from sciqag_dataset.core.metrics import FAIL, MISSING, Metric, Rule, pct, register
+from sciqag_dataset.core.options import option
 from sciqag_dataset.core.stage import Stage
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
@@ -232,6 +233,7 @@ METRIC = register(
         cost=10,
         help="Eq. 2: the share of each answer's numbers found in its paper (no LLM)",
         build=lambda ctx: stage(ctx.source, allow_rounding=ctx.cfg.allow_rounding),
+        options=(option("allow_rounding", bool, False, help="numeric: accept an answer's 3.1 for the paper's 3.14"),),
         pair_columns={
             "numbers": List(Value("string")),
             "unsupported_numbers": List(Value("string")),
@@ -245,6 +247,8 @@ METRIC = register(
                 "min_numeric_ratio",
                 _ratio_rule,
                 lambda t: f"at least {t:.0%} of an answer's numbers found in its paper",
+                help="minimum share of an answer's numbers found in the paper (answers without numbers pass)",
+                constraints={"min": 0, "max": 1},
             ),
         ),
         how_to_run="sciqag evaluate WORK --metrics numeric",

@@ -30,11 +30,14 @@ from typing import Any
 from datasets import Value
 
 from sciqag_dataset.core import records
+from sciqag_dataset.core.console import plural
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.jsonl import iter_latest
-from sciqag_dataset.core.metrics import FAIL, MISSING, Metric, Rule, at_least, at_most, num, register
+from sciqag_dataset.core.metrics import FAIL, MISSING, Context, Metric, Plots, Rule, at_least, at_most, num, register
+from sciqag_dataset.core.options import option
 from sciqag_dataset.core.schema import DIFFICULTY_LEVELS, LABELS, RACAR_DIMENSIONS, REASONING_TYPES, majority
 from sciqag_dataset.core.stage import Stage
+from sciqag_dataset.evaluation import plots
 from sciqag_dataset.evaluation.judge_prompts import (
     LABELLED,
     RACAR_INPUTS,
@@ -326,6 +329,43 @@ def _card(s: dict) -> str:
     )
 
 
+def _collect(got: dict, paper: dict, rec: dict, rows: list[dict], cfg) -> None:
+    scores = got.setdefault("scores", {d: [] for d in RACAR_DIMENSIONS})
+    for row in rows:
+        for d in RACAR_DIMENSIONS:
+            scores[d].append(row[d])
+
+
+def _plots(got: dict, draw: Plots, cfg) -> dict:
+    """How the judge scored the pairs on each dimension."""
+    scores = got.get("scores") or {}
+    if not any(scores.get(d) for d in RACAR_DIMENSIONS):
+        return {}
+    n, papers = max(len(v) for v in scores.values()), plural(draw.papers, "paper")
+    p = draw.attempt(
+        "racar_distribution",
+        lambda cap: plots.racar_distribution(
+            scores, draw.folder / "racar_distribution.png", scope=papers, caption=cap
+        ),
+        f"How many of the {plural(n, 'QA pair')} of {papers} the judge scored 1, 2 or 3 (or left unscored) on "
+        f"each RACAR dimension ({', '.join(RACAR_DIMENSIONS)}; 3 is best).",
+    )
+    return {"racar_distribution": p} if p else {}
+
+
+def _requires(ctx: Context) -> str | None:
+    if ctx.judges:
+        return None
+    return (
+        "RACAR needs a judge: pass --judge-endpoint URL --judge-model NAME (or set `judge:` in the config), or leave "
+        "racar out of --metrics"
+    )
+
+
+def _score_rule(name: str, check, describe, what: str) -> Rule:
+    return Rule(name, check, describe, help=f"minimum {what}", constraints={"min": 1, "max": 3})
+
+
 METRIC = register(
     Metric(
         name="racar",
@@ -340,6 +380,37 @@ METRIC = register(
             structured=ctx.cfg.structured,
             chars_per_token=ctx.cfg.chars_per_token,
         ),
+        options=(
+            option(
+                "combine",
+                str,
+                "mean",
+                choices=COMBINE_MODES,
+                what="combine mode",
+                help="how a judge committee's scores combine",
+            ),
+            option(
+                "max_attempts",
+                int,
+                3,
+                min=1,
+                help="tries per unusable judge reply before the score is recorded missing",
+            ),
+            option(
+                "structured",
+                bool,
+                True,
+                help="ask judges for JSON-schema output (falls back to plain text if rejected)",
+            ),
+            option("context_tokens", int, 8192, min=256, help="the judge's context window; the paper is fitted to it"),
+            option(
+                "chars_per_token", float, 3.5, min=0.1, help="how paper length is measured against the judge's context"
+            ),
+        ),
+        requires=_requires,
+        collect=_collect,
+        plots=_plots,
+        plot_files=("racar_distribution",),
         pair_columns={
             # 1-3 (a committee mean may be 2.5); null = no usable score
             **{d: Value("float32") for d in RACAR_DIMENSIONS},
@@ -349,17 +420,45 @@ METRIC = register(
             "reasoning_type": Value("string"),  # one of schema.REASONING_TYPES; null = not given
             "difficulty": Value("float32"),  # 1 easy - 3 hard (a committee mean may be 2.5)
         },
+        derived={"refers_to_source": lambda pair: refers_to_source(pair.get("question") or "")},  # a regex
         needs_llm=lambda cfg: True,
         default="with_judge",
         summarize=lambda path, cfg: racar_summary(path.parent),
         card=_card,
         not_run="RACAR was not run (no judge endpoint configured).",
         rules=(
-            Rule("min_racar", _mean_rule, lambda t: f"RACAR mean ≥ {t:g} (all five dimensions scored)"),
-            *(Rule(f"min_{d}", at_least(d), lambda t, d=d: f"{d} ≥ {t:g}") for d in RACAR_DIMENSIONS),
-            Rule("reasoning_types", _reasoning_type_rule, lambda v: f"reasoning type one of {', '.join(v)}"),
-            Rule("min_difficulty", at_least("difficulty"), lambda t: f"difficulty ≥ {t:g}"),
-            Rule("max_difficulty", at_most("difficulty"), lambda t: f"difficulty ≤ {t:g}"),
+            _score_rule(
+                "min_racar",
+                _mean_rule,
+                lambda t: f"RACAR mean ≥ {t:g} (all five dimensions scored)",
+                "mean RACAR score (all five must be scored)",
+            ),
+            *(
+                _score_rule(f"min_{d}", at_least(d), lambda t, d=d: f"{d} ≥ {t:g}", f"{d} score")
+                for d in RACAR_DIMENSIONS
+            ),
+            Rule(
+                "reasoning_types",
+                _reasoning_type_rule,
+                lambda v: f"reasoning type one of {', '.join(v)}",
+                type=list[str] | None,
+                help="keep only questions of these reasoning types (the judge's `reasoning_type` label), "
+                "comma-separated",
+                constraints={"choices": REASONING_TYPES, "what": "reasoning type"},
+            ),
+            _score_rule(
+                "min_difficulty",
+                at_least("difficulty"),
+                lambda t: f"difficulty ≥ {t:g}",
+                "difficulty label (1 easy - 3 hard)",
+            ),
+            Rule(
+                "max_difficulty",
+                at_most("difficulty"),
+                lambda t: f"difficulty ≤ {t:g}",
+                help="maximum difficulty label (1 easy - 3 hard)",
+                constraints={"min": 1, "max": 3},
+            ),
         ),
         how_to_run="sciqag evaluate WORK --judge-endpoint URL --judge-model NAME (or --metrics racar, the embedded "
         "model as judge)",

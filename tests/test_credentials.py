@@ -85,7 +85,7 @@ def test_an_endpoints_backend_option_names_its_transport(tmp_path):
     from sciqag_dataset.llm import LLMClient
     from sciqag_dataset.llm.transports import TRANSPORTS
 
-    assert next(f for f in fields(EndpointConfig) if f.name == "backend").metadata["choices"] == tuple(TRANSPORTS)
+    assert next(f for f in fields(EndpointConfig) if f.name == "backend").metadata["choices"] == TRANSPORTS.names()
     (tmp_path / "cfg.yaml").write_text("judge:\n  url: http://judge.example/v1\n  model: m\n  backend: openai\n")
     judge = Config.load(tmp_path / "cfg.yaml").judge
     assert client_from_config(judge).transport == "openai"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from helpers import read_jsonl, write_jsonl
 
-from sciqag_dataset.config.config_file import Config
+from sciqag_dataset.config.config_file import Config, FilterConfig
 from sciqag_dataset.core import metrics
 
 PLUGIN = "sciqag_dataset.examples.custom_metric"
@@ -100,6 +100,50 @@ def test_plugin_metric_reaches_evaluated_rows_published_config_card_and_filter(t
     card = (out / "README.md").read_text()
     assert "**Question length**: 8.50 words per question on average, 14 at most." in card
     assert "- questions of at most 12 words" in card
+
+
+def test_a_plugin_option_and_rule_are_keys_of_the_config_file_like_a_built_in_metrics(tmp_path):
+    """`plugins:` in the file: the plugin's option is an `evaluate:` key and its rule a `filter:` key, read and
+    checked like a built-in's."""
+    work = make_work(tmp_path)
+    config = tmp_path / "sciqag.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "work_dir": str(work),
+                "plugins": [PLUGIN],
+                "evaluate": {"metrics": ["question_words"], "question_word_min_length": 4},
+                "filter": {"max_question_words": 3},
+            }
+        )
+    )
+    sciqag("evaluate", "--config", str(config), cwd=tmp_path)
+    rows = read_jsonl(work / "evaluated.jsonl")
+    # words of at least 4 letters: "Why anneal the film?" has 2
+    assert sorted(r["question_words"] for r in rows) == [2, 3, 8, 8]
+    assert json.loads((work / "question_words_manifest.json").read_text())["params"] == {"min_length": 4}
+    sciqag("filter", "--config", str(config), cwd=tmp_path)
+    assert sorted(r["question_words"] for r in read_jsonl(work / "filtered.jsonl")) == [2, 3]
+
+    cfg = Config.load(config)  # the plugin is imported: its option and rule are fields of their sections
+    assert cfg.evaluate.question_word_min_length == 4 and cfg.filter.max_question_words == 3
+    option = next(o for o in metrics.rule_options() if o.name == "max_question_words")
+    assert (option.type, option.default, option.help) == (
+        int | None,
+        None,
+        "maximum words per question (the question_words metric)",
+    )
+    cfg.filter.max_question_words = 0
+    with pytest.raises(Exception, match="filter.max_question_words must be at least 1, got 0"):
+        cfg.validate()
+    cfg.filter.max_question_words, cfg.evaluate.question_word_min_length = None, "four"
+    with pytest.raises(Exception, match="evaluate.question_word_min_length must be an integer, got 'four'"):
+        cfg.validate()
+    config.write_text(yaml.safe_dump({"plugins": [PLUGIN], "evaluate": {"question_word_min_lenght": 4}}))
+    with pytest.raises(Exception, match="did you mean evaluate.question_word_min_length"):
+        Config.load(config)
+    with pytest.raises(Exception, match="filter.thresholds: unknown filter rule 'max_question_word' .did you mean"):
+        Config(filter=FilterConfig(thresholds={"max_question_word": 3})).validate()
 
 
 def test_an_unknown_metric_or_plugin_is_refused_before_any_work(tmp_path):

@@ -149,12 +149,11 @@ def test_long_titles_wrap_between_words_and_are_never_cut():
 
 
 def _collected(n_papers: int = 3) -> _Collected:
-    c = _Collected(papers=n_papers, pairs=10 * n_papers)
-    c.racar_scores = SCORES
-    c.coverage = [0.6, 0.7, 0.8][:n_papers]
-    c.chunk_rates = [0.3, 0.4, 0.5, 0.6]
+    c = _Collected(papers=n_papers, pairs=10 * n_papers)  # what each metric's `collect` gathers in the merge
+    c.gathered["racar"] = {"scores": SCORES}
+    c.gathered["coverage"] = {"coverage": [0.6, 0.7, 0.8][:n_papers], "chunk_rates": [0.3, 0.4, 0.5, 0.6]}
     titles = [LONG_TITLE, "Perovskite stability", None][:n_papers]
-    c.similarity_samples = [
+    c.gathered["diversity"]["samples"] = [
         {
             "paper_id": f"p{i}",
             "title": t,
@@ -180,7 +179,7 @@ def test_write_plots_titles_each_paper_and_writes_captions_for_the_card(tmp_path
         "text": " ".join(f"Sentence {i} reports that cathode property {i} changes above 4.3 V." for i in range(20)),
     }
     c = _collected()
-    c.coverage_sample = {"paper": paper, "info": {"model": "sentence-transformers/all-MiniLM-L6-v2"}}
+    c.gathered["coverage"]["sample"] = {"paper": paper, "info": {"model": "sentence-transformers/all-MiniLM-L6-v2"}}
     made = write_plots(work, c, EvaluateConfig())
     assert "errors" not in made
     captions = json.loads((work / "plots" / "captions.json").read_text())

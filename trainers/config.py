@@ -15,7 +15,6 @@ where the hardware has it, max length 12,288, LoRA r 8 / alpha 16 on the attenti
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import logging
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ import yaml
 from sciqag_dataset.config.generator_info import ENDPOINT_FOR_STYLE, PROMPT_STYLES
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.options import read_yaml
+from sciqag_dataset.core.registry import did_you_mean
 
 if TYPE_CHECKING:  # annotations only: TRL loads torch, which only training needs
     from trl import ModelConfig, SFTConfig, TrlParser
@@ -342,10 +342,7 @@ def _checked_section(values: dict, p: TrlParser, where: str = "config") -> dict:
     known = {a.dest for a in p._actions}
     unknown = sorted(set(values) - known)
     if unknown:
-        named = [
-            k + (f" (did you mean {near[0]}?)" if (near := difflib.get_close_matches(k, sorted(known), 1)) else "")
-            for k in unknown
-        ]
+        named = [k + did_you_mean(k, sorted(known)) for k in unknown]
         raise UserError(
             f"{where}: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(named)} "
             "(TrainArgs, TRL SFTConfig and ModelConfig fields)"

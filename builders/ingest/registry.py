@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 
 from sciqag_dataset.builders.ingest.decoding import BOM_UTF16, decode
 from sciqag_dataset.builders.ingest.errors import IngestError, RecordError
+from sciqag_dataset.core.registry import Registry
 
 #: Bytes inspected to sniff the format and to tell binary from text.
 HEAD_BYTES = 65536
@@ -119,7 +120,8 @@ class Reader:
         return f"reading {self.title} needs the `{package}` package, which is not installed: {hint}"
 
 
-_READERS: list[Reader] = []
+#: a format may have a second reader, chosen by a reading option (PDFs through GROBID): its key names the option
+_READERS: Registry[Reader] = Registry("reader", key=lambda r: f"{r.name}+{r.selected_by}" if r.selected_by else r.name)
 
 
 def register(reader: Reader) -> Reader:
@@ -132,17 +134,16 @@ def register(reader: Reader) -> Reader:
             raise ValueError(f"{', '.join(sorted(taken))} already read by the {other.name!r} reader")
     if any(not ext.startswith(".") or ext != ext.lower() for ext in reader.extensions):
         raise ValueError(f"extensions are lower case and start with a dot: {reader.extensions}")
-    _READERS.append(reader)
-    return reader
+    return _READERS.register(reader)
 
 
 def unregister(reader: Reader) -> None:
-    _READERS.remove(reader)
+    _READERS.unregister(_READERS.key(reader))
 
 
 def readers() -> list[Reader]:
     """Every registered reader, in registration order (the order content is sniffed in)."""
-    return list(_READERS)
+    return _READERS.items()
 
 
 def named(fmt: str, options: Mapping[str, Any] | None = None) -> Reader | None:

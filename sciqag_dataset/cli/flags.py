@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import types
 import typing
 from pathlib import Path
 
 from sciqag_dataset.config.config_file import Config, EmbeddedConfig
 from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.registry import did_you_mean, nearest
 from sciqag_dataset.llm.endpoint import JudgeEndpointConfig
 from sciqag_dataset.orchestration import pipeline
 
@@ -46,17 +46,14 @@ class Parser(argparse.ArgumentParser):
     def unknown(self, extra: list[str]) -> str:
         """What is wrong with arguments this command does not take: each unknown option with the nearest
         option of the command; the words after an unknown option are taken for its value."""
-        options = [a.split("=")[0] for a in extra if a.startswith("-")]
+        options = list(dict.fromkeys(a.split("=")[0] for a in extra if a.startswith("-")))
         if not options:
             return f"unexpected argument{'s' if len(extra) > 1 else ''} {' '.join(extra)}"
         known = list(self._option_string_actions)
-        nearest = {a: difflib.get_close_matches(a, known, 1) for a in options}
-        if len(nearest) == 1:
-            ((option, near),) = nearest.items()
-            return f"unknown option {option}" + (f"; did you mean {near[0]}?" if near else "")
-        return "unknown options " + ", ".join(
-            a + (f" (did you mean {n[0]}?)" if n else "") for a, n in nearest.items()
-        )
+        if len(options) == 1:
+            near = nearest(options[0], known)
+            return f"unknown option {options[0]}" + (f"; did you mean {near}?" if near else "")
+        return "unknown options " + ", ".join(a + did_you_mean(a, known) for a in options)
 
     def error(self, message: str):
         """One line and exit 2, as every user error of the CLI: the usage is left to --help."""

@@ -117,6 +117,8 @@ class Config:
         if path is None:
             return cls()
         data = read_yaml(path)
+        if isinstance(data.get("plugins"), list):  # their metrics' options and rules are keys of this file
+            load_plugins([p for p in data["plugins"] if isinstance(p, str)])
         cfg = build_section(cls, data, str(path))
         if isinstance(data, dict) and "set_options" not in data:  # the user's own file: what it names
             cfg.set_options = sorted(

@@ -5,46 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sciqag_dataset.core import metrics
 from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.metrics import on_register
+from sciqag_dataset.core.options import extend_section
 from sciqag_dataset.core.options import opt as _opt
+from sciqag_dataset.core.registry import did_you_mean
 from sciqag_dataset.core.schema import RACAR_DIMENSIONS, REASONING_TYPES
 
 
 @dataclass
 class FilterConfig:
-    """`filter:` in the YAML config: which evaluated pairs `sciqag filter` keeps (all rules must pass)."""
+    """`filter:` in the YAML config: which evaluated pairs `sciqag filter` keeps (all rules must pass).
 
-    min_racar: float | None = _opt(None, min=1, max=3, help="minimum mean RACAR score (all five must be scored)")
-    min_relevance: float | None = _opt(None, min=1, max=3, help="minimum relevance score")
-    min_agnosticism: float | None = _opt(None, min=1, max=3, help="minimum agnosticism score")
-    min_completeness: float | None = _opt(None, min=1, max=3, help="minimum completeness score")
-    min_accuracy: float | None = _opt(None, min=1, max=3, help="minimum accuracy score")
-    min_reasonableness: float | None = _opt(None, min=1, max=3, help="minimum reasonableness score")
+    Its first fields are the registered metrics' filter rules (``Rule``: ``min_racar``, ``min_chunk_rate``...),
+    added as each metric registers; a rule of a plugin not yet imported when the file is read goes in
+    ``thresholds``. The fields below are the filter's own."""
+
     drop_source_references: bool = _opt(
         False, help='drop questions that cite the source ("Figure 3", "this paper", "the study", "the authors")'
-    )
-    reasoning_types: list[str] | None = _opt(
-        None,
-        choices=REASONING_TYPES,
-        what="reasoning type",
-        help="keep only questions of these reasoning types (the judge's `reasoning_type` label), comma-separated",
-    )
-    min_difficulty: float | None = _opt(None, min=1, max=3, help="minimum difficulty label (1 easy - 3 hard)")
-    max_difficulty: float | None = _opt(None, min=1, max=3, help="maximum difficulty label (1 easy - 3 hard)")
-    min_numeric_ratio: float | None = _opt(
-        None,
-        min=0,
-        max=1,
-        help="minimum share of an answer's numbers found in the paper (answers without numbers pass)",
-    )
-    min_chunk_rate: float | None = _opt(
-        None, min=0, max=1, help="minimum share of the paper's 10 chunks an answer's evidence covers"
-    )
-    min_grounding: float | None = _opt(
-        None,
-        min=0,
-        max=1,
-        help="minimum share of an answer's content words found in its quoted evidence (coverage's `grounded`)",
     )
     drop_duplicates: bool = _opt(
         False,
@@ -74,8 +53,8 @@ class FilterConfig:
         False,
         help="the authors' rule: 3 on every RACAR dimension but agnosticism, and no source reference in the question",
     )
-    thresholds: dict[str, float] = _opt(
-        {}, cli=False, help="rules of plugin metrics by name, e.g. {min_question_words: 5}"
+    thresholds: dict[str, Any] = _opt(
+        {}, cli=False, help="filter rules by name, e.g. {max_question_words: 25} (a plugin's, before it is imported)"
     )
     allow_missing_scores: bool = _opt(
         False,
@@ -83,35 +62,50 @@ class FilterConfig:
         "without this flag such a rule is refused)",
     )
 
+    def values(self) -> dict[str, Any]:
+        """Every registered rule's value (None: off), ``thresholds`` over the fields."""
+        return {name: getattr(self, name, None) for name in metrics.rules()} | self.thresholds
+
     def check(self) -> None:
-        """Refuse rules that select nothing whatever the pairs: an empty list of reasoning types, a difficulty
-        range with its minimum above its maximum (NaN is refused with every option's range)."""
-        if self.reasoning_types is not None and not [t for t in self.reasoning_types if t]:
+        """Refuse a threshold no registered rule has, or out of its rule's range; and rules that select nothing
+        whatever the pairs: an empty list of reasoning types, a difficulty range with its minimum above its
+        maximum (NaN is refused with every option's range)."""
+        registry = metrics.rules()
+        for name, value in self.thresholds.items():
+            if name not in registry:
+                raise UserError(
+                    f"filter.thresholds: unknown filter rule {name!r}{did_you_mean(name, registry)}; the registered "
+                    f"metrics have {', '.join(registry)}"
+                )
+            registry[name][1].option.check(value, "filter.thresholds.")
+        values = self.values()
+        types = values.get("reasoning_types")
+        if types is not None and not [t for t in types if t]:
             raise UserError(
                 f"filter.reasoning_types: no reasoning type given (it would drop every pair); expected some of "
                 f"{', '.join(REASONING_TYPES)}"
             )
-        low, high = self.min_difficulty, self.max_difficulty
+        low, high = values.get("min_difficulty"), values.get("max_difficulty")
         if low is not None and high is not None and low > high:
             raise UserError(
                 f"filter.min_difficulty {low:g} is above filter.max_difficulty {high:g}: no pair can pass both"
             )
 
-    def min_dims(self) -> dict[str, float]:
-        return {d: v for d in RACAR_DIMENSIONS if (v := getattr(self, f"min_{d}")) is not None}
-
     def rules(self) -> dict[str, Any]:
-        """Keyword arguments of ``evaluation.filter.filter_pairs``."""
+        """Keyword arguments of ``evaluation.filter.filter_pairs``: every registered rule's value (RACAR's per
+        dimension as ``min_dims``) and the filter's own rules."""
+        values = self.values()
+        dims = {d: values.pop(f"min_{d}") for d in RACAR_DIMENSIONS if f"min_{d}" in values}
         return {
-            "min_racar": self.min_racar,
-            "min_dims": self.min_dims() or None,
+            **values,
+            "min_dims": {d: v for d, v in dims.items() if v is not None} or None,
             "drop_source_references": self.drop_source_references,
-            "min_numeric_ratio": self.min_numeric_ratio,
-            "min_chunk_rate": self.min_chunk_rate,
-            "min_grounding": self.min_grounding,
-            "reasoning_types": self.reasoning_types,
-            "min_difficulty": self.min_difficulty,
-            "max_difficulty": self.max_difficulty,
             "authors_test_set": self.authors_test_set,
-            **self.thresholds,
         }
+
+
+on_register(
+    lambda metric: extend_section(
+        FilterConfig, [r.option for r in metric.rules], f"metric {metric.name!r}", first=True
+    )
+)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sciqag_dataset.core.errors import UserError
-from sciqag_dataset.core.metrics import NAMES, default_metrics, get_metric
-from sciqag_dataset.core.options import build_section, check_fields
+from sciqag_dataset.core.metrics import NAMES, default_metrics, get_metric, on_register
+from sciqag_dataset.core.options import build_section, check_fields, extend_section
 from sciqag_dataset.core.options import opt as _opt
 from sciqag_dataset.llm.embedded import ENGINES
 from sciqag_dataset.llm.endpoint import JudgeEndpointConfig, ModelEndpointConfig
@@ -143,7 +143,8 @@ class PublishConfig:
 
 @dataclass
 class EvaluateConfig:
-    """`evaluate:` in the YAML config. The judge itself is the `judge:` endpoint section."""
+    """`evaluate:` in the YAML config: the options every metric shares, then each registered metric's own
+    (``Metric.options``, added as fields when the metric registers). The judge itself is the `judge:` section."""
 
     metrics: list[str] | None = _opt(
         None,
@@ -157,42 +158,12 @@ class EvaluateConfig:
         what="QA source",
         help="QA file to evaluate (default: generated if present, else seed)",
     )
-    combine: str = _opt(
-        "mean", choices=("mean", "min", "majority"), what="combine mode", help="how a judge committee's scores combine"
-    )
-    max_attempts: int = _opt(3, min=1, help="tries per unusable judge reply before the score is recorded missing")
-    structured: bool = _opt(True, help="ask judges for JSON-schema output (falls back to plain text if rejected)")
-    context_tokens: int = _opt(8192, min=256, help="the judge's context window; the paper is fitted to it")
-    chars_per_token: float = _opt(3.5, min=0.1, help="how paper length is measured against the judge's context")
     judges: list[JudgeEndpointConfig] = _opt([], cli=False, help="committee members besides `judge:`")
-    diversity: str = _opt(
-        "embedding",
-        choices=("embedding", "llm"),
-        what="diversity method",
-        help="embedding (cheap) | llm (the paper's Appendix C prompt, a call per question pair)",
-    )
-    diversity_model: str | None = _opt(None, help="embedder of the embedding diversity (default: embedding_model)")
     embedding_model: str = _opt(
         DEFAULT_EMBEDDER, help="sentence-transformers model or folder (the paper: e5-mistral-7b-instruct)"
     )
-    embedder: str = _opt(
-        "torch",
-        choices=("torch", "onnx-int8"),
-        what="embedder route",
-        help="coverage's encoder: torch (float32, exact) | onnx-int8 (ONNX Runtime int8 weights: faster on a CPU, "
-        "vectors close to, not equal to, torch's; the [fast-embed] extra)",
-    )
-    coverage_definition: str = _opt(
-        "released",
-        choices=("released", "eq1"),
-        what="coverage definition",
-        help="released (the authors' notebook, 68 %%) | eq1 (Eq. 1 literally)",
-    )
-    top_context: int = _opt(3, min=0, help="evidence sentences kept per answer (the `context` column)")
-    instruction: str | None = _opt(None, help="embedding query prefix (default: the e5 instruction for *instruct*)")
     batch_size: int = _opt(64, min=1, help="embedding batch size")
     device: str = _opt("cpu", help="embedding device")
-    allow_rounding: bool = _opt(False, help="numeric: accept an answer's 3.1 for the paper's 3.14")
     plots: bool = _opt(True, help="write PNG plots under WORK/plots")
     sample_papers: int = _opt(3, min=0, help="papers shown in question-similarity heatmaps")
 
@@ -218,6 +189,9 @@ class EvaluateConfig:
         if self.metrics is None:
             self.metrics = default_metrics(judge_configured)
         return self.metrics
+
+
+on_register(lambda metric: extend_section(EvaluateConfig, metric.options, f"metric {metric.name!r}"))
 
 
 @dataclass

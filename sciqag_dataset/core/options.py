@@ -2,23 +2,25 @@
 
 ``opt(default, min=..., max=..., choices=...)`` declares a field; ``check_fields(obj)`` checks every field
 of a config (recursively) against its type annotation and those constraints, and raises a UserError that
-names the option. Used by the pipeline config and the training config alike.
+names the option. Used by the pipeline config and the training config alike. An option declared away from its
+section (a metric's, a filter rule's) is an ``option(name, type, default, **meta)``; ``extend_section`` makes
+it a field of the section's class.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import types
 import typing
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from sciqag_dataset.core.errors import UserError
+from sciqag_dataset.core.registry import did_you_mean
 
 
 def read_yaml(path: str | Path) -> dict:
@@ -84,27 +86,93 @@ def check_fields(obj, where: str = "") -> None:
         if dataclasses.is_dataclass(value):
             check_fields(value, f"{name}.")
             continue
-        if not _fits(value, hints[f.name]):
-            raise UserError(f"{name} must be {_describe(hints[f.name])}, got {value!r}")
         if isinstance(value, list) and value and all(dataclasses.is_dataclass(v) for v in value):
+            if not _fits(value, hints[f.name]):
+                raise UserError(f"{name} must be {_describe(hints[f.name])}, got {value!r}")
             for i, v in enumerate(value):
                 check_fields(v, f"{name}[{i}].")
             continue
-        meta = f.metadata
-        for v in value if isinstance(value, list) else [value]:
-            if v is None or isinstance(v, bool):
-                continue
-            if isinstance(v, float) and math.isnan(v):
-                raise UserError(f"{name} must be a number, got nan")
-            if "choices" in meta and v not in meta["choices"]:
-                raise UserError(
-                    f"{name}: unknown {meta.get('what', 'value')} {v!r}; expected one of "
-                    f"{', '.join(map(str, meta['choices']))}"
-                )
-            if "min" in meta and isinstance(v, (int, float)) and v < meta["min"]:
-                raise UserError(f"{name} must be at least {meta['min']}, got {v!r}")
-            if "max" in meta and isinstance(v, (int, float)) and v > meta["max"]:
-                raise UserError(f"{name} must be at most {meta['max']}, got {v!r}")
+        check_value(name, value, hints[f.name], f.metadata)
+
+
+def check_value(name: str, value, hint, meta: typing.Mapping) -> None:
+    """One option's value against its type and its ``opt`` constraints; UserError naming the option."""
+    if not _fits(value, hint):
+        raise UserError(f"{name} must be {_describe(hint)}, got {value!r}")
+    for v in value if isinstance(value, list) else [value]:
+        if v is None or isinstance(v, bool):
+            continue
+        if isinstance(v, float) and math.isnan(v):
+            raise UserError(f"{name} must be a number, got nan")
+        if "choices" in meta and v not in meta["choices"]:
+            raise UserError(
+                f"{name}: unknown {meta.get('what', 'value')} {v!r}; expected one of "
+                f"{', '.join(map(str, meta['choices']))}"
+            )
+        if "min" in meta and isinstance(v, (int, float)) and v < meta["min"]:
+            raise UserError(f"{name} must be at least {meta['min']}, got {v!r}")
+        if "max" in meta and isinstance(v, (int, float)) and v > meta["max"]:
+            raise UserError(f"{name} must be at most {meta['max']}, got {v!r}")
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option declared away from its section's class (a metric's option, a filter rule's threshold): its
+    name, type, default and ``opt`` metadata (``help``, ``min``, ``max``, ``choices`` ...). ``extend_section``
+    makes it a field of the section."""
+
+    name: str
+    type: Any
+    default: Any = None
+    meta: typing.Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def help(self) -> str:
+        return self.meta.get("help", "")
+
+    def check(self, value, where: str = "") -> None:
+        check_value(f"{where}{self.name}", value, self.type, self.meta)
+
+
+def option(name: str, type, default=None, **meta) -> Option:
+    """``opt(default, **meta)`` for a field named ``name`` of type ``type``, declared outside its section."""
+    return Option(name, type, default, types.MappingProxyType(meta))
+
+
+#: the metadata key naming who added a field to a section (``extend_section``)
+OWNER = "owner"
+
+
+def extend_section(cls, options, owner: str, *, first: bool = False) -> None:
+    """Add ``options`` (``Option``s of ``owner``) as fields of the dataclass ``cls``, in place: every holder of
+    the class sees them (its constructor, ``dataclasses.fields``, ``check_fields``, the CLI's flags). ``first``
+    puts the added fields before the class's own. An option ``owner`` added before is left as it is; a name
+    the class already has otherwise is a ValueError."""
+    current = {f.name: f for f in dataclasses.fields(cls)}
+    new = []
+    for o in options:
+        f = current.get(o.name)
+        if f is None:
+            new.append(o)
+        elif f.metadata.get(OWNER) != owner:
+            raise ValueError(f"{owner}: the option {o.name!r} is already one of {cls.__name__}'s")
+    if not new:
+        return
+    hints = dict(cls.__dict__.get("__annotations__", {}))
+    for f in current.values():
+        if f.name in hints:
+            setattr(cls, f.name, f)  # the Field back in place: the class is processed again below
+    for o in new:
+        hints[o.name] = o.type
+        setattr(cls, o.name, opt(o.default, **o.meta, **{OWNER: owner}))
+    if first:
+        added = [n for n in hints if n in current and current[n].metadata.get(OWNER)] + [o.name for o in new]
+        hints = {**{n: hints[n] for n in added}, **{n: t for n, t in hints.items() if n not in added}}
+    cls.__annotations__ = hints
+    for name in ("__init__", "__repr__", "__eq__", "__hash__", "__match_args__"):
+        if name in cls.__dict__:
+            delattr(cls, name)
+    dataclasses.dataclass(cls)
 
 
 def _section_type(hint):
@@ -127,9 +195,9 @@ def unknown_keys(cls, data: dict, prefix: str = "") -> list[str]:
         if key == "api_key":
             continue  # a pasted key: build_section refuses it with a message of its own
         if key not in fields:
-            near = difflib.get_close_matches(str(key), options, 1)
+            near = did_you_mean(key, options, prefix)
             found.append(
-                f"{prefix}{key} (did you mean {prefix}{near[0]}?)"
+                f"{prefix}{key}{near}"
                 if near
                 else f"{prefix}{key} (the options {f'of {prefix[:-1]}' if prefix else 'here'}: {', '.join(options)})"
             )

@@ -114,7 +114,7 @@ def choose(
         for e in reversed(ready[1:]):
             fallback = Choice(e, e.dtypes[0], threads, fallback=fallback)
     else:
-        spec = engines.get(engine)
+        spec = engines.find(engine)
         if spec is None:
             raise UserError(f"embedded.backend must be one of auto, {', '.join(engines.names())}, not {engine!r}")
         if engine not in installed:

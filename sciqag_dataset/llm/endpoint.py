@@ -43,7 +43,7 @@ class EndpointConfig:
     # the transport (client library) of this endpoint's requests; the key keeps its first name
     backend: str = opt(
         "openai",
-        choices=tuple(TRANSPORTS),
+        choices=TRANSPORTS.names(),
         help="client library: openai, or hf (huggingface_hub's InferenceClient, chat requests)",
     )
     api_key_env: str | None = opt(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sciqag_dataset.core.registry import Registry as _Registry
 from sciqag_dataset.llm.server import LocalServer
 
 
@@ -46,36 +47,24 @@ class Engine:
         return f"Engine({self.name!r})"
 
 
-class Registry:
+class Registry(_Registry[Engine]):
     """Engines by name, iterated in rank order."""
 
     def __init__(self, *engines: Engine):
-        self._engines: dict[str, Engine] = {}
+        super().__init__("engine")
         for engine in engines:
             self.register(engine)
 
     def register(self, engine: Engine) -> Engine:
         if engine.name == "auto":
             raise ValueError("`auto` names the choice among the engines, not an engine")
-        if engine.name in self._engines:
-            raise ValueError(f"an engine named {engine.name!r} is already registered")
-        self._engines[engine.name] = engine
-        return engine
-
-    def unregister(self, name: str) -> None:
-        del self._engines[name]
+        return super().register(engine)
 
     def names(self) -> tuple[str, ...]:
         return tuple(e.name for e in self)
 
-    def get(self, name: str) -> Engine | None:
-        return self._engines.get(name)
-
     def __iter__(self) -> Iterator[Engine]:
-        return iter(sorted(self._engines.values(), key=lambda e: e.rank))
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._engines
+        return iter(sorted(self.items(), key=lambda e: e.rank))
 
     def installed(self) -> set[str]:
         """The names of the engines installed here."""

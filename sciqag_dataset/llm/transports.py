@@ -18,6 +18,7 @@ from huggingface_hub import AsyncInferenceClient, constants
 
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.redact import redact_url
+from sciqag_dataset.core.registry import Registry
 
 
 def _accept(urls: list[str]) -> None:
@@ -54,17 +55,13 @@ def _hf_check(urls: list[str]) -> None:
         )
 
 
-TRANSPORTS: dict[str, Transport] = {
-    t.name: t
-    for t in (
-        Transport("openai"),
-        Transport("hf", open_chat=_hf_open, chat=_hf_chat, check=_hf_check),
-    )
-}
+TRANSPORTS: Registry[Transport] = Registry("transport")
+TRANSPORTS.register(Transport("openai"))
+TRANSPORTS.register(Transport("hf", open_chat=_hf_open, chat=_hf_chat, check=_hf_check))
 
 
 def transport(name: str) -> Transport:
-    try:
-        return TRANSPORTS[name]
-    except KeyError:
-        raise ValueError(f"backend must be one of {', '.join(map(repr, TRANSPORTS))}, not {name!r}") from None
+    found = TRANSPORTS.find(name)
+    if found is None:
+        raise ValueError(f"backend must be one of {', '.join(map(repr, TRANSPORTS.names()))}, not {name!r}")
+    return found
