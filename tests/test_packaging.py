@@ -89,3 +89,15 @@ assert any("sciqag_dataset.records is now sciqag_dataset.core.records" in s for 
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_config_naming_a_built_in_metrics_option_loads_in_a_fresh_process(tmp_path):
+    """The built-in metrics register their options as they are imported: `Config.load` imports them first."""
+    (tmp_path / "c.yaml").write_text("evaluate:\n  coverage_definition: sentence\nfilter:\n  min_racar: 2.5\n")
+    code = f"""
+from sciqag_dataset.config.config_file import Config
+cfg = Config.load({str(tmp_path / "c.yaml")!r})
+assert cfg.evaluate.coverage_definition == "sentence" and cfg.filter.min_racar == 2.5
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]

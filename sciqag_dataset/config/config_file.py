@@ -114,11 +114,11 @@ class Config:
 
     @classmethod
     def load(cls, path: str | Path | None) -> Config:
+        data = read_yaml(path) if path is not None else {}
+        plugins = data.get("plugins") if isinstance(data.get("plugins"), list) else []
+        load_plugins([p for p in plugins if isinstance(p, str)])  # their options and rules are keys of this file
         if path is None:
             return cls()
-        data = read_yaml(path)
-        if isinstance(data.get("plugins"), list):  # their metrics' options and rules are keys of this file
-            load_plugins([p for p in data["plugins"] if isinstance(p, str)])
         cfg = build_section(cls, data, str(path))
         if isinstance(data, dict) and "set_options" not in data:  # the user's own file: what it names
             cfg.set_options = sorted(

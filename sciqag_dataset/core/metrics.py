@@ -230,8 +230,15 @@ class _Names(Sequence):
 NAMES: Sequence[str] = _Names()
 
 
+#: The metrics shipped with the package, registered as a plugin's are: by importing their package by name
+#: (the registry sits below the stages that fill it).
+BUILT_IN = "sciqag_dataset.evaluation"
+
+
 def load_plugins(modules: Sequence[str]) -> None:
-    """Import each module named in the config's ``plugins:`` (it registers its metrics as it is imported)."""
+    """Import the built-in metrics, then each module named in the config's ``plugins:`` (it registers its metrics
+    and options as it is imported)."""
+    importlib.import_module(BUILT_IN)
     for name in modules:
         try:
             importlib.import_module(name)
