@@ -262,7 +262,7 @@ def test_readme_commands_parse_as_written():
         args = build_parser().parse_args(argv)  # exits 2 on a flag or an argument the CLI does not take
         assert not getattr(args, "deprecated", None), argv  # README shows the current spellings
     ingest = build_parser().parse_args(["ingest", "work", "papers/", "more.pdf"])
-    assert ingest.work == "work" and getattr(ingest, "root.inputs") == ["papers/", "more.pdf"]
+    assert ingest.work == "work" and ingest.inputs == ["papers/", "more.pdf"]
 
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_-]*[a-z0-9]")
@@ -328,7 +328,7 @@ def test_ingest_takes_papers_before_and_after_options(tmp_path):
         ["ingest", "--on-duplicate", "skip", "w", "a.pdf", "b.pdf"],
     ):
         args = parse(argv)
-        assert (args.work, getattr(args, "root.inputs")) == ("w", ["a.pdf", "b.pdf"]), argv
+        assert (args.work, args.inputs) == ("w", ["a.pdf", "b.pdf"]), argv
     with pytest.raises(SystemExit):
         parse(["ingest", "w", "a.pdf", "--on-duplicat", "skip"])  # a misspelt flag is still refused
     (tmp_path / "paper.txt").write_text(PAPER)
