@@ -2,7 +2,8 @@
 
 The CLI parses, calls the pipeline (``orchestration.pipeline``) and reports. Options come from, in rising
 order: defaults, the YAML config (``--config``, or ``WORK/config.yaml`` written by an earlier run), then
-flags, and every option, key variable and output folder is checked before any work starts.
+flags, and every option, key variable and output folder is checked before any work starts. Each command is a
+module of ``sciqag_dataset/cli/``; installed packages add theirs through the ``sciqag.commands`` entry points.
 
 Exit status: 0 all done; 1 some papers failed (a rerun retries them) or a bug (shown with its
 traceback); 2 a user error, on one line; 130 interrupted.
@@ -150,6 +151,8 @@ def _sigterm(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`sciqag ARGS`: parse, run the command, and return its exit status (a command with its own parser, such as
+    `sciqag train`, gets its arguments as they are)."""
     signal.signal(signal.SIGTERM, _sigterm)
     argv = list(sys.argv[1:] if argv is None else argv)
     at = next((i for i, a in enumerate(argv) if a not in VERBOSE), len(argv))

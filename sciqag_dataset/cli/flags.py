@@ -108,9 +108,18 @@ def config_keys(parser: argparse.ArgumentParser) -> dict[str, str]:
     return parser.get_default("config_keys") or {}
 
 
+#: Names the CLI itself keeps in the parsed arguments: no flag that sets an option stores its value there.
+OWN_NAMES = frozenset(
+    {"command", "func", "work", "config", "config_flag", "verbose", "argv", "deprecated", "config_keys"}
+    | {"extra_args", "takes_argv"}
+)
+
+
 def sets(parser: argparse.ArgumentParser, dest: str, key: str) -> None:
     """Record that the flag stored in ``dest`` sets the config option ``key`` ("section.field", or a top-level
     field; "filter.thresholds.NAME" is one entry of that mapping)."""
+    if dest in OWN_NAMES:
+        raise ValueError(f"{parser.prog}: a flag that sets {key} cannot store its value in {dest!r}")
     table = config_keys(parser)
     if table.get(dest, key) != key:
         raise ValueError(f"{parser.prog}: the flag stored in {dest!r} would set both {table[dest]} and {key}")
