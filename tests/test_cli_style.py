@@ -20,11 +20,13 @@ from sciqag_dataset.builders.ingest import Reader, readers, register, unregister
 from sciqag_dataset.cli import build_parser, main, parse, report
 from sciqag_dataset.cli.flags import resolve_config
 from sciqag_dataset.config.config_file import METRICS
+from sciqag_dataset.core import metrics
 from sciqag_dataset.core.console import plural
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.folders import WORK_LAYOUT, claim
 from sciqag_dataset.core.runner import Summary, parse_shard
 from sciqag_dataset.evaluation.benchmark.leaderboard import markdown
+from sciqag_dataset.llm.embedded import ENGINES
 from sciqag_dataset.trainers.config import TrainArgs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,6 +142,31 @@ def test_run_has_the_judge_flags_of_evaluate():
     cfg = resolve_config(args)  # a committee of two, as `sciqag evaluate` makes it
     assert (cfg.judge.url, cfg.judge.model, cfg.judge.concurrency) == ("http://a:1/v1", "j", 3)
     assert [(j.url, j.model) for j in cfg.evaluate.judges] == [("http://b:1/v1", "j")]
+
+
+# ---------------------------------------------------------------- flags and the options they set
+
+
+def test_flags_store_plain_names_and_each_command_says_which_option_they_set(tmp_path):
+    for parser in all_parsers(build_parser()):
+        assert not [a.dest for a in parser._actions if "." in a.dest], parser.prog
+        table = parser.get_default("config_keys") or {}
+        dests = {a.dest for a in parser._actions}
+        assert set(table) <= dests, parser.prog  # every entry is a flag of the command
+    args = build_parser().parse_args(["seed", str(tmp_path), "--concurrency", "3", "--n-pairs", "4"])
+    assert (args.concurrency, args.config_keys["concurrency"]) == (3, "teacher.concurrency")
+    cfg = resolve_config(args)
+    assert (cfg.teacher.concurrency, cfg.seed.n_pairs) == (3, 4)
+    assert {"teacher.concurrency", "seed.n_pairs"} <= set(cfg.set_options)
+
+
+def test_filter_has_a_flag_per_registered_rule_and_evaluate_lists_the_metrics():
+    rules = {"--" + name.replace("_", "-") for name in metrics.rules()}
+    assert "--min-racar" in rules and rules <= flags_of("filter")
+    evaluate = commands()["evaluate"]
+    assert all(m.name in evaluate.description and m.help in evaluate.epilog for m in metrics.registered())
+    backend = next(a for a in evaluate._actions if "--embedded-backend" in a.option_strings)
+    assert all(name in backend.help for name in ENGINES.names())
 
 
 # ---------------------------------------------------------------- help text
@@ -262,7 +289,7 @@ def test_readme_commands_parse_as_written():
         args = build_parser().parse_args(argv)  # exits 2 on a flag or an argument the CLI does not take
         assert not getattr(args, "deprecated", None), argv  # README shows the current spellings
     ingest = build_parser().parse_args(["ingest", "work", "papers/", "more.pdf"])
-    assert ingest.work == "work" and getattr(ingest, "root.inputs") == ["papers/", "more.pdf"]
+    assert ingest.work == "work" and ingest.inputs == ["papers/", "more.pdf"]
 
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_-]*[a-z0-9]")
@@ -328,7 +355,7 @@ def test_ingest_takes_papers_before_and_after_options(tmp_path):
         ["ingest", "--on-duplicate", "skip", "w", "a.pdf", "b.pdf"],
     ):
         args = parse(argv)
-        assert (args.work, getattr(args, "root.inputs")) == ("w", ["a.pdf", "b.pdf"]), argv
+        assert (args.work, args.inputs) == ("w", ["a.pdf", "b.pdf"]), argv
     with pytest.raises(SystemExit):
         parse(["ingest", "w", "a.pdf", "--on-duplicat", "skip"])  # a misspelt flag is still refused
     (tmp_path / "paper.txt").write_text(PAPER)

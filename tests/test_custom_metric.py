@@ -101,6 +101,13 @@ def test_plugin_metric_reaches_evaluated_rows_published_config_card_and_filter(t
     assert "**Question length**: 8.50 words per question on average, 14 at most." in card
     assert "- questions of at most 12 words" in card
 
+    # the rule as a flag of `sciqag filter`; the plugin named by WORK/config.yaml (saved by evaluate), no --plugins
+    sciqag("filter", str(work), "--max-question-words", "4", cwd=tmp_path)
+    assert sorted(r["question_words"] for r in read_jsonl(work / "filtered.jsonl")) == [4, 4]
+    assert json.loads((work / "filter_summary.json").read_text())["rules_described"] == [
+        "questions of at most 4 words"
+    ]
+
 
 def test_a_plugin_option_and_rule_are_keys_of_the_config_file_like_a_built_in_metrics(tmp_path):
     """`plugins:` in the file: the plugin's option is an `evaluate:` key and its rule a `filter:` key, read and

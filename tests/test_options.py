@@ -133,7 +133,7 @@ def test_flags_are_spelled_out_and_a_typo_gets_the_nearest_flag(tmp_path, capsys
     from sciqag_dataset.cli import build_parser, main
 
     args = build_parser().parse_args(["run", "--config", "cfg.yaml"])
-    assert args.config_flag == "cfg.yaml" and getattr(args, "publish.configs") is None
+    assert args.config_flag == "cfg.yaml" and args.configs is None
     with pytest.raises(SystemExit) as info:
         build_parser().parse_args(["publish", str(tmp_path), "--config", "x.yaml", "--config"])
     assert info.value.code == 2  # `--config` takes a value: it is not a prefix of anything

@@ -1,4 +1,4 @@
-"""`sciqag benchmark` and `sciqag export-task`: the published test split as a closed-book QA benchmark."""
+"""`sciqag benchmark DATA`: the published test split as a closed-book QA benchmark of models."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
-from sciqag_dataset.cli.flags import add_embedded, add_judge, add_section, command, resolve_config
+from sciqag_dataset.cli.flags import add_embedded, add_judge, add_section, command, option, resolve_config, sets
 from sciqag_dataset.config.config_file import BenchmarkConfig
 from sciqag_dataset.core.console import plural
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.folders import claim
 from sciqag_dataset.core.redact import redact
-from sciqag_dataset.evaluation.benchmark import export, items, update_card
+from sciqag_dataset.evaluation.benchmark import items, update_card
 from sciqag_dataset.evaluation.benchmark.card import check_card
 from sciqag_dataset.llm.endpoint import ModelEndpointConfig
 from sciqag_dataset.orchestration import benchmark_run, pipeline
@@ -26,7 +26,7 @@ def _model_template(args) -> dict:
     return {
         f.name: v
         for f in fields(ModelEndpointConfig)
-        if f.name not in ("url", "model") and (v := getattr(args, f"model.{f.name}", None)) is not None
+        if f.name not in ("url", "model") and (v := option(args, f"model.{f.name}")) is not None
     }
 
 
@@ -36,7 +36,7 @@ def cmd_benchmark(args) -> int:
     if not b.data:
         raise UserError("name the DATA to benchmark on: a published folder or Hub id, or a JSON/JSONL/parquet file")
     flags = _model_template(args)
-    urls, names = getattr(args, "model.url"), getattr(args, "model.model")
+    urls, names = option(args, "model.url"), option(args, "model.model")
     if urls or names:
         b.models = benchmark_run.benchmark_models(replace(ModelEndpointConfig(), **flags), urls, names)
     else:  # the config's models, or the embedded one
@@ -83,36 +83,20 @@ def print_board(results: Path, run) -> int:
     return EXIT_OK
 
 
-def cmd_export_task(args) -> int:
-    claim(args.output, "task", option="--output")  # never writes into a folder of someone else's
-    written = export.export_task(
-        args.harness,
-        args.data,
-        args.output,
-        config=args.data_config,
-        split=args.split,
-        system_prompt=args.system_prompt,
-        max_tokens=args.max_tokens,
-    )
-    for path in written:
-        print(f"wrote {path}")
-    print(export.how_to_run(args.harness, Path(args.output)))
-    return EXIT_OK
-
-
-def add_parsers(sub) -> None:
+def add_parser(subparsers) -> None:
     p = command(
-        sub,
+        subparsers,
         "benchmark",
         "closed-book QA: ask models the published test split's questions, score the "
         "answers -> RESULTS (predictions per model, leaderboard)",
     )
     p.add_argument(
-        "benchmark.data",
+        "data",
         nargs="?",
         metavar="DATA",
         help="a published folder or Hub id, or a JSON/JSONL/parquet file of question/answer pairs",
     )
+    sets(p, "data", "benchmark.data")
     p.add_argument("--config", help="YAML config (its benchmark:, judge: and embedded: sections)")
     add_section(p, "benchmark", BenchmarkConfig)
     add_section(
@@ -130,23 +114,3 @@ def add_parsers(sub) -> None:
     )
     add_embedded(p, "benchmark")
     p.set_defaults(func=cmd_benchmark)
-
-    p = command(
-        sub,
-        "export-task",
-        "write the benchmark as a lighteval custom task or an lm-evaluation-harness "
-        "task over the published test split",
-    )
-    p.epilog = "The pairs as training data (OpenAI chat, ShareGPT, Alpaca, LLaMA-Factory, ragas): `sciqag export`."
-    p.add_argument("harness", choices=export.HARNESSES)
-    p.add_argument("data", metavar="DATA", help="a published folder or Hub id, or a JSON/JSONL/parquet file")
-    p.add_argument("-o", "--output", required=True, help="folder for the task files")
-    p.add_argument(
-        "--data-config",
-        choices=("evaluated", "generated", "seed"),
-        help="config of a published dataset (default: evaluated, else generated, else seed)",
-    )
-    p.add_argument("--split", default="test", help="split (default test)")
-    p.add_argument("--system-prompt", help="default: the closed-book instruction `sciqag benchmark` uses")
-    p.add_argument("--max-tokens", type=int, default=256, help="answer budget (default 256)")
-    p.set_defaults(func=cmd_export_task)

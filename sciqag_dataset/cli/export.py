@@ -24,9 +24,9 @@ def cmd_export(args) -> int:
     return EXIT_OK
 
 
-def add_parsers(sub) -> None:
+def add_parser(subparsers) -> None:
     p = command(
-        sub,
+        subparsers,
         "export",
         "write the QA pairs for training or evaluation tools (OpenAI chat, ShareGPT, Alpaca, LLaMA-Factory, "
         "ragas), one JSONL file per split, with pair and paper ids",

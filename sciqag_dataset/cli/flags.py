@@ -2,9 +2,10 @@
 
 Each config field declares its help, its flag name (``flag``, ``short``) and its constraints in its
 metadata (``config/config_file.py``), so a YAML key, a flag and a default are the same option: ``--concurrency`` of
-`sciqag seed` sets ``teacher.concurrency``. Options resolve in rising order: defaults, the YAML config
-(``--config``, or ``WORK/config.yaml`` written by an earlier run), then flags; the result is checked
-before any work starts.
+`sciqag seed` sets ``teacher.concurrency``. A flag stores its value under its own name (``concurrency``) and
+each command keeps one table, ``config_keys``, of which option each of its flags sets (``sets``, ``option``).
+Options resolve in rising order: defaults, the YAML config (``--config``, or ``WORK/config.yaml`` written by an
+earlier run), then flags; the result is checked before any work starts.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from sciqag_dataset.config.config_file import Config, EmbeddedConfig
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.registry import did_you_mean, nearest
+from sciqag_dataset.llm.embedded import ENGINES
 from sciqag_dataset.llm.endpoint import JudgeEndpointConfig
 from sciqag_dataset.orchestration import pipeline
 
@@ -97,6 +99,68 @@ def _base(hint):
     return hint
 
 
+def config_keys(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """The command's table of the flags that set config options: flag destination -> option
+    (``"concurrency": "teacher.concurrency"``, ``"inputs": "inputs"``)."""
+    return parser.get_default("config_keys") or {}
+
+
+#: Names the CLI itself keeps in the parsed arguments: no flag that sets an option stores its value there.
+OWN_NAMES = frozenset(
+    {"command", "func", "work", "config", "config_flag", "verbose", "argv", "deprecated", "config_keys"}
+    | {"extra_args", "takes_argv"}
+)
+
+
+def sets(parser: argparse.ArgumentParser, dest: str, key: str) -> None:
+    """Record that the flag stored in ``dest`` sets the config option ``key`` ("section.field", or a top-level
+    field; "filter.thresholds.NAME" is one entry of that mapping)."""
+    if dest in OWN_NAMES:
+        raise ValueError(f"{parser.prog}: a flag that sets {key} cannot store its value in {dest!r}")
+    table = config_keys(parser)
+    if table.get(dest, key) != key:
+        raise ValueError(f"{parser.prog}: the flag stored in {dest!r} would set both {table[dest]} and {key}")
+    parser.set_defaults(config_keys={**table, dest: key})
+
+
+def option(args: argparse.Namespace, key: str):
+    """The value given for config option ``key`` by the flag that sets it (None: not given, or no such flag)."""
+    dest = next((d for d, k in getattr(args, "config_keys", {}).items() if k == key), None)
+    return None if dest is None else getattr(args, dest, None)
+
+
+def add_field(
+    parser, group, section: str, f: dataclasses.Field, hint, *, prefix: str = "", repeat=(), help: str | None = None
+) -> None:
+    """The flag of one config field, from its metadata: its name, help (or ``help``), type, choices and default."""
+    meta = {**f.metadata, **({"help": help} if help is not None else {})}
+    flag = prefix + meta.get("flag", f.name.replace("_", "-"))
+    names = ["--" + flag]
+    if "short" in meta and not prefix:
+        names.insert(0, meta["short"])
+    kind = _base(hint)
+    dest = flag.replace("-", "_")
+    kw: dict = {"dest": dest, "default": None, "help": (meta.get("help") or "").replace("%%", "%").replace("%", "%%")}
+    if kind is bool:
+        kw["action"] = argparse.BooleanOptionalAction
+    elif f.name in repeat or (typing.get_origin(kind) is list and meta.get("repeat")):
+        kw.update(action="append", metavar=meta.get("metavar", f.name.upper()))
+    elif typing.get_origin(kind) is list:
+        kw.update(type=_csv, metavar="LIST")
+        if "choices" in meta:  # LIST hides them: name them, from the field's own choices
+            kw["help"] += f" (any of: {', '.join(meta['choices'])})"
+    else:
+        kw.update(
+            type=kind,
+            metavar=meta.get("metavar")
+            or ("{" + ",".join(meta["choices"]) + "}" if "choices" in meta else f.name.upper()),
+        )
+    if f.default is not dataclasses.MISSING and f.default is not None and kind is not bool:
+        kw["help"] += f" (default {f.default})"
+    group.add_argument(*names, **kw)
+    sets(parser, dest, f"{section}.{f.name}")
+
+
 def add_section(
     parser: argparse.ArgumentParser,
     section: str,
@@ -106,44 +170,19 @@ def add_section(
     title: str | None = None,
     skip: tuple[str, ...] = (),
     repeat: tuple[str, ...] = (),
+    group=None,
+    helps: dict[str, str] | None = None,
 ) -> None:
-    """A flag per field of ``cls`` with ``dest="section.field"``; ``prefix`` names them apart
-    (``--judge-concurrency``); ``repeat`` makes more fields repeatable. Absent flags stay None and leave the
-    YAML value alone."""
-    group = parser.add_argument_group(title or f"{section} options")
+    """A flag per field of ``cls``, in an argument group of its own (or ``group``), each recorded as setting
+    ``section.field``; ``prefix`` names them apart (``--judge-concurrency``); ``repeat`` makes more fields
+    repeatable; ``helps`` replaces a field's help (one made from a registry). Absent flags stay None and leave
+    the YAML value alone."""
+    group = group or parser.add_argument_group(title or f"{section} options")
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        meta = f.metadata
-        if f.name in skip or meta.get("cli") is False:
-            continue
-        names = ["--" + prefix + meta.get("flag", f.name.replace("_", "-"))]
-        if "short" in meta and not prefix:
-            names.insert(0, meta["short"])
-        kind = _base(hints[f.name])
-        kw: dict = {
-            "dest": f"{section}.{f.name}",
-            "default": None,
-            "help": (meta.get("help") or "").replace("%%", "%").replace("%", "%%"),
-        }
-        if kind is bool:
-            kw["action"] = argparse.BooleanOptionalAction
-        elif f.name in repeat:
-            kw.update(action="append", metavar=meta.get("metavar", f.name.upper()))
-        elif typing.get_origin(kind) is list and meta.get("repeat"):
-            kw.update(action="append", metavar=meta.get("metavar", f.name.upper()))
-        elif typing.get_origin(kind) is list:
-            kw.update(type=_csv, metavar="LIST")
-            if "choices" in meta:  # LIST hides them: name them, from the field's own choices
-                kw["help"] += f" (any of: {', '.join(meta['choices'])})"
-        else:
-            kw.update(
-                type=kind,
-                metavar=meta.get("metavar")
-                or ("{" + ",".join(meta["choices"]) + "}" if "choices" in meta else f.name.upper()),
-            )
-        if f.default is not dataclasses.MISSING and f.default is not None and kind is not bool:
-            kw["help"] += f" (default {f.default})"
-        group.add_argument(*names, **kw)
+        if f.name not in skip and f.metadata.get("cli") is not False:
+            help = (helps or {}).get(f.name)
+            add_field(parser, group, section, f, hints[f.name], prefix=prefix, repeat=repeat, help=help)
 
 
 def add_work(parser: argparse.ArgumentParser) -> None:
@@ -168,10 +207,10 @@ def add_wait(parser: argparse.ArgumentParser) -> None:
 
 
 def add_plugins(parser: argparse.ArgumentParser) -> None:
+    sets(parser, "plugins", "plugins")
     parser.add_argument(
         "--plugins",
         type=_csv,
-        dest="root.plugins",
         metavar="MODULES",
         help="Python modules to import first, comma-separated: they register metrics of their own "
         "(examples/custom_metric.py)",
@@ -179,10 +218,10 @@ def add_plugins(parser: argparse.ArgumentParser) -> None:
 
 
 def add_max_cost(parser: argparse.ArgumentParser) -> None:
+    sets(parser, "max_cost", "max_cost")
     parser.add_argument(
         "--max-cost",
         type=float,
-        dest="root.max_cost",
         metavar="USD",
         help="stop before LLM calls could pass this many USD spent in the work dir, all runs together (prices: "
         "--price-prompt-per-m, --price-completion-per-m); finished papers are kept, a higher cap resumes",
@@ -194,6 +233,15 @@ def add_judge(parser: argparse.ArgumentParser, title: str = JUDGE_TITLE) -> None
     add_section(parser, "judge", JudgeEndpointConfig, prefix="judge-", repeat=("model",), title=title)
 
 
+def backend_help() -> str:
+    """--embedded-backend's help, from the engines' registry (``llm.embedded.ENGINES``)."""
+    names = [e.name for e in ENGINES]
+    return (
+        f"auto: the first of {', '.join(names)} installed here, in that order (the next installed one takes "
+        "over from a server that keeps dying)"
+    )
+
+
 def add_embedded(parser: argparse.ArgumentParser, command_name: str | None = None) -> None:
     """The `embedded:` flags. ``command_name``: a command that asks the embedded model no QA pairs, where
     --embedded-profile changes nothing: it is left out of --help, and still accepted with a note."""
@@ -203,6 +251,7 @@ def add_embedded(parser: argparse.ArgumentParser, command_name: str | None = Non
         EmbeddedConfig,
         skip=("profile",) if command_name else (),
         title="embedded model (used by endpoint sections with no url)",
+        helps={"backend": backend_help()},
     )
     if command_name:
         parser.add_argument(
@@ -216,34 +265,52 @@ def add_embedded(parser: argparse.ArgumentParser, command_name: str | None = Non
         )
 
 
+def config_path(args: argparse.Namespace) -> Path | str | None:
+    """The YAML config a command reads: --config (`sciqag run`'s CONFIG), else WORK/config.yaml if present."""
+    path = getattr(args, "config", None) or getattr(args, "config_flag", None)
+    work = getattr(args, "work", None)
+    if path is None and work and (Path(work) / "config.yaml").exists():
+        path = Path(work) / "config.yaml"
+    return path
+
+
+def _assign(cfg: Config, key: str, value) -> None:
+    *path, name = key.split(".")
+    owner = cfg
+    for part in path:
+        owner = owner[part] if isinstance(owner, dict) else getattr(owner, part)
+    if isinstance(owner, dict):
+        owner[name] = value
+    else:
+        setattr(owner, name, value)
+
+
 def resolve_config(args: argparse.Namespace) -> Config:
     """Defaults < YAML < flags, then every value checked (UserError naming the option). A stage's WORK, when
-    left out, is the config's work_dir, as `sciqag run` takes it."""
-    path = getattr(args, "config", None)
+    left out, is the config's work_dir, as `sciqag run` takes it. Which option a flag sets is the command's
+    ``config_keys`` table."""
+    path = config_path(args)
     work = getattr(args, "work", None)
     if "work" in vars(args) and work is None and path is None:
         raise UserError("name the work directory: WORK, or a --config whose work_dir names it")
-    if path is None and work and (Path(work) / "config.yaml").exists():
-        path = Path(work) / "config.yaml"
     cfg = Config.load(path)
     if work:
         cfg.work_dir = str(work)
     elif "work" in vars(args) and "work_dir" not in cfg.set_options:
         raise UserError(f"{path} sets no work_dir: name the work directory (WORK) or add `work_dir:` to it")
-    for dest, value in vars(args).items():  # flags are named "section.field" after the config
-        if "." not in dest or value is None:
-            continue
-        section, name = dest.split(".", 1)
-        if section == "judge" and name in ("url", "model"):
-            continue  # a committee, not replicas: see pipeline.with_committee
-        if section == "model":
+    keys = getattr(args, "config_keys", {})
+    for dest, key in keys.items():
+        value = getattr(args, dest, None)
+        if value is None or key in ("judge.url", "judge.model"):
+            continue  # the judges: a committee, not replicas (see pipeline.with_committee)
+        if key.startswith("model."):
             continue  # the models under benchmark: see cli/benchmark.py
-        if name == "url" and isinstance(value, list) and len(value) == 1:
+        if key.endswith(".url") and isinstance(value, list) and len(value) == 1:
             value = value[0]
-        setattr(cfg if section == "root" else getattr(cfg, section), name, value)
-        cfg.set_options = sorted({*cfg.set_options, name if section == "root" else dest})
-    if "judge.url" in vars(args):  # a command with the judge flags: the committee they name
-        cfg = pipeline.with_committee(cfg, getattr(args, "judge.url"), getattr(args, "judge.model"))
+        _assign(cfg, key, value)
+        cfg.set_options = sorted({*cfg.set_options, key})
+    if "judge.url" in keys.values():  # a command with the judge flags: the committee they name
+        cfg = pipeline.with_committee(cfg, option(args, "judge.url"), option(args, "judge.model"))
     return cfg.validate()
 
 

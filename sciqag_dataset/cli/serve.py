@@ -61,9 +61,9 @@ def cmd_serve(args) -> int:
     return 0
 
 
-def add_parsers(sub) -> None:
+def add_parser(subparsers) -> None:
     p = command(
-        sub,
+        subparsers,
         "serve",
         "serve the embedded model (OpenAI-compatible: /v1/chat/completions) on a port until Ctrl-C; prints the "
         "base URL and the model name requests send",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 
+from sciqag_dataset.cli.flags import command
 from sciqag_dataset.core.console import run_command, setup_logging
 from sciqag_dataset.orchestration import augmentation
 from sciqag_dataset.trainers.augment import run_augment
@@ -58,6 +59,18 @@ def main(argv: list[str] | None = None) -> int:
         "sciqag train",
         interrupted="checkpoints (if any) are under OUTPUT/checkpoints; rerun to resume",
     )
+
+
+def add_parser(subparsers) -> None:
+    """Listed in `sciqag --help`; its arguments are TRL's parser's: `sciqag train ARGS` is ``main(ARGS)``."""
+    p = command(
+        subparsers,
+        "train",
+        "fine-tune the generator on the seed config (TRL SFT + PEFT / DeepSpeed) -> model folder; "
+        "`sciqag train --help` for its options",
+        add_help=False,
+    )
+    p.set_defaults(takes_argv=main)
 
 
 if __name__ == "__main__":
