@@ -9,7 +9,7 @@
 2. Papers/s per format (text, Markdown, JATS XML, LaTeX archive, PDF) with 1 and 2 workers: `sciqag run
    --stages ingest --executor local --tasks W --workers W`, a fresh work dir each.
 
-Inputs are written here: copies of the test samples (tests/pdf_samples.py, tests/test_latex.py, the JATS
+Inputs are written here: copies of the test samples (tests/pdf_samples.py, tests/builders/test_latex.py, the JATS
 fixture), each copy's text changed by a sentence so that none is a duplicate.
 """
 

@@ -35,51 +35,51 @@ SLOW_FIXTURES = {
 # and importing sciqag_dataset.cli alone takes ~2.7 s there. A parametrized test is listed once, without [...].
 SLOW_TESTS = {
     "tests/test_packaging.py::test_a_config_naming_a_built_in_metrics_option_loads_in_a_fresh_process",  # 4 s
-    "tests/test_options.py::test_bad_config_files_are_refused_naming_the_option",  # 37 s (10 cases)
-    "tests/test_options.py::test_a_mistyped_path_is_refused_before_anything_is_written",  # 26 s
-    "tests/test_options.py::test_train_without_a_base_model_is_refused",  # 19 s
-    "tests/test_options.py::test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared",  # 19 s
-    "tests/test_options.py::test_bad_values_are_refused_before_any_work",  # 13 s (5 cases)
-    "tests/test_processes.py::test_kill_9_of_the_cli_leaves_no_worker_behind",  # 11 s
-    "tests/test_options.py::test_an_output_folder_that_cannot_be_written_is_refused",  # 9 s
-    "tests/test_options.py::test_train_refuses_an_output_folder_of_the_users",  # 9 s
-    "tests/test_remote.py::test_a_download_counts_in_the_file_time_limit_and_the_other_files_are_read",  # 8 s
-    "tests/test_grobid.py::test_a_busy_grobid_is_asked_again_and_a_dead_one_fails_the_paper_not_the_run",  # 6 s
-    "tests/test_benchmark.py::test_bertscore_runs_offline_on_the_packaged_model",  # 6 s
-    "tests/test_item_analysis.py::test_four_models_item_analysis_in_results_and_card_filter_drops_flagged",  # 3 s
+    "tests/config/test_options.py::test_bad_config_files_are_refused_naming_the_option",  # 37 s (10 cases)
+    "tests/config/test_options.py::test_a_mistyped_path_is_refused_before_anything_is_written",  # 26 s
+    "tests/config/test_options.py::test_train_without_a_base_model_is_refused",  # 19 s
+    "tests/config/test_options.py::test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared",  # noqa: E501 19 s
+    "tests/config/test_options.py::test_bad_values_are_refused_before_any_work",  # 13 s (5 cases)
+    "tests/core/test_processes.py::test_kill_9_of_the_cli_leaves_no_worker_behind",  # 11 s
+    "tests/config/test_options.py::test_an_output_folder_that_cannot_be_written_is_refused",  # 9 s
+    "tests/config/test_options.py::test_train_refuses_an_output_folder_of_the_users",  # 9 s
+    "tests/core/test_remote.py::test_a_download_counts_in_the_file_time_limit_and_the_other_files_are_read",  # 8 s
+    "tests/builders/test_grobid.py::test_a_busy_grobid_is_asked_again_and_a_dead_one_fails_the_paper_not_the_run",  # noqa: E501 6 s
+    "tests/evaluation/benchmark/test_benchmark.py::test_bertscore_runs_offline_on_the_packaged_model",  # 6 s
+    "tests/evaluation/benchmark/test_item_analysis.py::test_four_models_item_analysis_in_results_and_card_filter_drops_flagged",  # noqa: E501 3 s
     "tests/test_packaging.py::test_wheel_carries_its_data_and_works_outside_the_repo",  # 5 s
-    "tests/test_remote.py::test_a_reply_without_end_stops_at_the_size_limit_and_leaves_no_copy",  # 5 s
-    "tests/test_bad_inputs.py::test_special_files_are_skipped_without_blocking",  # 5 s
-    "tests/test_card.py::test_every_plot_in_the_card_has_its_caption",  # 4 s
-    "tests/test_credentials.py::test_local_servers_start_without_the_keys_of_this_process",  # 4 s
-    "tests/test_options.py::test_run_takes_its_config_as_a_flag_too",  # 4 s
-    "tests/test_dead_server.py::test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before",  # 4 s
-    "tests/test_keywords.py::test_run_keywords_clear_setup_errors",  # 4 s (loads spaCy itself)
-    "tests/test_dead_server.py::test_a_server_that_dies_mid_run_is_restarted_then_replaced_and_no_paper_fails",  # 3 s
-    "tests/test_plots.py::test_write_plots_titles_each_paper_and_writes_captions_for_the_card",  # 3 s
-    "tests/test_cli_style.py::test_ingest_takes_the_work_dir_first_like_every_stage",  # 3 s
-    "tests/test_cli_style.py::test_a_stage_takes_its_work_dir_from_the_config_as_run_does",  # 3 s
-    "tests/test_scale.py::test_a_plain_run_imports_no_datatrove",  # 3 s
+    "tests/core/test_remote.py::test_a_reply_without_end_stops_at_the_size_limit_and_leaves_no_copy",  # 5 s
+    "tests/builders/test_bad_inputs.py::test_special_files_are_skipped_without_blocking",  # 5 s
+    "tests/hub/test_card.py::test_every_plot_in_the_card_has_its_caption",  # 4 s
+    "tests/llm/test_credentials.py::test_local_servers_start_without_the_keys_of_this_process",  # 4 s
+    "tests/config/test_options.py::test_run_takes_its_config_as_a_flag_too",  # 4 s
+    "tests/llm/test_dead_server.py::test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before",  # 4 s
+    "tests/builders/test_keywords.py::test_run_keywords_clear_setup_errors",  # 4 s (loads spaCy itself)
+    "tests/llm/test_dead_server.py::test_a_server_that_dies_mid_run_is_restarted_then_replaced_and_no_paper_fails",  # noqa: E501 3 s
+    "tests/evaluation/test_plots.py::test_write_plots_titles_each_paper_and_writes_captions_for_the_card",  # 3 s
+    "tests/cli/test_cli_style.py::test_ingest_takes_the_work_dir_first_like_every_stage",  # 3 s
+    "tests/cli/test_cli_style.py::test_a_stage_takes_its_work_dir_from_the_config_as_run_does",  # 3 s
+    "tests/orchestration/test_scale.py::test_a_plain_run_imports_no_datatrove",  # 3 s
     "tests/test_architecture.py::test_the_documented_pipeline_stage_runs_in_sciqag_run_after_what_it_reads_and_resumes",  # noqa: E501 7 s (two CLI runs)
-    "tests/test_options.py::test_a_missing_input_is_a_user_error",  # 3 s
-    "tests/test_options.py::test_every_wrong_key_of_a_config_is_named_with_the_nearest_key",  # 4 CLI runs
-    "tests/test_options.py::test_a_mistyped_flag_is_one_line_with_the_nearest_flag",  # 3 CLI runs
+    "tests/config/test_options.py::test_a_missing_input_is_a_user_error",  # 3 s
+    "tests/config/test_options.py::test_every_wrong_key_of_a_config_is_named_with_the_nearest_key",  # 4 CLI runs
+    "tests/config/test_options.py::test_a_mistyped_flag_is_one_line_with_the_nearest_flag",  # 3 CLI runs
     # CLI subprocess tests at 3-4.5 s in some quiet runs and under 3 s in others: listed by their mean over three
-    "tests/test_cli_style.py::test_the_old_ingest_spelling_still_works_with_a_note",  # 3.8 s
-    "tests/test_cli_style.py::test_ingest_without_papers_is_a_one_line_error",  # 3.6 s
-    "tests/test_cli_style.py::test_a_stage_without_work_or_config_is_a_one_line_error",  # 3.5 s
-    "tests/test_options.py::test_a_file_that_cannot_be_read_is_not_promised_to_a_rerun",  # 3.4 s
-    "tests/test_credentials.py::test_an_unset_key_variable_is_an_error_naming_it",  # 3.3 s
-    "tests/test_evaluate_stage.py::test_no_llm_metrics_merge_summary_plots_and_resume",  # 3.2 s
-    "tests/test_grounding.py::test_offsets_slice_to_their_quotes_and_invented_answers_are_ungrounded",  # 9 s (MiniLM)
-    "tests/test_duplicates.py::test_paraphrase_within_a_paper_and_copy_across_papers",  # 30 s (evaluates, CLI)
-    "tests/test_work_lock.py::test_a_second_run_on_a_busy_work_dir_is_refused_and_one_with_wait_runs_after",  # 7 s
-    "tests/test_work_lock.py::test_shard_runs_of_generate_run_side_by_side_and_leave_no_shard_in_the_config",  # 6 s
-    "tests/test_agreement_inputs.py::test_review_states_the_number_of_pairs_it_really_reviews",  # 6.5 s (CLI, server)
-    "tests/test_custom_metric.py::test_a_plugin_option_and_rule_are_keys_of_the_config_file_like_a_built_in_metrics",  # noqa: E501 14 s
+    "tests/cli/test_cli_style.py::test_the_old_ingest_spelling_still_works_with_a_note",  # 3.8 s
+    "tests/cli/test_cli_style.py::test_ingest_without_papers_is_a_one_line_error",  # 3.6 s
+    "tests/cli/test_cli_style.py::test_a_stage_without_work_or_config_is_a_one_line_error",  # 3.5 s
+    "tests/config/test_options.py::test_a_file_that_cannot_be_read_is_not_promised_to_a_rerun",  # 3.4 s
+    "tests/llm/test_credentials.py::test_an_unset_key_variable_is_an_error_naming_it",  # 3.3 s
+    "tests/evaluation/test_evaluate_stage.py::test_no_llm_metrics_merge_summary_plots_and_resume",  # 3.2 s
+    "tests/evaluation/test_grounding.py::test_offsets_slice_to_their_quotes_and_invented_answers_are_ungrounded",  # noqa: E501 9 s (MiniLM)
+    "tests/evaluation/test_duplicates.py::test_paraphrase_within_a_paper_and_copy_across_papers",  # noqa: E501 30 s (evaluates, CLI)
+    "tests/core/test_work_lock.py::test_a_second_run_on_a_busy_work_dir_is_refused_and_one_with_wait_runs_after",  # noqa: E501 7 s
+    "tests/core/test_work_lock.py::test_shard_runs_of_generate_run_side_by_side_and_leave_no_shard_in_the_config",  # noqa: E501 6 s
+    "tests/evaluation/test_agreement_inputs.py::test_review_states_the_number_of_pairs_it_really_reviews",  # noqa: E501 6.5 s (CLI, server)
+    "tests/evaluation/test_custom_metric.py::test_a_plugin_option_and_rule_are_keys_of_the_config_file_like_a_built_in_metrics",  # noqa: E501 14 s
     # evaluates with a plugin metric, filters twice and publishes, through the CLI
-    "tests/test_custom_metric.py::test_plugin_metric_reaches_evaluated_rows_published_config_card_and_filter",  # 60 s
-    "tests/test_filter_rules.py::test_filter_and_publish_judge_questions_as_they_stand_and_the_card_counts_what_is_published",  # noqa: E501 13 s
+    "tests/evaluation/test_custom_metric.py::test_plugin_metric_reaches_evaluated_rows_published_config_card_and_filter",  # noqa: E501 60 s
+    "tests/evaluation/test_filter_rules.py::test_filter_and_publish_judge_questions_as_they_stand_and_the_card_counts_what_is_published",  # noqa: E501 13 s
 }
 
 
@@ -93,6 +93,7 @@ def pytest_collection_modifyitems(items):
     # a renamed or removed test must leave the table, or its new name would run in the quick tier unmarked
     files = {item.nodeid.partition("::")[0] for item in items}
     stale = {t for t in SLOW_TESTS if t.partition("::")[0] in files} - {i.nodeid.partition("[")[0] for i in items}
+    stale |= {t for t in SLOW_TESTS if not (Path(__file__).parent.parent / t.partition("::")[0]).exists()}
     if stale:
         raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {sorted(stale)}")
 

@@ -256,7 +256,7 @@ def export_task(
 
 
 def how_to_run(harness: str, out: Path) -> str:
-    """The command to run the exported task; README gives the same one (tests/test_export_task.py checks that)."""
+    """The command to run the exported task; README gives the same one (test_export_task.py checks that)."""
     if harness == "lm-eval":
         return (
             f"Run it against a server (`sciqag serve --port 8080` serves the embedded model there and prints its "

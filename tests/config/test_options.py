@@ -197,7 +197,7 @@ def test_run_takes_its_config_as_a_flag_too(tmp_path):
             "--config",
             str(tmp_path / "cfg.yaml"),
             "--inputs",
-            str(Path(__file__).parent / "fixtures"),
+            str(Path(__file__).parents[1] / "fixtures"),
         ],
         capture_output=True,
         text=True,

@@ -22,7 +22,7 @@ from sciqag_dataset.builders.ingest import (
 )
 from sciqag_dataset.core import schema
 
-FIX = Path(__file__).parent / "fixtures" / "ingest"
+FIX = Path(__file__).parents[1] / "fixtures" / "ingest"
 
 
 def one(path) -> dict:

@@ -11,7 +11,7 @@ import pytest
 
 from sciqag_dataset.builders.ingest import read_file
 
-FIX = Path(__file__).parent / "fixtures" / "ingest"
+FIX = Path(__file__).parents[1] / "fixtures" / "ingest"
 
 
 @pytest.fixture(scope="module")

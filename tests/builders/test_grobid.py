@@ -16,7 +16,7 @@ from sciqag_dataset.builders.ingest import run_ingest
 from sciqag_dataset.cli import main
 from sciqag_dataset.core.jsonl import read_jsonl
 
-TEI = (Path(__file__).parent / "fixtures" / "grobid" / "reply.tei.xml").read_bytes()
+TEI = (Path(__file__).parents[1] / "fixtures" / "grobid" / "reply.tei.xml").read_bytes()
 
 
 class FakeGrobid:

@@ -20,7 +20,7 @@ from sciqag_dataset.evaluation.filter import filter_pairs
 from sciqag_dataset.hub.publish import write_folder
 from sciqag_dataset.llm import LLMClient
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "papers"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "papers"
 
 
 def test_card_names_each_model_with_the_settings_its_stage_used(says_server, tmp_path):

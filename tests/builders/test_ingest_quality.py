@@ -16,7 +16,7 @@ from sciqag_dataset.config.config_file import Config
 from sciqag_dataset.core.jsonl import iter_latest
 from sciqag_dataset.hub.publish import write_folder
 
-FIX = Path(__file__).parent / "fixtures" / "ingest"
+FIX = Path(__file__).parents[1] / "fixtures" / "ingest"
 
 
 def test_every_record_carries_its_quality_signals_and_the_report_counts_them_per_format(tmp_path):

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from helpers import read_jsonl
 from lm_eval.tasks import TaskManager
-from test_benchmark import PAIRS, published_folder, write_pairs_file
+from published import PAIRS, published_folder, write_pairs_file
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.core.errors import UserError
@@ -29,7 +29,7 @@ from sciqag_dataset.evaluation.benchmark import export, run_benchmark
 from sciqag_dataset.evaluation.benchmark.export import export_task
 from sciqag_dataset.llm import LLMClient, embedded
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 LM_EVAL = Path(sys.executable).parent / "lm_eval"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 

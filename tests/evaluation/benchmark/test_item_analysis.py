@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 from helpers import ScriptedChat, read_jsonl
-from test_benchmark import PAIRS, published_folder
+from published import PAIRS, published_folder
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.evaluation.benchmark.card import PLOT

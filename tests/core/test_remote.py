@@ -24,7 +24,7 @@ import fsspec
 import pytest
 import yaml
 from helpers import read_jsonl
-from test_benchmark import published_folder
+from published import published_folder
 
 from sciqag_dataset.builders.ingest import run_ingest
 from sciqag_dataset.builders.ingest.files import iter_remote_file

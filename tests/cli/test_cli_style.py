@@ -29,7 +29,7 @@ from sciqag_dataset.evaluation.benchmark.leaderboard import markdown
 from sciqag_dataset.llm.embedded import ENGINES
 from sciqag_dataset.trainers.config import TrainArgs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAPER = "A cathode study\n\n" + "The layered oxide kept 91 % of its capacity after 500 cycles at 0.5 C. " * 12
 
 
@@ -276,7 +276,7 @@ def readme_commands() -> list[list[str]]:
     found = []
     for line in lines:
         if not line.startswith("sciqag ") or line.startswith("sciqag train"):
-            continue  # `sciqag train` is TRL's parser (tests/test_train.py)
+            continue  # `sciqag train` is TRL's parser (tests/trainers/test_train.py)
         line = re.sub(r"\s\[[^\]]*\]", "", line.split(" #")[0])
         found.append(shlex.split(line)[1:])
     return found
