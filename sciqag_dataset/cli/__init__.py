@@ -20,6 +20,7 @@ from sciqag_dataset import __version__
 from sciqag_dataset.builders.ingest import format_names, format_table
 from sciqag_dataset.cli import benchmark as benchmark_cli
 from sciqag_dataset.cli import export as export_cli
+from sciqag_dataset.cli import plan as plan_cli
 from sciqag_dataset.cli import report
 from sciqag_dataset.cli import review as review_cli
 from sciqag_dataset.cli import serve as serve_cli
@@ -166,6 +167,8 @@ def cmd_run(args) -> int:
         TrainConfig.from_dict(cfg.train, where="train")
     if "ingest" in cfg.stages:
         check_inputs(cfg)
+    if plan_cli.wanted(args):  # what the run would send, and nothing written into the work dir
+        return plan_cli.show(cfg, args)
     if "publish" in cfg.stages:
         check_publish_targets(cfg)  # refused now, not after an hour of work
     with open_work(cfg, args, cfg.stages):
@@ -319,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_section(p, "publish", PublishConfig)
     add_embedded(p)
     add_max_cost(p)
+    plan_cli.add_flags(p)
     p.set_defaults(func=cmd_run)
 
     benchmark_cli.add_parsers(sub)
