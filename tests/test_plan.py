@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -12,7 +13,8 @@ import yaml
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.llm.budget import LEDGER
-from sciqag_dataset.orchestration.plan import requests_by_stage
+from sciqag_dataset.llm.cache import ResponseCache
+from sciqag_dataset.orchestration.plan import measured_pace, read_only_cache, requests_by_stage
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: a request there would fail
 
@@ -56,7 +58,8 @@ CONFIG = {
 }
 
 
-def test_the_plan_predicts_the_runs_requests_and_prompt_tokens(tmp_path):
+def test_the_plan_predicts_the_runs_requests_and_prompt_tokens(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the config's work dir, sciqag_work, is the run's: beside the config
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(CONFIG))
     plan_file = tmp_path / "plan.json"
@@ -84,3 +87,36 @@ def test_the_plan_predicts_the_runs_requests_and_prompt_tokens(tmp_path):
             abs(planned[stage]["prompt_tokens"] - sent[stage]["prompt_tokens"]) <= 0.15 * sent[stage]["prompt_tokens"]
         )
     assert (work / LEDGER).exists()  # the run spent (the plan wrote no ledger: the work dir did not exist)
+    # planned again after the run: nothing is left to send, and the time per request is measured (the replies, cut
+    # at max_tokens, are not cached: from the stages' manifests)
+    before = {p.name: p.stat().st_mtime_ns for p in work.iterdir()}
+    assert main(["run", str(config), "--plan-json", str(plan_file)]) == 0
+    again = json.loads(plan_file.read_text())
+    assert all(r["requests"] == 0 for r in again["requests"])
+    assert all(r["pace"]["seconds_per_request"] > 0 for r in again["requests"])
+    assert {p.name: p.stat().st_mtime_ns for p in work.iterdir()} == before
+
+
+def test_the_time_per_request_is_measured_from_the_replies_of_that_endpoint_in_the_cache(tmp_path):
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    for i in range(6):  # a remote endpoint answers every 2 s, the embedded server (loopback) every 5 s
+        cache.put(f"r{i}", {"text": "x", "completion_tokens": 10, "endpoint": "http://api.example/v1"})
+        cache.put(f"e{i}", {"text": "x", "completion_tokens": 50, "endpoint": "http://127.0.0.1:4321/v1"})
+    cache.close()
+    db = sqlite3.connect(tmp_path / "cache.sqlite")
+    for i in range(6):
+        db.execute("UPDATE responses SET created = ? WHERE key = ?", (1000 + 2 * i, f"r{i}"))
+        db.execute("UPDATE responses SET created = ? WHERE key = ?", (5000 + 5 * i, f"e{i}"))
+    db.execute("UPDATE responses SET created = 9000 WHERE key = 'e5'")  # a pause between runs: left out
+    db.commit()
+    db.close()  # the last connection closed: the cache is whole in its file, as a finished run leaves it
+    rows = read_only_cache(tmp_path)
+    assert measured_pace(rows, "http://api.example/v1") == {
+        "from": "response cache",
+        "replies": 6,
+        "seconds_per_request": 2.0,
+        "completion_tokens_per_s": 5.0,
+    }
+    assert measured_pace(rows, None)["seconds_per_request"] == 5.0
+    assert measured_pace(rows, None)["completion_tokens_per_s"] == 10.0
+    assert measured_pace(rows, "http://elsewhere/v1") is None and measured_pace(None, None) is None

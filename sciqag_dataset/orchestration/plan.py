@@ -12,7 +12,8 @@ Prompt tokens come from the model's own tokenizer where one is here: the embedde
 (llama.cpp, with the chat template of the file, as its server formats a chat), or a local transformers
 tokenizer of the endpoint's model; else ``CHARS_PER_TOKEN`` characters a token plus ``TEMPLATE_TOKENS`` a
 message, said so in the plan. Cost uses the endpoint's configured prices (none set: "no price set"); time the
-seconds per request the response cache records of that endpoint (the gaps between its replies).
+seconds per request the response cache records of that endpoint (the gaps between its replies), else those of
+the stage's last run with the same model (its manifest).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4.0  # the approximation where no tokenizer of the model is here (English prose, large vocabulary)
 LLM_STAGES = ("seed", "generate", "evaluate")
-PACE_GAP_S = 120.0  # gaps between cached replies longer than this are pauses between runs, not request time
+PACE_GAP_S = 600.0  # gaps between cached replies longer than this are pauses between runs, not request time
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _JUDGED = re.compile(r"one for each of the (\d+) ")
 
@@ -221,7 +222,8 @@ def read_only_cache(work: Path):
     if not path.exists():
         return None
     try:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        # immutable: no lock and no -shm/-wal file made beside it (a plan writes nothing in the work dir)
+        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
     except sqlite3.Error:
         return None
 
@@ -324,10 +326,29 @@ def measured_pace(rows, url: str | None) -> dict | None:
         return None
     seconds = sum(g for g, _ in gaps)
     return {
+        "from": "response cache",
         "replies": len(times),
         "seconds_per_request": round(median(g for g, _ in gaps), 3),
         "completion_tokens_per_s": round(sum(t for _, t in gaps) / seconds, 1) if seconds else None,
     }
+
+
+#: the manifest a stage's last run wrote, by the plan's stage name (evaluate: its judge metric)
+MANIFESTS = {"seed": "seed_manifest.json", "generate": "generated_manifest.json", "evaluate": "racar_manifest.json"}
+
+
+def manifest_pace(work: Path, s: Sent) -> dict | None:
+    """Seconds per request of the stage's last run with the same model (its manifest: wall time over requests
+    sent), where the response cache has no replies to measure (a reply cut at ``max_tokens`` is not cached)."""
+    path = work / MANIFESTS.get(s.stage, "")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    sent = (manifest.get("usage") or {}).get("requests") or 0
+    if manifest.get("model") != s.model or not sent or not manifest.get("seconds"):
+        return None
+    return {"from": path.name, "replies": sent, "seconds_per_request": round(manifest["seconds"] / sent, 3)}
 
 
 def _cost(s: Sent) -> float | None:
@@ -393,7 +414,7 @@ def make_plan(cfg: Config) -> dict:
             endpoints.close()
         rows = []
         for s in endpoints.sent:
-            pace = measured_pace(rows_db, s.url)
+            pace = measured_pace(rows_db, s.url) or manifest_pace(work, s)
             rows.append(
                 {
                     "stage": s.stage,
@@ -468,10 +489,10 @@ def render(plan: dict) -> str:
         if r["pace"]:
             lines.append(
                 f"Time of {r['stage']} ({r['model']}): {r['pace']['seconds_per_request']} s a request, measured "
-                f"over {r['pace']['replies']} replies in the response cache"
+                f"over {r['pace']['replies']} replies ({r['pace']['from']})"
             )
     if any(r["seconds"] is None for r in plan["requests"]):
-        lines.append("Time: not estimated where the response cache holds no replies of that endpoint")
+        lines.append("Time: not estimated where neither the response cache nor a manifest has measured that endpoint")
     cap = plan["max_cost"]
     if cap is None:
         lines.append("--max-cost: not set")
