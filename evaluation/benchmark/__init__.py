@@ -15,6 +15,7 @@ lm-evaluation-harness tasks. Results layout::
     RESULTS/models/<model>/predictions.jsonl         one row per question, every score a column
     RESULTS/leaderboard.json, .md, .png              mean and 95 % bootstrap CI per metric and model
     RESULTS/items.jsonl, item_analysis.json, .png    item analysis over the models (``items.py``)
+    RESULTS/general_knowledge/                       the general-knowledge check (``general_knowledge.py``)
     RESULTS/cache.sqlite                             model replies (a rerun asks nothing twice)
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.runner import Summary, run_stage
+from sciqag_dataset.evaluation.benchmark import general_knowledge as general_knowledge_check
 from sciqag_dataset.evaluation.benchmark.answer import DEFAULT_SYSTEM_PROMPT, answer_stage, model_dir, score_stage
 from sciqag_dataset.evaluation.benchmark.card import question_writers, update_card
 from sciqag_dataset.evaluation.benchmark.judge import judge_stage
@@ -63,8 +65,12 @@ def run_benchmark(
     structured: bool = True,
     bootstrap_samples: int = 1000,
     progress: bool = True,
+    general_knowledge: LLMClient | None = None,
+    general_knowledge_keywords: str | None = None,
 ) -> BenchmarkRun:
-    """Ask every model every question closed-book, score the answers, and write the leaderboard."""
+    """Ask every model every question closed-book, score the answers, and write the leaderboard; with
+    ``general_knowledge`` (a model), its answers to the questions with their domain terms masked flag the
+    questions it gets right in the item analysis."""
     results = Path(results)
     folders = [model_dir(c.name) for c in models]
     if len(set(folders)) < len(folders):
@@ -115,5 +121,27 @@ def run_benchmark(
                 "wrote_the_questions": wrote,
             },
         )
+    if general_knowledge is not None:
+        check = general_knowledge_check
+        stages = [
+            check.answer_stage(general_knowledge, system_prompt=prompt, keywords_file=general_knowledge_keywords),
+            score_stage(scorer, folder=check.FOLDER),
+        ]
+        if judges:
+            stages.append(
+                judge_stage(
+                    judges,
+                    folder=check.FOLDER,
+                    batch_size=judge_batch,
+                    combine=combine,
+                    max_attempts=max_attempts,
+                    structured=structured,
+                )
+            )
+        name = f"general knowledge check ({general_knowledge.name})"
+        run.summaries[name] = [run_stage(s, results, progress=progress) for s in stages]
+        write_predictions(results, check.FOLDER, {"model": general_knowledge.name, "mask": check.PLACEHOLDER, **alike})
+    else:
+        general_knowledge_check.clear(results)
     run.board = leaderboard(results, samples=bootstrap_samples, current=alike)
     return run

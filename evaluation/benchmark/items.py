@@ -9,6 +9,8 @@ or not answerable closed-book), ``negative_discrimination`` (weaker models get i
 set: KR-20 reliability and the ranking's stability: the share of bootstrap resamples of the questions (numpy,
 seeded) whose model order, by number right, is the full leaderboard's order. With enough models, a 2PL IRT fit
 (``irt.py``) adds each question's ``irt_a`` (discrimination) and ``irt_b`` (difficulty) and each model's ability.
+Where the benchmark ran the general-knowledge check (``general_knowledge.py``), a question its model answered
+right without the paper and with its domain terms masked is flagged ``general_knowledge``.
 Written beside the leaderboard: ``items.jsonl`` (one row per question), ``item_analysis.json`` and
 ``item_analysis.png`` (difficulty against discrimination).
 """
@@ -24,12 +26,14 @@ import numpy as np
 from sciqag_dataset.core.atomic import write_whole
 from sciqag_dataset.core.errors import MissingInput
 from sciqag_dataset.core.jsonl import read_jsonl
+from sciqag_dataset.evaluation.benchmark import general_knowledge
 from sciqag_dataset.evaluation.benchmark.irt import MIN_MODELS, fit_2pl
 from sciqag_dataset.evaluation.plots import _pyplot, _save, wrap
 
 CORRECT_AT = {"judge_correctness": 3.0, "f1": 0.5}
 FILES = ("items.jsonl", "item_analysis.json", "item_analysis.png")
 FLAGS = ("all_right", "none_right", "negative_discrimination")
+GENERAL = general_knowledge.FLAG  # a flag of its own check, not of the models x items matrix
 
 
 def point_biserial(item: np.ndarray, rest: np.ndarray) -> float | None:
@@ -125,6 +129,13 @@ def item_analysis(results: Path, board: dict, rows: dict[str, list[dict]], *, sa
     by_model = {m: {r["id"]: r for r in rows[m]} for m in models}
     matrix = [[correct(by_model[m].get(q) or {}, metric) for q in ids] for m in models]
     result = {"metric": metric, "correct_at": CORRECT_AT[metric]} | analyse(ids, models, matrix, samples=samples)
+    general = general_knowledge.right_without_paper(results, lambda row: correct(row, metric))
+    if general is not None:
+        right = set(general["right"])
+        for item in result["items"]:
+            item["flags"] += [GENERAL] if item["id"] in right else []
+        result["flagged"][GENERAL] = [i["id"] for i in result["items"] if i["id"] in right]
+        result["general_knowledge"] = {k: v for k, v in general.items() if k != "right"}
     questions = {r["id"]: r.get("question") for r in rows[models[0]]}
     write_whole(
         results / "items.jsonl",
@@ -178,7 +189,14 @@ def scatter(result: dict, path: Path) -> Path:
 def markdown(summary: dict) -> str:
     """The analysis as a few lines of Markdown for the card."""
     flagged = summary["flagged"]
-    words = {"all_right": "every model right", "none_right": "no model right", "negative_discrimination": "negative"}
+    words = {
+        "all_right": "every model right",
+        "none_right": "no model right",
+        "negative_discrimination": "negative",
+        GENERAL: "general knowledge (answered right by "
+        + str((summary.get("general_knowledge") or {}).get("model") or "the check's model")
+        + f" without the paper, its domain terms masked as {general_knowledge.PLACEHOLDER})",
+    }
     lines = [
         f"Item analysis over {len(summary['models'])} models (right: {summary['metric']} >= {summary['correct_at']}): "
         f"KR-20 {summary['kr20']}, ranking stable in {summary['ranking_stability']} of "

@@ -4,7 +4,8 @@ A published dataset is read with ``load_dataset`` (config ``evaluated``, else ``
 split ``test``): the `evaluated` config has a row per pair, the others a row per paper with its ``qa`` list.
 A file is JSON (a list of pairs), JSON Lines or parquet, with ``question``/``answer`` or ``Q``/``A`` keys.
 Only what a closed-book model may see and what scoring needs is kept: an id, the question, the reference
-answer and the paper id; never the paper's text or keywords.
+answer and the paper id; never the paper's text or keywords. The pair's (or its paper's) keywords, where the
+data has them, go to ``RESULTS/question_keywords.jsonl`` apart, for the general-knowledge check to mask.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 QUESTIONS = "questions.jsonl"
 QUESTIONS_INFO = "questions.json"
+QUESTION_KEYWORDS = "question_keywords.jsonl"  # each question's domain terms, apart from what a model is shown
 CONFIG_ORDER = ("evaluated", "generated", "seed")
 FILE_SUFFIXES = (".json", ".jsonl", ".parquet")
 
@@ -88,8 +90,17 @@ def _from_file(path: Path) -> tuple[list[dict], dict]:
             bad.append(n)
             continue
         qid = str(row.get("id") or f"q{n:05d}")
-        questions.append({"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id")})
+        questions.append({"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id"), **_keywords(row)})
     return questions, {"data": str(path), "format": path.suffix.lstrip("."), "rows_without_pair": bad}
+
+
+def _keywords(*rows: dict) -> dict:
+    """``{"keywords": [...]}`` from the first of ``rows`` that has a list of them, else nothing."""
+    for row in rows:
+        words = row.get("keywords") if isinstance(row, dict) else None
+        if isinstance(words, list) and words:
+            return {"keywords": [str(w) for w in words if w]}
+    return {}
 
 
 def _configs(data: str) -> list[str]:
@@ -148,7 +159,13 @@ def _from_dataset(data: str, config: str | None, split: str, authors_test_set: b
         q, a = _pick(pair, "question"), _pick(pair, "answer")
         if q and a:
             questions.append(
-                {"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id", row.get("id"))}
+                {
+                    "id": qid,
+                    "question": q,
+                    "reference": a,
+                    "paper_id": row.get("paper_id", row.get("id")),
+                    **_keywords(pair, row),
+                }
             )
         else:
             empty.append(qid)
@@ -214,7 +231,10 @@ def load_questions(
 def write_questions(results: Path, questions: list[dict], info: dict) -> None:
     """The question set, written whole (it is derived from DATA, and the answer stages read it)."""
     results.mkdir(parents=True, exist_ok=True)
-    write_whole(results / QUESTIONS, "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions))
+    shown = [{k: v for k, v in q.items() if k != "keywords"} for q in questions]
+    write_whole(results / QUESTIONS, "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in shown))
+    terms = [{"id": q["id"], "keywords": q["keywords"]} for q in questions if q.get("keywords")]
+    write_whole(results / QUESTION_KEYWORDS, "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in terms))
     write_whole(results / QUESTIONS_INFO, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -20,10 +20,11 @@ from sciqag_dataset.cli.flags import (
 )
 from sciqag_dataset.cli.work import check_inputs, check_publish_targets, open_work
 from sciqag_dataset.config.config_file import STAGES, ExecutorConfig, KeywordsConfig, PublishConfig, SeedConfig
+from sciqag_dataset.core.atomic import write_json
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.llm.budget import CostCapReached
 from sciqag_dataset.llm.endpoint import EndpointConfig
-from sciqag_dataset.orchestration import pipeline, scale
+from sciqag_dataset.orchestration import pipeline, plan, scale
 from sciqag_dataset.trainers.config import TrainConfig
 
 
@@ -36,10 +37,25 @@ def cmd_run(args) -> int:
         TrainConfig.from_dict(cfg.train, where="train")
     if "ingest" in cfg.stages:
         check_inputs(cfg)
+    if args.plan or args.plan_json:  # what the run would send, and nothing written into the work dir
+        return show_plan(cfg, args.plan_json)
     if "publish" in cfg.stages:
         check_publish_targets(cfg)  # refused now, not after an hour of work
     with open_work(cfg, args, cfg.stages):
         return run_work(cfg, args)
+
+
+def show_plan(cfg, plan_json: str | None) -> int:
+    """Make the plan, print it, and write it where ``--plan-json`` says (never inside the work dir)."""
+    target = Path(plan_json) if plan_json else None
+    if target is not None and target.resolve().is_relative_to(Path(cfg.work_dir).resolve()):
+        raise UserError(f"--plan-json {target} is inside the work dir, which --plan leaves as it is")
+    made = plan.make_plan(cfg)
+    print(plan.render(made))
+    if target is not None:
+        write_json(target, made)
+        print(f"Plan written to {target}")
+    return 0
 
 
 def run_work(cfg, args) -> int:
@@ -95,4 +111,11 @@ def add_parser(subparsers) -> None:
     add_section(p, "publish", PublishConfig)
     add_embedded(p)
     add_max_cost(p)
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what the run would send (papers; requests, prompt tokens, cost and time per LLM stage) "
+        "without calling a model or writing into the work dir",
+    )
+    p.add_argument("--plan-json", metavar="PATH", help="with --plan (implied): the plan as JSON into PATH")
     p.set_defaults(func=cmd_run)

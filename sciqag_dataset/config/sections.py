@@ -232,6 +232,20 @@ class BenchmarkConfig:
     update_card: str | None = _opt(
         None, metavar="FOLDER", help="add or refresh the Benchmark section of this published dataset's card"
     )
+    general_knowledge: bool = _opt(
+        False,
+        help="flag the questions a model answers right closed-book with their domain terms masked "
+        "(`general_knowledge` in the item analysis; default model: the embedded one)",
+    )
+    general_knowledge_endpoint: str | None = _opt(
+        None, metavar="URL", help="the general-knowledge check's endpoint (implies --general-knowledge)"
+    )
+    general_knowledge_model: str | None = _opt(None, help="the model that --general-knowledge-endpoint serves")
+    general_knowledge_keywords: str | None = _opt(
+        None,
+        metavar="PATH",
+        help="a work dir's keywords.jsonl: its papers' keywords are masked too (beside the pairs' own keywords)",
+    )
 
     def __post_init__(self) -> None:
         self.models = [

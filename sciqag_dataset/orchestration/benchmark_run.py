@@ -49,4 +49,22 @@ def benchmark(cfg: Config, endpoints: Endpoints) -> benchmark_module.BenchmarkRu
         max_attempts=b.max_attempts,
         structured=b.structured,
         bootstrap_samples=b.bootstrap_samples,
+        general_knowledge=general_knowledge_client(cfg, endpoints),
+        general_knowledge_keywords=b.general_knowledge_keywords,
     )
+
+
+def general_knowledge_client(cfg: Config, endpoints: Endpoints):
+    """The model of the general-knowledge check (its endpoint, else the embedded one), or None when it is off."""
+    b = cfg.benchmark
+    if not (b.general_knowledge or b.general_knowledge_endpoint):
+        return None
+    if b.general_knowledge_endpoint and not b.general_knowledge_model:
+        raise UserError("--general-knowledge-endpoint needs --general-knowledge-model: the model it serves")
+    if b.general_knowledge_model and not b.general_knowledge_endpoint:
+        raise UserError(
+            f"--general-knowledge-model {b.general_knowledge_model} needs a --general-knowledge-endpoint that "
+            f"serves it (without one, the check asks the embedded {embedded.DEFAULT_MODEL_ID})"
+        )
+    model = ModelEndpointConfig(url=b.general_knowledge_endpoint, model=b.general_knowledge_model)
+    return endpoints.client(model, "benchmark-general-knowledge")

@@ -8,11 +8,12 @@ import json
 
 import numpy as np
 import pytest
-from helpers import ScriptedChat, read_jsonl
-from published import PAIRS, published_folder
+from helpers import ScriptedChat, read_jsonl, write_jsonl
+from published import PAIRS, SECRET, published_folder
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.evaluation.benchmark.card import PLOT
+from sciqag_dataset.evaluation.benchmark.general_knowledge import mask
 from sciqag_dataset.evaluation.benchmark.items import FILES, analyse, item_analysis, kr20
 
 # models in leaderboard order (strongest first) x six questions: q0 everyone knows, q5 no one, q4 only the weakest
@@ -122,3 +123,64 @@ def test_a_2pl_fit_recovers_simulated_item_parameters_and_needs_enough_models():
     assert np.corrcoef(list(result["irt_2pl"]["ability"].values()), theta)[0, 1] > 0.8
     few = analyse(IDS, ["a", "b", "c", "d"], matrix(KNOWS))
     assert "irt_a" not in few["items"][0] and few["irt_2pl"].startswith("not fitted")
+
+
+def test_a_question_a_small_model_answers_with_its_terms_masked_is_flagged_general_knowledge(tmp_path, capsys):
+    pub = published_folder(tmp_path)
+    results, work = tmp_path / "res", tmp_path / "work"
+    terms = {"paper-0": ["anatase titanium dioxide", "cobalt"], "paper-1": ["skutterudite", "perovskite film"]}
+    keywords = write_jsonl(tmp_path / "keywords.jsonl", [{"id": p, "keywords": k} for p, k in terms.items()])
+
+    def small(body):  # FAKE small model: right only on the planted question, which it reads masked
+        prompt = body["messages"][-1]["content"]
+        return PAIRS[3][1] if "annealed in humid air" in prompt else "I do not know that."
+
+    servers = [scripted({0, 1, 2, 3}), scripted({0}), ScriptedChat(small)]
+    try:
+        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore", "--update-card", str(pub)]
+        for s, name in zip(servers, "ab"):
+            args += ["--endpoint", s.base_url, "--model", f"model-{name}"]
+        args += ["--general-knowledge-endpoint", servers[2].base_url, "--general-knowledge-model", "small"]
+        assert main([*args, "--general-knowledge-keywords", str(keywords)]) == 0
+    finally:
+        for s in servers:
+            s.close()
+    asked = [b["messages"][-1]["content"] for b in servers[2].requests]
+    assert len(asked) == len(PAIRS)
+    # the domain terms are masked, whole phrases first; no paper text, title or keyword reaches the prompt
+    assert "Which phase forms when the [TERM] is annealed in humid air?" in asked
+    assert "What band gap does [TERM] have?" in asked and "Why does [TERM] substitution" in " ".join(asked)
+    assert not any(w in " ".join(asked).lower() for w in ("perovskite", "skutterudite", "cobalt", SECRET))
+    questions = {r["question"]: r["id"] for r in read_jsonl(results / "questions.jsonl")}
+    qid = [questions[q] for q, _ in PAIRS]
+    summary = json.loads((results / "item_analysis.json").read_text())
+    assert summary["flagged"]["general_knowledge"] == [qid[3]]
+    assert summary["general_knowledge"] == {"model": "small", "placeholder": "[TERM]"}
+    items = {i["id"]: i for i in read_jsonl(results / "items.jsonl")}
+    assert [q for q, i in items.items() if "general_knowledge" in i["flags"]] == [qid[3]]
+    assert items[qid[3]]["flags"] == ["general_knowledge"]  # model-a alone was right: flagged by the check only
+    card = (pub / "README.md").read_text()
+    shown = "general knowledge (answered right by small without the paper, its domain terms masked as [TERM])"
+    assert f"{shown}: 1 ({qid[3]})" in card
+    assert "general knowledge check (small)" in capsys.readouterr().out
+    # `sciqag filter --drop-flagged-items` drops it with the other flagged questions
+    assert main(["filter", str(work), "--drop-flagged-items", str(results)]) == 0
+    kept = [r["question"] for r in read_jsonl(work / "filtered.jsonl")]
+    assert kept == [PAIRS[1][0], PAIRS[2][0]]  # q0 every model right, q4 and q5 none, q3 general knowledge
+    # a run without the check flags nothing as general knowledge
+    servers = [scripted({0, 1, 2, 3}), scripted({0})]
+    try:
+        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore"]
+        for s, name in zip(servers, "ab"):
+            args += ["--endpoint", s.base_url, "--model", f"model-{name}"]
+        assert main(args) == 0
+    finally:
+        for s in servers:
+            s.close()
+    assert "general_knowledge" not in json.loads((results / "item_analysis.json").read_text())["flagged"]
+
+
+def test_mask_replaces_whole_terms_longest_first_in_any_case():
+    words = ["perovskite", "perovskite film", "Ti"]
+    assert mask("Does the Perovskite film of Ti or Tin crack?", words) == "Does the [TERM] of [TERM] or Tin crack?"
+    assert mask("No terms here.", []) == "No terms here."

@@ -1,0 +1,122 @@
+"""`sciqag run --plan`: what a run would send, counted before it runs, against what the run then sent (its
+manifests), with the real parts: the sample papers, the embedded SmolLM2 and its GGUF tokenizer."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import yaml
+
+from sciqag_dataset.cli import main
+from sciqag_dataset.llm.budget import LEDGER
+from sciqag_dataset.llm.cache import ResponseCache
+from sciqag_dataset.orchestration.plan import measured_pace, read_only_cache, requests_by_stage
+
+DEAD = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: a request there would fail
+
+
+def test_plan_counts_every_llm_stage_without_asking_a_model_or_writing_the_work_dir(tmp_path, capsys):
+    work = tmp_path / "work"
+    plan_file = tmp_path / "plan.json"
+    args = ["run", "--work", str(work), "--judge-endpoint", DEAD, "--judge-model", "judge"]
+    args += ["--judge-price-prompt-per-m", "2", "--judge-price-completion-per-m", "8", "--max-cost", "0.01"]
+    assert main([*args, "--plan", "--plan-json", str(plan_file)]) == 0
+    out = capsys.readouterr().out
+    assert not work.exists()  # nothing written, not even the folder
+    plan = json.loads(plan_file.read_text())
+    assert len(plan["papers"]) == 5 and all(p["words"] > 1000 for p in plan["papers"])
+    by = {(r["stage"], r["endpoint"]): r for r in plan["requests"]}
+    # the embedded profile: a request for each question line and each answer line, six pairs a paper; the
+    # released-format paper's seed pairs come from its file, so the teacher is asked about four papers
+    assert by["seed", "teacher"]["requests"] == 4 * 6 * 2 and by["generate", "generator"]["requests"] == 5 * 6 * 2
+    assert by["seed", "teacher"]["tokenizer"].startswith("HuggingFaceTB/SmolLM2-135M-Instruct tokenizer")
+    # the judge (RACAR: one request per dimension and paper) at a dead URL: counted, never asked
+    judge = by["evaluate", "judge"]
+    assert judge["requests"] == 5 * 5 and judge["url"] == DEAD and judge["prompt_tokens"] > 5 * 5 * 500
+    assert judge["tokenizer"].startswith("approximation")  # no tokenizer of a model named `judge` here
+    cost = judge["prompt_tokens"] * 2 / 1e6 + judge["completion_tokens_estimate"] * 8 / 1e6
+    assert abs(judge["cost"] - cost) < 1e-6 and by["seed", "teacher"]["cost"] is None
+    assert plan["max_cost"]["stops_in"] == "evaluate" and 0 < plan["max_cost"]["requests_that_fit"] < 25
+    assert "no price set" in out and "stops in evaluate" in out and "no model was called" in out
+    # the plan is refused inside the work dir it must leave as it is
+    assert main([*args, "--plan-json", str(work / "plan.json")]) == 2
+    assert not work.exists()
+
+
+CONFIG = {
+    "stages": ["ingest", "keywords", "seed", "generate"],
+    # the embedded model asked with the paper's prompt (one request a paper), shortened so the run is quick
+    "embedded": {"profile": False},
+    "teacher": {"max_tokens": 16},
+    "generator": {"max_tokens": 16},
+    "seed": {"context_tokens": 1400, "n_pairs": 3},
+    "generate": {"context_tokens": 1400, "n_pairs": 3},
+}
+
+
+def test_the_plan_predicts_the_runs_requests_and_prompt_tokens(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the config's work dir, sciqag_work, is the run's: beside the config
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    plan_file = tmp_path / "plan.json"
+    assert main(["run", str(config), "--plan-json", str(plan_file)]) == 0
+    assert not (tmp_path / "sciqag_work").exists()
+    run = subprocess.run(
+        [sys.executable, "-m", "sciqag_dataset.cli", "run", str(config)],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    work = tmp_path / "sciqag_work"
+    planned = requests_by_stage(json.loads(plan_file.read_text()))
+    sent = {
+        stage: json.loads((work / f"{output}_manifest.json").read_text())["usage"]
+        for stage, output in (("seed", "seed"), ("generate", "generated"))
+    }
+    print({s: (planned[s], {k: sent[s][k] for k in ("requests", "prompt_tokens")}) for s in sent})
+    for stage in sent:
+        assert planned[stage]["requests"] == sent[stage]["requests"]
+        assert (
+            abs(planned[stage]["prompt_tokens"] - sent[stage]["prompt_tokens"]) <= 0.15 * sent[stage]["prompt_tokens"]
+        )
+    assert (work / LEDGER).exists()  # the run spent (the plan wrote no ledger: the work dir did not exist)
+    # planned again after the run: nothing is left to send, and the time per request is measured (the replies, cut
+    # at max_tokens, are not cached: from the stages' manifests)
+    before = {p.name: p.stat().st_mtime_ns for p in work.iterdir()}
+    assert main(["run", str(config), "--plan-json", str(plan_file)]) == 0
+    again = json.loads(plan_file.read_text())
+    assert all(r["requests"] == 0 for r in again["requests"])
+    assert all(r["pace"]["seconds_per_request"] > 0 for r in again["requests"])
+    assert {p.name: p.stat().st_mtime_ns for p in work.iterdir()} == before
+
+
+def test_the_time_per_request_is_measured_from_the_replies_of_that_endpoint_in_the_cache(tmp_path):
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    for i in range(6):  # a remote endpoint answers every 2 s, the embedded server (loopback) every 5 s
+        cache.put(f"r{i}", {"text": "x", "completion_tokens": 10, "endpoint": "http://api.example/v1"})
+        cache.put(f"e{i}", {"text": "x", "completion_tokens": 50, "endpoint": "http://127.0.0.1:4321/v1"})
+    cache.close()
+    db = sqlite3.connect(tmp_path / "cache.sqlite")
+    for i in range(6):
+        db.execute("UPDATE responses SET created = ? WHERE key = ?", (1000 + 2 * i, f"r{i}"))
+        db.execute("UPDATE responses SET created = ? WHERE key = ?", (5000 + 5 * i, f"e{i}"))
+    db.execute("UPDATE responses SET created = 9000 WHERE key = 'e5'")  # a pause between runs: left out
+    db.commit()
+    db.close()  # the last connection closed: the cache is whole in its file, as a finished run leaves it
+    rows = read_only_cache(tmp_path)
+    assert measured_pace(rows, "http://api.example/v1") == {
+        "from": "response cache",
+        "replies": 6,
+        "seconds_per_request": 2.0,
+        "completion_tokens_per_s": 5.0,
+    }
+    assert measured_pace(rows, None)["seconds_per_request"] == 5.0
+    assert measured_pace(rows, None)["completion_tokens_per_s"] == 10.0
+    assert measured_pace(rows, "http://elsewhere/v1") is None and measured_pace(None, None) is None
