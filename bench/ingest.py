@@ -27,7 +27,7 @@ from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "builders")]  # the shared samples; test_latex.py
 
 from pdf_samples import make_paper_pdf  # noqa: E402
 from pypdf import PdfReader  # noqa: E402

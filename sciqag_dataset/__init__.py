@@ -46,12 +46,12 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        new = MOVED[spec.name]
-        warnings.warn(f"{spec.name} is now {new}; the old path goes in the next release", DeprecationWarning, 2)
-        return importlib.import_module(new)
+        return None  # a placeholder, replaced in sys.modules by the module under its new name
 
     def exec_module(self, module):
-        pass
+        new = MOVED[module.__name__]
+        warnings.warn(f"{module.__name__} is now {new}; the old path goes in the next release", DeprecationWarning, 2)
+        sys.modules[module.__name__] = importlib.import_module(new)
 
 
 if not any(isinstance(f, _MovedModules) for f in sys.meta_path):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -25,7 +27,18 @@ cli.build_parser().parse_args(["run", "--help"])
 """
 
 
+def _tracked_copy(dest: Path) -> Path:
+    """The files git tracks, copied to ``dest``."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
 def test_wheel_carries_its_data_and_works_outside_the_repo(tmp_path):
+    started = time.time()
     build = subprocess.run(
         [
             sys.executable,
@@ -35,7 +48,7 @@ def test_wheel_carries_its_data_and_works_outside_the_repo(tmp_path):
             "--no-deps",
             "--no-build-isolation",
             "-q",
-            str(ROOT),
+            str(_tracked_copy(tmp_path / "src")),  # setuptools builds in the source tree: a copy, not the repo
             "-w",
             str(tmp_path / "dist"),
         ],
@@ -54,6 +67,7 @@ def test_wheel_carries_its_data_and_works_outside_the_repo(tmp_path):
     )
     # `--help` exits through SystemExit(0) after printing the usage
     assert run.returncode == 0 and "usage: sciqag run" in run.stdout, run.stderr[-2000:]
+    assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < started  # nothing built in the repo
 
 
 def test_ci_installs_and_tests_exactly_as_readme_says():
@@ -98,6 +112,30 @@ def test_a_config_naming_a_built_in_metrics_option_loads_in_a_fresh_process(tmp_
 from sciqag_dataset.config.config_file import Config
 cfg = Config.load({str(tmp_path / "c.yaml")!r})
 assert cfg.evaluate.coverage_definition == "sentence" and cfg.filter.min_racar == 2.5
+cfg.filter.thresholds = {{"min_racar": 2.0}}
+assert cfg.filter.values()["min_racar"] == 2.5  # the rule's own key wins over `thresholds:`
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_config_with_a_plugins_options_travels_to_a_fresh_process(tmp_path):
+    """Ranks of a scaled run rebuild the config from ``to_dict`` in processes of their own: the plugins it names
+    are imported first, so their options are keys it may hold."""
+    code = """
+import json, sys
+from sciqag_dataset.config.config_file import Config
+cfg = Config.from_dict(json.loads(sys.stdin.read()))
+assert cfg.filter.max_question_words == 25 and cfg.evaluate.question_word_min_length == 2
+"""
+    made = """
+import json
+from sciqag_dataset.config.config_file import Config
+cfg = Config(plugins=["sciqag_dataset.examples.custom_metric"]).validate()
+cfg.filter.max_question_words, cfg.evaluate.question_word_min_length = 25, 2
+print(json.dumps(cfg.to_dict()))
+"""
+    data = subprocess.run([sys.executable, "-c", made], capture_output=True, text=True, timeout=120)
+    assert data.returncode == 0, data.stderr[-3000:]
+    proc = subprocess.run([sys.executable, "-c", code], input=data.stdout, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]

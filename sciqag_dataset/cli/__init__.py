@@ -95,10 +95,17 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMANDS:
         module.add_parser(subparsers)
     for module in plugin_commands():
+        before, listed = dict(subparsers.choices), list(subparsers._choices_actions)
         try:
             module.add_parser(subparsers)
-        except argparse.ArgumentError as exc:  # a name a built-in command has
-            print(f"sciqag: the command of {module.__name__} is left out: {exc}", file=sys.stderr)
+            taken = [f"{n} is taken" for n, p in before.items() if subparsers.choices[n] is not p]
+        except argparse.ArgumentError as exc:  # a name a built-in command has (Python 3.11+ says so itself)
+            taken = [str(exc)]
+        if taken:  # Python 3.10 replaces a command silently: the built-in one is put back
+            subparsers.choices.clear()
+            subparsers.choices.update(before)
+            subparsers._choices_actions[:] = listed
+            print(f"sciqag: the command of {module.__name__} is left out: {'; '.join(taken)}", file=sys.stderr)
     return parser
 
 

@@ -1,9 +1,8 @@
 """`sciqag filter WORK`: keep the evaluated QA pairs that pass every rule -> WORK/filtered.jsonl.
 
-Its rule flags come from the metrics' registry (``core.metrics.rules()``): a rule that is a field of the
-`filter:` section takes that field's flag, help and range (``--min-racar``); any other rule, a plugin
-metric's, gets a flag of its own that sets ``filter.thresholds.<rule>`` (`--max-question-words 25` with
-``--plugins sciqag_dataset.examples.custom_metric``).
+Its rule flags come from the metrics' registry (``core.metrics.rules()``): every registered rule, a plugin
+metric's too, is a field of the `filter:` section and takes that field's flag, help and range
+(``--min-racar``; `--max-question-words 25` with ``--plugins sciqag_dataset.examples.custom_metric``).
 The plugins are imported before the flags are made (``cli.parse``), so their rules are there.
 """
 
@@ -14,7 +13,7 @@ import typing
 from pathlib import Path
 
 from sciqag_dataset.cli import report
-from sciqag_dataset.cli.flags import add_field, add_section, add_work, command, resolve_config, sets
+from sciqag_dataset.cli.flags import add_field, add_section, add_work, command, resolve_config
 from sciqag_dataset.cli.work import open_work
 from sciqag_dataset.config.config_file import FilterConfig
 from sciqag_dataset.core import metrics
@@ -54,42 +53,12 @@ def filter_work(cfg, args) -> int:
     return report.filtered(Path(cfg.work_dir), result)
 
 
-def number(text: str) -> int | float:
-    """A rule's value as written: 25 stays an int, 0.5 is a float."""
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
-
-
-class _Shown(str):
-    """A rule's value in its description when the value is not known yet: formats as itself (``{t:g}``)."""
-
-    def __format__(self, spec: str) -> str:
-        return str(self)
-
-
-def rule_help(metric, rule) -> str:
-    """A plugin rule's help: its own description, with VALUE for the value, and where YAML sets it."""
-    try:
-        said = rule.describe(_Shown("VALUE"))
-    except Exception:  # a description that needs a real value: the rule's name says enough
-        said = rule.name.replace("_", " ") + " VALUE"
-    return f"{said} (the `{metric.name}` metric's rule; YAML: filter.thresholds.{rule.name})".replace("%", "%%")
-
-
 def add_rules(parser, group) -> None:
     """One flag per registered filter rule, in the registry's order."""
     fields = {f.name: f for f in dataclasses.fields(FilterConfig)}
     hints = typing.get_type_hints(FilterConfig)
-    for name, (metric, rule) in metrics.rules().items():
-        if name in fields:
-            add_field(parser, group, "filter", fields[name], hints[name])
-            continue
-        group.add_argument(
-            "--" + name.replace("_", "-"), dest=name, type=number, metavar="VALUE", help=rule_help(metric, rule)
-        )
-        sets(parser, name, f"filter.thresholds.{name}")
+    for name in metrics.rules():
+        add_field(parser, group, "filter", fields[name], hints[name])
 
 
 def add_parser(subparsers) -> None:

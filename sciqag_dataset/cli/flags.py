@@ -212,8 +212,8 @@ def add_plugins(parser: argparse.ArgumentParser) -> None:
         "--plugins",
         type=_csv,
         metavar="MODULES",
-        help="Python modules to import first, comma-separated: they register metrics of their own "
-        "(examples/custom_metric.py)",
+        help="Python modules to import first, comma-separated: they register metrics "
+        "(examples/custom_metric.py) or stages (examples/custom_pipeline_stage.py) of their own",
     )
 
 

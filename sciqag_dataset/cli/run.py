@@ -71,7 +71,7 @@ def run_work(cfg, args) -> int:
         return report.summary_line(result)
 
     if cfg.executor.kind == "plain" and option(args, "executor.workers"):
-        cfg.keywords.workers = cfg.executor.workers  # without an executor, --workers is keywords' as it was
+        cfg.keywords.workers = cfg.executor.workers  # without an executor, --workers sets keywords' workers
     done = pipeline.RunReport()
     try:
         if cfg.executor.kind == "plain":

@@ -135,7 +135,9 @@ class Config:
 
     @classmethod
     def from_dict(cls, data: dict) -> Config:
-        """The config ``to_dict`` returned (how a config travels to worker processes and cluster nodes)."""
+        """The config ``to_dict`` returned (how a config travels to worker processes and cluster nodes): its
+        plugins are imported first, since their options are keys of it."""
+        load_plugins([p for p in data.get("plugins") or [] if isinstance(p, str)])
         return build_section(cls, data, "config")
 
     def to_dict(self) -> dict[str, Any]:

@@ -63,8 +63,9 @@ class FilterConfig:
     )
 
     def values(self) -> dict[str, Any]:
-        """Every registered rule's value (None: off), ``thresholds`` over the fields."""
-        return {name: getattr(self, name, None) for name in metrics.rules()} | self.thresholds
+        """Every registered rule's value (None: off): its field where set (YAML or flag), else ``thresholds``."""
+        fields = {name: getattr(self, name, None) for name in metrics.rules()}
+        return {**fields, **self.thresholds, **{k: v for k, v in fields.items() if v is not None}}
 
     def check(self) -> None:
         """Refuse a threshold no registered rule has, or out of its rule's range; and rules that select nothing

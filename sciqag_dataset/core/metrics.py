@@ -202,11 +202,6 @@ def rule_options() -> list[Option]:
     return [r.option for m in _REGISTRY for r in m.rules]
 
 
-def metric_options() -> list[Option]:
-    """Every registered metric's own options: the `evaluate:` section's fields beside the shared ones."""
-    return [o for m in _REGISTRY for o in m.options]
-
-
 class _Names(Sequence):
     """The registered names as they are when read (a config field's ``choices`` is declared before a plugin
     registers its metric)."""

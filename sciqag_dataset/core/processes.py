@@ -155,7 +155,7 @@ def tied(interval: float = 1.0):
         [sys.executable, "-m", __name__, *map(str, owner), str(interval)],
         stdin=subprocess.DEVNULL,
         start_new_session=True,
-        cwd=Path(__file__).parents[1],
+        cwd=Path(__file__).parents[2],
     )
     was, _tie_forks = _tie_forks, True
     try:

@@ -46,7 +46,6 @@ from sciqag_dataset.orchestration import pipeline
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4.0  # the approximation where no tokenizer of the model is here (English prose, large vocabulary)
-LLM_STAGES = ("seed", "generate", "evaluate")
 PACE_GAP_S = 600.0  # gaps between cached replies longer than this are pauses between runs, not request time
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _JUDGED = re.compile(r"one for each of the (\d+) ")
@@ -517,7 +516,3 @@ def requests_by_stage(plan: dict) -> dict[str, dict[str, int]]:
         out[r["stage"]]["requests"] += r["requests"]
         out[r["stage"]]["prompt_tokens"] += r["prompt_tokens"]
     return dict(out)
-
-
-def read_plan(path: str | Path) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
