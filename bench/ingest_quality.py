@@ -3,6 +3,7 @@
     python bench/ingest_quality.py DIR                 # score DIR against DIR/manifest.json
     python bench/ingest_quality.py DIR --draft         # add draft entries for files the manifest lacks
     python bench/ingest_quality.py DIR --pdf-backend pdfium   # PDFs read through PDFium instead of pdfminer
+    python bench/ingest_quality.py DIR --hash          # rewrite the manifest with its text strings hashed
 
 The papers stay outside the repository (their text is not ours to commit); the manifest sits next to them.
 A paper is *usable* when all of these hold (issue 27's definition):
@@ -21,6 +22,19 @@ Manifest entry (JSON object keyed by file name)::
     {"title": "...", "doi": "10.1/x" | null, "phrases": [4 strings], "absent": [strings], "body": [strings],
      "broken": false}
 
+Each string of ``phrases``, ``absent`` and ``body`` may be plain text (a manifest under construction, ``--draft``)
+or hashed, so that a committed manifest holds none of the papers' text; both forms may be mixed::
+
+    {"words": N, "sha1": "<hex sha1 of norm(string), UTF-8>", "ends": [len(first word), len(last word)]}
+
+where N is the number of words of ``norm(string)`` and ``ends`` the length in characters of its first and last
+word. Every check compares ``norm(string)`` with the normalized record text as a substring, whichever the form:
+a hashed string is found among the hashes of the text's runs of N words, whole or with the first word cut to its
+last ``ends[0]`` characters and the last word to its first ``ends[1]`` (a substring may start or end inside a
+word), so a hashed manifest scores exactly as the plain one. ``--hash`` converts the plain strings of a manifest
+in place (draft entries are left as they are); ``title``, ``doi`` and the other fields stay as they are. Failure
+lines name a hashed string by its list and index (``phrase missing #2 (7 words)``, ``leaked #0 (11 words)``).
+
 ``"broken": true`` marks a file that must fail with a clear error (usable = it failed, nothing was stored).
 ``--draft`` writes a starting point from the independent extraction: every draft must be read and corrected by
 hand against the file before the manifest is scored; a draft entry carries ``"draft": true`` and is not scored.
@@ -29,6 +43,7 @@ hand against the file before the manifest is scored; a draft entry carries ``"dr
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -54,6 +69,76 @@ def norm(text: str) -> str:
     """Compare words only: NFKC (ligatures), lower case, punctuation and spacing as one space."""
     text = unicodedata.normalize("NFKC", text or "").lower()
     return " ".join(re.findall(r"[^\W_]+", text))
+
+
+def _sha1(normed: str) -> str:
+    return hashlib.sha1(normed.encode("utf-8")).hexdigest()
+
+
+def hash_string(text: str) -> dict:
+    """A manifest string as stored without its text: the sha1 of its norm(), its word count, and the length of its
+    first and last word (characters), which the substring match needs (see _Text)."""
+    words = norm(text).split()
+    return {
+        "words": len(words),
+        "sha1": _sha1(" ".join(words)),
+        "ends": [len(words[0]), len(words[-1])] if words else [0, 0],
+    }
+
+
+def hash_entry(entry: dict) -> dict:
+    """The entry with the plain strings of phrases, absent and body hashed; the other fields as they are."""
+    out = dict(entry)
+    for key in ("phrases", "absent", "body"):
+        if key in out:
+            out[key] = [hash_string(s) if isinstance(s, str) else s for s in out[key]]
+    return out
+
+
+class _Text:
+    """A record's normalized text, in which a manifest string is looked up as ``norm(string) in text``.
+
+    A plain string is looked up as it is. A hashed one is found by hashing the text's runs of N words: first the
+    whole words (one set of hashes per N), then, as a substring may begin inside a word and end inside one
+    (``"a ex"`` is in ``"data example"``), the runs whose first word is cut to its last ``ends[0]`` characters and
+    last word to its first ``ends[1]`` (one set per N and ends; N = 1: every ``ends[0]`` characters of a word).
+    The result is the substring test's, for every string.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = norm(text)
+        self.words = self.text.split()
+        self._runs: dict[tuple, set[str]] = {}
+
+    def _hashes(self, n: int, ends: tuple[int, int] | None) -> set[str]:
+        key = (n, ends)
+        if key not in self._runs:
+            w = self.words
+            if ends is None:
+                runs = (" ".join(w[k : k + n]) for k in range(len(w) - n + 1))
+            elif n == 1:
+                runs = (x[i : i + ends[0]] for x in set(w) for i in range(len(x) - ends[0] + 1))
+            else:
+                a, b = ends
+                runs = (
+                    " ".join([w[k][-a:], *w[k + 1 : k + n - 1], w[k + n - 1][:b]])
+                    for k in range(len(w) - n + 1)
+                    if len(w[k]) >= a and len(w[k + n - 1]) >= b
+                )
+            self._runs[key] = {_sha1(r) for r in runs}
+        return self._runs[key]
+
+    def __contains__(self, item: str | dict) -> bool:
+        if isinstance(item, str):
+            return norm(item) in self.text
+        n = item["words"]
+        if n == 0:  # "" is in any text
+            return True
+        return item["sha1"] in self._hashes(n, None) or item["sha1"] in self._hashes(n, tuple(item["ends"]))
+
+
+def _label(item: str | dict, what: str, k: int) -> str:
+    return f"{what}: {item!r}" if isinstance(item, str) else f"{what} #{k} ({item['words']} words)"
 
 
 def _kind(path: Path) -> str:
@@ -82,7 +167,7 @@ def score_paper(path: Path, entry: dict) -> dict:
         err = records[0].get("error") if records else "nothing read"
         return {"checks": {"read": False}, "why": [f"not read: {err}"]}
     rec = papers[0]
-    text = norm(rec["text"])
+    text = _Text(rec["text"])
     why = []
     checks = {"title": norm(rec["title"]) == norm(entry["title"])}
     if not checks["title"]:
@@ -91,18 +176,18 @@ def score_paper(path: Path, entry: dict) -> dict:
     checks["doi"] = doi == ((entry.get("doi") or "").lower() or None)
     if not checks["doi"]:
         why.append(f"doi {doi!r}")
-    missing = [p for p in entry["phrases"] if norm(p) not in text]
+    missing = [_label(p, "phrase missing", k) for k, p in enumerate(entry["phrases"]) if p not in text]
     checks["phrases"] = not missing
-    why += [f"phrase missing: {p!r}" for p in missing]
-    leaked = [a for a in entry.get("absent", []) if norm(a) in text]
+    why += missing
+    leaked = [_label(a, "leaked", k) for k, a in enumerate(entry.get("absent", [])) if a in text]
     paragraphs = [p for _, body in rec["sections"] for p in body.split("\n\n")]
     captions = [p[:60] for p in paragraphs if _CAPTION_START.match(p.strip())]
     entries = [p[:60] for p in paragraphs if len(_ENTRY.findall(p)) >= 2]
     checks["clean"] = not (leaked or captions or entries)
-    why += [f"leaked: {a!r}" for a in leaked] + [f"caption: {c!r}" for c in captions]
+    why += leaked + [f"caption: {c!r}" for c in captions]
     why += [f"reference entries: {e!r}" for e in entries]
     body = entry.get("body") or []
-    share = sum(norm(b) in text for b in body) / len(body) if body else 1.0
+    share = sum(b in text for b in body) / len(body) if body else 1.0
     checks["body"] = share >= BODY_SHARE
     if not checks["body"]:
         why.append(f"body {share:.0%}")
@@ -209,6 +294,13 @@ def draft(path: Path) -> dict:
     }
 
 
+def dump_manifest(manifest: dict) -> str:
+    """JSON as the manifest is kept (indent 1), a hashed string on one line."""
+    text = json.dumps(manifest, indent=1, ensure_ascii=False)
+    one = r'\{\s*"words": (\d+),\s*"sha1": "([0-9a-f]{40})",\s*"ends": \[\s*(\d+),\s*(\d+)\s*\]\s*\}'
+    return re.sub(one, r'{"words": \1, "sha1": "\2", "ends": [\3, \4]}', text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder", type=Path)
@@ -216,6 +308,7 @@ def main() -> None:
     ap.add_argument("--draft", action="store_true", help="add draft entries for files the manifest lacks")
     ap.add_argument("-q", "--quiet", action="store_true", help="the per-format line only")
     ap.add_argument("--pdf-backend", choices=["pdfplumber", "pdfium"], help="the PDF reader's character source")
+    ap.add_argument("--hash", action="store_true", help="rewrite the manifest with phrases/absent/body hashed")
     args = ap.parse_args()
     if args.pdf_backend:
         from sciqag_dataset.builders.ingest import pdf
@@ -223,11 +316,19 @@ def main() -> None:
         pdf.BACKEND = args.pdf_backend
     path = args.manifest or args.folder / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    if args.hash:
+        if not manifest:
+            sys.exit(f"no manifest at {path}")
+        hashed = {name: e if e.get("draft") else hash_entry(e) for name, e in manifest.items()}
+        path.write_text(dump_manifest(hashed), encoding="utf-8")
+        drafts = sum(bool(e.get("draft")) for e in manifest.values())
+        print(f"{path}: {len(manifest) - drafts} entries hashed, {drafts} draft entries left plain")
+        return
     if args.draft:
         for f in sorted(args.folder.iterdir()):
             if f.name != path.name and f.name not in manifest and f.is_file():
                 manifest[f.name] = draft(f)
-        path.write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+        path.write_text(dump_manifest(manifest), encoding="utf-8")
         print(f"{path}: {sum(bool(e.get('draft')) for e in manifest.values())} draft entries to check by hand")
         return
     if not manifest:
