@@ -88,7 +88,7 @@ SLOW_TESTS = {
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k / -m deselect anything: every test of a collected file is seen
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = {*item.fixturenames, *(f"{item.path.name}::{name}" for name in item.fixturenames)}
         listed = item.nodeid.partition("[")[0] in SLOW_TESTS
@@ -96,6 +96,8 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
     # a renamed or removed test must leave the table, or its new name would run in the quick tier unmarked
     files = {item.nodeid.partition("::")[0] for item in items}
+    if any("::" in arg for arg in config.args):  # tests picked by id: their files' other tests are not collected
+        files = set()
     stale = {t for t in SLOW_TESTS if t.partition("::")[0] in files} - {i.nodeid.partition("[")[0] for i in items}
     stale |= {t for t in SLOW_TESTS if not (Path(__file__).parent.parent / t.partition("::")[0]).exists()}
     if stale:

@@ -36,7 +36,7 @@ from sciqag_dataset.config.sections import (
 from sciqag_dataset.core import remote
 from sciqag_dataset.core.atomic import write_whole
 from sciqag_dataset.core.errors import UserError
-from sciqag_dataset.core.metrics import load_plugins
+from sciqag_dataset.core.metrics import load_plugins, plugin_modules
 from sciqag_dataset.core.options import build_section, check_fields, read_yaml
 from sciqag_dataset.core.options import opt as _opt
 from sciqag_dataset.core.redact import redact_url
@@ -141,7 +141,11 @@ class Config:
         return build_section(cls, data, "config")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every option, and as ``plugins`` every module whose options the sections hold (one imported by another
+        route than this config's ``plugins:`` too), so that ``from_dict`` in another process reads it back."""
+        data = dataclasses.asdict(self)
+        data["plugins"] = list(dict.fromkeys([*self.plugins, *plugin_modules()]))
+        return data
 
     def save(self, path: str | Path) -> None:
         """Write the resolved config; URLs lose any ``user:password@`` (keys live in the environment). A shard

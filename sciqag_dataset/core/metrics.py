@@ -230,6 +230,13 @@ NAMES: Sequence[str] = _Names()
 BUILT_IN = "sciqag_dataset.evaluation"
 
 
+def plugin_modules() -> list[str]:
+    """The modules whose metrics are registered in this process, the built-ins aside: what another process must
+    import to read a config holding their options."""
+    found = (getattr(m.build, "__module__", None) for m in _REGISTRY)
+    return list(dict.fromkeys(name for name in found if name and not name.startswith(BUILT_IN)))
+
+
 def load_plugins(modules: Sequence[str]) -> None:
     """Import the built-in metrics, then each module named in the config's ``plugins:`` (it registers its metrics
     and options as it is imported)."""
