@@ -151,7 +151,7 @@ class Config:
         """Write the resolved config; URLs lose any ``user:password@`` (keys live in the environment). A shard
         (``generate.shard``) belongs to the one command that was given it, never to the work directory's later
         commands, so it is not written."""
-        data = _redacted_urls(self.to_dict())
+        data = _redacted_urls(dataclasses.asdict(self))  # the plugins the user named, as they named them
         data["generate"]["shard"] = None
         data["set_options"] = [o for o in data.get("set_options", []) if o != "generate.shard"]
         write_whole(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
