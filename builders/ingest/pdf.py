@@ -30,8 +30,13 @@ from sciqag_dataset.builders.ingest.pdf_blocks import (
 )
 from sciqag_dataset.builders.ingest.pdf_glyphs import family, spell
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines, running_furniture
-from sciqag_dataset.builders.ingest.pdf_line import Line
+from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Line
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
+
+try:
+    from sciqag_dataset.builders.ingest import pdf_mupdf
+except ImportError as exc:  # the layout extra is not installed: the other backends still read
+    pdf_mupdf = exc
 
 _SPACING_ACCENTS = {
     "\u02c6": "\u0302",
@@ -60,13 +65,15 @@ def read(source: Source) -> Iterator[RawPaper]:
         warn(reason)
         partial.append(reason)
 
+    backend = source.options.get("pdf_backend") or BACKEND
     try:
-        info, pages_in, opened = _open(source.path)
+        info, pages_in, opened = _open(source.path, backend)
         with opened:
             pages, empty, unmapped = [], [], 0
             for n, page in enumerate(pages_in, 1):
                 try:
-                    lines, missing = page_lines(page, n)
+                    # a layout model's blocks, when it read the page; else the rules' columns
+                    lines, missing = (pdf_mupdf.page_lines if hasattr(page, "boxes") else page_lines)(page, n)
                     unmapped += missing
                     # an image and (almost) no text: a scanned page; a blank page or a drawing is not one
                     if sum(len(ln.text) for ln in lines) < 20 and page.images:
@@ -103,18 +110,25 @@ def read(source: Source) -> Iterator[RawPaper]:
         chars = sum(len(ln.text) for lines in pages for ln in lines)
         note = f"{unmapped} glyph(s) in fonts without a Unicode map left out (symbols or words may be missing)"
         (lost if unmapped > 0.05 * (chars + unmapped) else warn)(note)
-    yield {**_paper(pages, info), "partial": partial}
+    yield {**_paper(pages, info), "extractor": f"pdf/{backend}", "partial": partial}
 
 
-# which library reads the characters and their boxes: "pdfplumber" (pdfminer.six) or "pdfium" (pypdfium2);
-# bench/ingest.py measures both on the same files, bench/ingest_quality.py scores both
+# which library reads the characters and their boxes, when the run's ``pdf_backend`` reading option names none:
+# "pdfplumber" (pdfminer.six), "pdfium" (pypdfium2) or "layout" (PyMuPDF and its layout model); bench/ingest.py
+# measures them on the same files, bench/ingest_quality.py scores them
 BACKEND = "pdfplumber"
+BACKENDS = ("pdfplumber", "pdfium", "layout")
 
 
-def _open(path):
+def _open(path, backend: str):
     """(metadata, pages, a context that closes the file) with the chosen backend."""
-    if BACKEND == "pdfium":
+    if backend == "pdfium":
         info, _, pages = pdf_pdfium.open_pages(path)
+        return info, pages, nullcontext()
+    if backend == "layout":
+        if isinstance(pdf_mupdf, ImportError):
+            raise IngestError(f"--pdf-backend layout needs PyMuPDF: pip install 'sciqag-hf[layout]' ({pdf_mupdf})")
+        info, _, pages = pdf_mupdf.open_pages(path)
         return info, pages, nullcontext()
     pdf = pdfplumber.open(path, password="")
     return pdf.metadata or {}, pdf.pages, pdf
@@ -127,6 +141,8 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     spell(pages)  # ligatures spelt out, glyphs without a Unicode map named by the paper's words
     furniture = running_furniture(pages)
     lines = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
+    aside = [ln for ln in lines if ln.kind in ASIDE]  # the layout model's headers, footnotes, captions, tables
+    lines = [ln for ln in lines if ln.kind not in ASIDE]
     sizes, families = Counter(), Counter()  # the body's size and font family: the most text, in the first half
     half = max(1, (len(pages) + 1) // 2)  # of the paper (references and tables at the end are set smaller and
     for ln in lines:  # can outweigh a short paper's body)
@@ -139,7 +155,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     foot = _front_foot([ln for ln in lines if ln.page == opening], body)
     lines = [ln for ln in lines if id(ln) not in foot]
     first = [ln for ln in lines if ln.page == opening]
-    title_lines = _title(first, body)
+    title_lines = _model_title(first) or _title(first, body)
     title = inline(" ".join(ln.text for ln in title_lines))
     meta_title = inline(info.get("Title"))
     if not title and meta_title and _plausible_title(meta_title):
@@ -163,6 +179,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     cite_as = [ln for k, ln in enumerate(lines) for near in lines[max(k - 1, 0) : k + 2] if _CITE_AS.search(near.text)]
     # then the front page's foot, licence block and the paper's own citation line ("ACM Reference Format")
     notes = [b.text for b in front_notes(blocks, body, opening, title)] + [ln.text for ln in foot.values()]
+    notes += [ln.text for ln in aside if ln.page <= opening + 1]
     if not doi:
         found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
         found = found or DOI_IN_TEXT.search(" ".join(notes))
@@ -170,7 +187,6 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
     return {
         "format": "pdf",
-        "extractor": f"pdf/{BACKEND}",
         "title": title,
         "sections": [s for s in sections if s[1].strip()],
         "metadata": {"doi": doi, "authors": parse_authors(info.get("Author"))},
@@ -199,6 +215,12 @@ def _first_heading_top(blocks: list[Block], body: float, opening: int) -> float:
         and not b.lines[0].text.lower().startswith("abstract")
     ]
     return min(tops, default=float("inf"))
+
+
+def _model_title(first: list[Line]) -> list[Line]:
+    """The lines of the first block the layout model calls the title on the first page with text."""
+    box = next((ln.box for ln in first if ln.kind == "title"), None)
+    return [ln for ln in first if ln.box == box] if box is not None else []
 
 
 def _plausible_title(text: str) -> bool:

@@ -109,6 +109,7 @@ def line_blocks(lines: list[Line], body: float) -> list[Block]:
             and 0 <= ln.top - prev.bottom < 0.8 * max(ln.size, body)
             and (id(ln) in flow and id(prev) in flow or not (is_heading(ln, body) or is_heading(prev, body)))
             and not _caption_opens(ln, prev)
+            and (prev.box == ln.box or min(prev.box, ln.box) < 0)  # a layout model's block is one paragraph
         )
         if same:
             blocks[-1].lines.append(ln)
@@ -170,6 +171,10 @@ def _continues(block: Block, ln: Line, body: float) -> bool:
 
 def is_heading(ln: Line, body: float) -> bool:
     words = ln.text.split()
+    if ln.kind in ("text", "list-item"):  # the layout model read it as a paragraph's line
+        return False
+    if ln.kind in ("section-header", "title"):  # as a heading: unless it is too long or no words
+        return 0 < len(words) <= 20 and sum(bool(_WORD.fullmatch(w)) for w in words) >= 0.5 * len(words)
     if not words or len(words) > 14 or re.search(r"[.,;]$", ln.text) and not _NUMBERED.match(ln.text):
         return False
     plain = _NUMBERING.sub("", ln.text).split()

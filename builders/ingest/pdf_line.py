@@ -1,8 +1,12 @@
-"""A line of a PDF page as the layout pass sees it: its text, size, weight, place and column."""
+"""A line of a PDF page as the layout pass sees it: its text, size, weight, place, column and, where a layout
+model read the page, its block's class."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+#: the layout model's classes whose lines are not the paper's prose: read for the DOI and notes, never as text
+ASIDE = frozenset({"page-header", "page-footer", "footnote", "caption", "table", "picture", "formula"})
 
 
 @dataclass
@@ -16,3 +20,5 @@ class Line:
     page: int
     column: int  # 0: spans the page, 1: left column, 2: right column
     words: list = field(default_factory=list, repr=False)
+    kind: str = ""  # the layout model's class of its block ("text", "section-header", ...); "": no model read it
+    box: int = -1  # the number of that block in the document

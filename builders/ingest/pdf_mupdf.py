@@ -1,0 +1,154 @@
+"""A page's words and its layout from MuPDF (PyMuPDF with its layout model, AGPL-3.0): characters with their
+boxes, font size and font name from the page's text trace, grouped into words as ``pdf_pdfium.py`` groups them
+(the dict shape of pdfplumber's ``extract_words``), so that the layout pass (``pdf_layout.py``) runs on them; and
+the blocks PyMuPDF's layout model finds on the page (an ONNX graph network shipped in the wheel, run on the CPU,
+nothing downloaded): title, section header, text, list item, caption, footnote, page header and footer, table,
+picture, formula. ``page_lines`` reads the lines block by block, each with its block's class.
+Glyphs without a Unicode map are kept as marks (``pdf_glyphs.mark``, from the glyph's id, which MuPDF gives)."""
+
+from __future__ import annotations
+
+import re
+
+import pymupdf
+import pymupdf.layout  # noqa: F401  (installs the layout model behind Page.get_layout)
+
+from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.pdf_glyphs import mark
+from sciqag_dataset.builders.ingest.pdf_layout import page_lines as rule_lines
+from sciqag_dataset.builders.ingest.pdf_line import Line
+
+X_TOLERANCE = 1.5
+_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
+_UNMAPPED = 0xFFFD
+
+
+def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
+    """The page's words, top-down coordinates in points, and how many glyphs had no Unicode map. MuPDF puts a
+    space where the gap between two glyphs is a word space; a gap wider than ``X_TOLERANCE`` ends a word too."""
+    # the glyph ids of unmapped characters, by where they stand: the text trace has them, the text page does not
+    glyphs = {
+        (round(c[2][0], 1), round(c[2][1], 1)): c[1]
+        for span in page.get_texttrace()
+        for c in span["chars"]
+        if c[0] == _UNMAPPED
+    }
+    words: list[dict] = []
+    unmapped = 0
+    for block in page.get_text("rawdict", flags=_FLAGS)["blocks"]:
+        for line in block.get("lines", ()):
+            upright = abs(line["dir"][1]) < 0.01 and line["dir"][0] > 0
+            cur: dict | None = None
+            for span in line["spans"]:
+                font = re.sub(r"~\d+$", "", span["font"])  # MuPDF numbers fonts of one name apart: "Times~18"
+                size = round(span["size"], 2)
+                descent = min(span["descender"], 0.0) * span["size"]
+                for c in span["chars"]:
+                    ch = c["c"]
+                    if ch == "\ufffd":
+                        unmapped += 1
+                        ch = mark(font, glyphs.get((round(c["origin"][0], 1), round(c["origin"][1], 1)), 0))
+                    elif ch.isspace():
+                        cur = None
+                        continue
+                    # one size high from the font's descent under the baseline, as pdfminer's boxes are: the
+                    # font's full ascent and descent overlap the next line, whose words would read as scripts
+                    x0, _, x1, _ = c["bbox"]
+                    bottom = c["origin"][1] - descent
+                    top = bottom - size
+                    if (
+                        cur is not None
+                        and x0 - cur["x1"] <= X_TOLERANCE
+                        and x0 >= cur["x0"] - 0.5
+                        and abs(bottom - cur["bottom"]) < 0.5 * size
+                    ):
+                        cur["text"] += ch
+                        cur["x1"] = max(cur["x1"], x1)
+                        cur["top"], cur["bottom"] = min(cur["top"], top), max(cur["bottom"], bottom)
+                        if size > cur["size"]:
+                            cur["size"], cur["fontname"] = size, font
+                        continue
+                    cur = {"text": ch, "x0": x0, "x1": x1, "top": top, "bottom": bottom, "size": size}
+                    cur.update(fontname=font, upright=upright)
+                    words.append(cur)
+    return words, unmapped
+
+
+class Page:
+    """What the layout pass asks of a page (pdfplumber's names): size, words and images; and ``boxes``, the layout
+    model's blocks in reading order as (x0, top, x1, bottom, class)."""
+
+    def __init__(self, page: pymupdf.Page):
+        self.width, self.height = page.rect.width, page.rect.height
+        self._words, self.unmapped = page_words(page)
+        self.images = [
+            {"x0": b[0], "top": b[1], "x1": b[2], "bottom": b[3]}
+            for b in (info["bbox"] for info in page.get_image_info())
+        ]
+        self.curves, self.rects = [], []  # figures are the model's pictures, not found from drawn shapes
+        page.get_layout()
+        self.boxes = [tuple(b[:5]) for b in (page.layout_information or [])]
+
+    def extract_words(self, **_) -> list[dict]:
+        return self._words
+
+    def close(self) -> None:
+        pass
+
+
+def open_pages(path, password: str = ""):
+    """(metadata, page count, pages) of the PDF; the pages are read one at a time, as they are asked for."""
+    try:
+        doc = pymupdf.open(str(path), filetype="pdf")
+    except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
+        raise IngestError(f"invalid PDF: {exc}") from None
+    if doc.needs_pass and not doc.authenticate(password):
+        doc.close()
+        raise IngestError(
+            "encrypted PDF: decrypt it first with its password (qpdf --decrypt --password=... in.pdf out.pdf)"
+        )
+    info = {k.capitalize(): v for k, v in (doc.metadata or {}).items() if v}
+
+    def pages():
+        try:
+            for page in doc:
+                yield Page(page)
+        finally:
+            doc.close()
+
+    return info, doc.page_count, pages()
+
+
+def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
+    """The page's lines block by block in the model's reading order, each with its block's class and number
+    (``1000 * n`` on); within a block, lines as the layout pass makes them from its words (scripts joined). A block
+    wholly in one half of the page is that column's (a paragraph runs on across a column break)."""
+    boxes, mid = page.boxes, page.width / 2
+    groups: list[list[dict]] = [[] for _ in boxes]
+    loose: list[dict] = []  # words in no block: read by the rules, after the page's blocks
+    for w in page.extract_words():
+        x, y = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
+        k = next((k for k, b in enumerate(boxes) if b[0] - 2 <= x <= b[2] + 2 and b[1] - 2 <= y <= b[3] + 2), None)
+        (loose if k is None else groups[k]).append(w)
+    lines: list[Line] = []
+    for k, (x0, _, x1, _, kind) in enumerate(boxes):
+        if not groups[k]:
+            continue
+        column = 1 if x1 <= mid + 2 else 2 if x0 >= mid - 2 else 0
+        for ln in rule_lines(_Words(groups[k], page.width, page.height), n)[0]:
+            ln.kind, ln.box, ln.column = kind, 1000 * n + k, column
+            lines.append(ln)
+    if loose:
+        lines += rule_lines(_Words(loose, page.width, page.height), n)[0]
+    return lines, page.unmapped
+
+
+class _Words:
+    """Some of a page's words as a page of their own, for the layout pass."""
+
+    def __init__(self, words: list[dict], width: float, height: float):
+        self._words, self.width, self.height = words, width, height
+        self.curves, self.rects, self.images = [], [], []
+
+    def extract_words(self, **_) -> list[dict]:
+        return self._words
