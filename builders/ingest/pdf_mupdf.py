@@ -120,9 +120,9 @@ def open_pages(path, password: str = ""):
 
 
 def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
-    """The page's lines block by block in the model's reading order, each with its block's class and number
-    (``1000 * n`` on); within a block, lines as the layout pass makes them from its words (scripts joined). A block
-    wholly in one half of the page is that column's (a paragraph runs on across a column break)."""
+    """The page's lines block by block, each with its block's class and number (``1000 * n`` on); within a block,
+    lines as the layout pass makes them from its words (scripts joined). A block wholly in one half of the page is
+    that column's (a paragraph runs on across a column break)."""
     boxes, mid = page.boxes, page.width / 2
     groups: list[list[dict]] = [[] for _ in boxes]
     loose: list[dict] = []  # words in no block: read by the rules, after the page's blocks
@@ -131,7 +131,8 @@ def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
         k = next((k for k, b in enumerate(boxes) if b[0] - 2 <= x <= b[2] + 2 and b[1] - 2 <= y <= b[3] + 2), None)
         (loose if k is None else groups[k]).append(w)
     lines: list[Line] = []
-    for k, (x0, _, x1, _, kind) in enumerate(boxes):
+    for k in _reading_order(boxes, mid):
+        x0, _, x1, _, kind = boxes[k]
         if not groups[k]:
             continue
         column = 1 if x1 <= mid + 2 else 2 if x0 >= mid - 2 else 0
@@ -141,6 +142,22 @@ def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
     if loose:
         lines += rule_lines(_Words(loose, page.width, page.height), n)[0]
     return lines, page.unmapped
+
+
+def _reading_order(boxes: list[tuple], mid: float) -> list[int]:
+    """The blocks' order as the rules read a page: full-width blocks cut it into bands, and in each band the left
+    column's blocks come before the right column's, each top-down (the model's own order mixes columns)."""
+    out: list[int] = []
+    band: list[int] = []
+    side = {k: 1 if b[2] <= mid + 2 else 2 if b[0] >= mid - 2 else 0 for k, b in enumerate(boxes)}
+    for k in sorted(range(len(boxes)), key=lambda k: boxes[k][1]):
+        if side[k] == 0:
+            out += sorted(band, key=lambda j: (side[j], boxes[j][1]))
+            band = []
+            out.append(k)
+        else:
+            band.append(k)
+    return out + sorted(band, key=lambda j: (side[j], boxes[j][1]))
 
 
 class _Words:
