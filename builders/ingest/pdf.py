@@ -54,6 +54,8 @@ _LOOSE_ACCENT = re.compile("([" + "".join(_SPACING_ACCENTS) + r"])\s?([A-Za-z\u0
 # numbered citations; not Miller indices ("[001]", "[110]": a leading zero or three digits of 0-2)
 _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
+# a journal's name set above the title, larger than it ("Journal of Statistical Software")
+_MASTHEAD = re.compile(r"^(?:[A-Z][\w&-]*\s+){0,3}Journal\b|\bJournal of\b|^(?:Annals|Proceedings|Transactions) of\b")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 
 
@@ -140,9 +142,8 @@ def _open(path, backend: str):
 def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     spell(pages)  # ligatures spelt out, glyphs without a Unicode map named by the paper's words
     furniture = running_furniture(pages)
-    lines = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
-    aside = [ln for ln in lines if ln.kind in ASIDE]  # the layout model's headers, footnotes, captions, tables
-    lines = [ln for ln in lines if ln.kind not in ASIDE]
+    read = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
+    lines = [ln for ln in read if ln.kind not in ASIDE]  # not the layout model's headers, footnotes, captions, ...
     sizes, families = Counter(), Counter()  # the body's size and font family: the most text, in the first half
     half = max(1, (len(pages) + 1) // 2)  # of the paper (references and tables at the end are set smaller and
     for ln in lines:  # can outweigh a short paper's body)
@@ -150,12 +151,17 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
             sizes[round(ln.size, 1)] += len(ln.text)
             families[font_family(ln)] += len(ln.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
+    _prose_in_figures([ln for ln in read if ln.kind == "picture"], body)
+    lines = [ln for ln in read if ln.kind not in ASIDE]
+    aside = [ln for ln in read if ln.kind in ASIDE]
     family = families.most_common(1)[0][0] if families else None
     opening = min((ln.page for ln in lines), default=1)  # the first page with text (a scanned cover before it)
     foot = _front_foot([ln for ln in lines if ln.page == opening], body)
     lines = [ln for ln in lines if id(ln) not in foot]
     first = [ln for ln in lines if ln.page == opening]
-    title_lines = _model_title(first) or _title(first, body)
+    # a title set at the top of the page may be read as a page header by a layout model
+    top = [ln for ln in read if ln.page == opening and (ln.kind not in ASIDE or ln.kind == "page-header")]
+    title_lines = _model_title(first) or _whole_block(_title([ln for ln in top if id(ln) not in foot], body), top)
     title = inline(" ".join(ln.text for ln in title_lines))
     meta_title = inline(info.get("Title"))
     if not title and meta_title and _plausible_title(meta_title):
@@ -195,6 +201,16 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     }
 
 
+def _prose_in_figures(pictures: list[Line], body: float) -> None:
+    """Blocks the layout model calls pictures that hold the body's paragraphs (a heading and text under a figure,
+    taken in with it): two or more lines of six words or more at the body's size. Their lines at the body's size
+    or larger go back to the rules (no class); the figure's labels, set smaller, stay out."""
+    prose = Counter(ln.box for ln in pictures if abs(ln.size - body) < 0.6 and len(ln.words) >= 6)
+    for ln in pictures:
+        if prose[ln.box] >= 2 and ln.size > body - 0.6:
+            ln.kind, ln.box = "", -1
+
+
 def _front_foot(first: list[Line], body: float) -> dict[int, Line]:
     """The first page's foot: lines set smaller than the body below its last line of body text (the venue and
     copyright lines, a split by the column gutter does not matter)."""
@@ -223,6 +239,16 @@ def _model_title(first: list[Line]) -> list[Line]:
     return [ln for ln in first if ln.box == box] if box is not None else []
 
 
+def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:
+    """The title's lines and the others of the layout model's blocks it is in, at its size (a title's second line
+    set apart from the first)."""
+    boxes = {ln.box for ln in title if ln.box >= 0}
+    if not boxes:
+        return title
+    size = max(ln.size for ln in title)
+    return [ln for ln in lines if ln in title or ln.box in boxes and abs(ln.size - size) < 0.5]
+
+
 def _plausible_title(text: str) -> bool:
     return (
         len(text) > 15
@@ -244,7 +270,7 @@ def _title(first: list[Line], body: float) -> list[Line]:
     run = _largest_run(top)
     if len(run) > 1 and _label(run[0], run[1]):
         return run[1:]
-    if len(run) == 1 and _label(run[0], None):
+    if len(run) == 1 and (_label(run[0], None) or _MASTHEAD.search(run[0].text)):
         below = _largest_run([ln for ln in top if ln.top > run[0].bottom and ln.size > 1.3 * body])
         if sum(len(ln.text.split()) for ln in below) >= 3:
             return below
@@ -275,10 +301,9 @@ def _label(ln: Line, title: Line | None) -> bool:
     # at the title's size a family of its own is not enough: a label's word or two are capitalised nouns
     # ("Communication", "Short Communication"), where a title's first line may run on ("Reduction of")
     label_words = abs(ln.size - title.size) >= 0.5 or re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", ln.text)
-    other = (
-        bool(ln.words and title.words and label_words)
-        and _stem(ln.words[0]) != Counter(_stem(w) for w in title.words).most_common(1)[0][0]
-    )  # the title line's own family, not that of an italic word opening it
+    other = bool(ln.words and title.words and label_words) and (
+        _stem(ln.words[0]) != Counter(_stem(w) for w in title.words).most_common(1)[0][0] or ln.bold != title.bold
+    )  # the title line's own family (not that of an italic word opening it), or its weight
     return ln.text.isupper() and not title.text.isupper() or other
 
 

@@ -25,12 +25,12 @@ _DIGITS_OR_ROMAN = r"(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)"
 _NUMBERED = re.compile(rf"^(?:{_DIGITS_OR_ROMAN}|[A-H]\.)\s+[A-Z]")
 _NUMBERED_DIGITS = re.compile(rf"^{_DIGITS_OR_ROMAN}\s+[A-Z]")
 _REFERENCES = re.compile(
-    r"^(?:\d{1,2}\.?\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited)"
+    r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited)"
     r"\s*$",
     re.I,
 )
 _AFTER_REFERENCES = re.compile(
-    r"^(?:\d{1,2}\.?\s+)?(?:appendix|supplementary|supporting information|methods|"
+    r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.\s+)?(?:appendix|supplementary|supporting information|methods|"
     r"online methods|data availability|code availability|extended data)\b",
     re.I,
 )
@@ -81,6 +81,8 @@ _LABEL_SENTENCE = re.compile(
     r"summari[sz]es|lists?|gives?|plots?|depicts?|reports?|contains?|indicates?|is|are|was|were)\b",
     re.I,
 )
+# an entry's first author in the other orders: "M. Bode, ...", "J.-C. Girard and ...", "Karlsson L, ..."
+_AUTHOR_FIRST = re.compile(r"^(?:[A-Z]\.\s?-?){1,3}\s*[A-Z][\w'’-]+(?:,|\s+and\b)|^[A-Z][\w'’-]+\s[A-Z]{1,3}[,.]")
 _NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
 
@@ -264,6 +266,7 @@ def paper_sections(
     sections: list[list] = [["", []]]
     references, in_refs, has_abstract = 0, False, False
     headed = any(len(b.lines) == 1 and is_heading(b.lines[0], body) for b in blocks)
+    listed = _listed_references(blocks)
     mark = None  # a footnote's mark, standing alone: its text follows, set small
     dropped = None  # the last line of furniture: the small lines right under it are more of it
     for block in blocks:
@@ -287,6 +290,9 @@ def paper_sections(
             kind = "notes"  # the paper's own citation line (its DOI is read from it by pdf.py)
         dropped = block.lines[-1] if kind == "notes" or more else None  # only notes run on
         if footnote or more or kind:
+            continue
+        if id(block) in listed:
+            references += 1
             continue
         if len(block.lines) == 1 and is_heading(block.lines[0], body):
             # the list ends at the next known section (Nature prints Methods after the references)
@@ -329,6 +335,24 @@ def paper_sections(
     if not has_abstract and sections[0][1] and len(" ".join(sections[0][1]).split()) >= 40:
         sections[0][0], has_abstract = "Abstract", True  # the unlabelled paragraph under the title
     return sections, references, has_abstract
+
+
+def _listed_references(blocks: list[Block]) -> set[int]:
+    """Reference entries a layout model reads as list items, one block each, with no heading over them: runs of
+    three or more list items (other blocks between them aside) that each start as an entry and carry a year."""
+    found: set[int] = set()
+    run: list[Block] = []
+    for block in [*blocks, None]:
+        if block is not None and block.lines[0].kind != "list-item":
+            continue
+        text = block.text if block is not None else ""
+        if block is not None and YEAR.search(text) and (_ENTRY_START.match(text) or _AUTHOR_FIRST.match(text)):
+            run.append(block)
+            continue
+        if len(run) >= 3:
+            found.update(id(b) for b in run)
+        run = []
+    return found
 
 
 def _numeric(words: list[str]) -> float:
