@@ -56,6 +56,7 @@ _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
 # a journal's name set above the title, larger than it ("Journal of Statistical Software")
 _MASTHEAD = re.compile(r"^(?:[A-Z][\w&-]*\s+){0,3}Journal\b|\bJournal of\b|^(?:Annals|Proceedings|Transactions) of\b")
+_DOI_LINE = re.compile(r"\s*(?:(?:DOI|doi)\s*:?\s*|https?://(?:dx\.)?doi\.org/)(10\.\d{4,9}/\S+)\s*")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 
 
@@ -189,6 +190,10 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     if not doi:
         found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
         found = found or DOI_IN_TEXT.search(" ".join(notes))
+        # last, a line that is a DOI and nothing else on the first pages or the last (a foot, a closing line)
+        last = max((ln.page for ln in read), default=opening)
+        alone = (ln.text for ln in read if ln.page <= opening + 1 or ln.page == last)
+        found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
         doi = found[1] if found else None
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
     return {

@@ -279,7 +279,8 @@ def paper_sections(
             and abs(dropped.size - first.size) < 0.3
             and first.size < 0.95 * body
             and 0 <= first.top - dropped.bottom < 1.5 * first.size
-        )  # "Proceedings of ...", then its place and date
+            and len(block.lines) <= 4
+        )  # "Proceedings of ...", then its place and date (not a paragraph, such as an abstract under a licence)
         kind = _furniture_block(block, text, body)
         if (
             first.page <= opening + 1

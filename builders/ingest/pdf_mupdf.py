@@ -136,12 +136,29 @@ def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
         if not groups[k]:
             continue
         column = 1 if x1 <= mid + 2 else 2 if x0 >= mid - 2 else 0
-        for ln in rule_lines(_Words(groups[k], page.width, page.height), n)[0]:
+        words, cap = _drop_capital(groups[k])
+        got = rule_lines(_Words(words, page.width, page.height), n)[0]
+        beside = [ln for ln in got if cap and ln.x0 >= cap["x1"] - 1 and ln.bottom >= cap["top"]]
+        if beside:  # the paragraph's first line: its first word lacks the capital
+            first = min(beside, key=lambda ln: ln.top)
+            first.text = cap["text"] + first.text
+            first.words[0] = {**first.words[0], "text": cap["text"] + first.words[0]["text"]}
+        for ln in got:
             ln.kind, ln.box, ln.column = kind, 1000 * n + k, column
             lines.append(ln)
     if loose:
         lines += rule_lines(_Words(loose, page.width, page.height), n)[0]
     return lines, page.unmapped
+
+
+def _drop_capital(words: list[dict]) -> tuple[list[dict], dict | None]:
+    """A block's words without its drop capital (a letter or two set two or more times the block's size, its
+    paragraph's first letter), and that capital; else the words as they are and None."""
+    if len(words) < 4:
+        return words, None
+    size = sorted(w["size"] for w in words)[len(words) // 2]
+    cap = next((w for w in words if len(w["text"]) <= 2 and w["text"].isalpha() and w["size"] >= 2 * size), None)
+    return ([w for w in words if w is not cap], cap) if cap else (words, None)
 
 
 def _reading_order(boxes: list[tuple], mid: float) -> list[int]:
