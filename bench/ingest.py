@@ -3,9 +3,11 @@
     python bench/ingest.py               # 24 files per format
     python bench/ingest.py --copies 60
 
-1. PDF pages/s: pypdf's text per page (the reader before the layout-aware one) against the layout-aware
-   reader (words, columns, headers, headings) with its characters from pdfplumber and from PDFium (pypdfium2),
-   over the same files; ``--pdfs DIR`` adds a folder of real papers, ``--pdf-only`` skips the rest.
+1. PDF pages/s: pypdf's text per page (no layout at all) against the reader (words, columns, headers, headings)
+   with each backend: characters from pdfplumber, from PDFium (pypdfium2), and PyMuPDF with its layout model
+   (``layout``, when installed), over the same files; ``--pdfs DIR`` adds a folder of real papers, ``--pdf-only``
+   skips the rest. One core: ``taskset -c 0 python bench/ingest.py ...`` (the layout model's ONNX session uses
+   every core it may).
 2. Papers/s per format (text, Markdown, JATS XML, LaTeX archive, PDF) with 1 and 2 workers: `sciqag run
    --stages ingest --executor local --tasks W --workers W`, a fresh work dir each.
 
@@ -33,7 +35,7 @@ from pdf_samples import make_paper_pdf  # noqa: E402
 from pypdf import PdfReader  # noqa: E402
 from test_latex import MAIN, METHOD  # noqa: E402
 
-from sciqag_dataset.builders.ingest import pdf, read_file  # noqa: E402
+from sciqag_dataset.builders.ingest import pdf, pdf_backends, read_file  # noqa: E402
 from sciqag_dataset.config.config_file import Config  # noqa: E402
 from sciqag_dataset.orchestration import pipeline  # noqa: E402
 from sciqag_dataset.orchestration.scale import ScaledRunner  # noqa: E402
@@ -72,23 +74,30 @@ def inputs(root: Path, copies: int) -> dict[str, Path]:
     return folders
 
 
-def pdf_pages_per_second(folder: Path) -> tuple[float, float, float, int]:
-    """pages/s of pypdf's plain text, and of the layout-aware reader on pdfplumber and on PDFium, same files."""
+def pdf_pages_per_second(folder: Path) -> tuple[dict[str, float], int]:
+    """pages/s of pypdf's plain text ("pypdf"), and of the reader with each backend, over the same files."""
     files = sorted(folder.glob("*.pdf"))
     pages = sum(len(PdfReader(f).pages) for f in files)
     started = time.perf_counter()
     for f in files:
         [p.extract_text() for p in PdfReader(f).pages]
-    old = pages / (time.perf_counter() - started)
-    rates = []
-    for backend in ("pdfplumber", "pdfium"):
+    rates = {"pypdf": pages / (time.perf_counter() - started)}
+    for backend in pdf_backends.BACKENDS:
+        if backend == "layout" and pdf_backends.resolve("auto") != "layout":
+            continue  # the layout extra is not installed
         pdf.BACKEND = backend
+        read_file(files[0])  # a model loads once per process: not counted
         started = time.perf_counter()
         for f in files:
             read_file(f)
-        rates.append(pages / (time.perf_counter() - started))
-    pdf.BACKEND = "pdfplumber"
-    return old, rates[0], rates[1], pages
+        rates[backend] = pages / (time.perf_counter() - started)
+    pdf.BACKEND = "auto"
+    return rates, pages
+
+
+def _rates(rates: dict[str, float]) -> str:
+    base = rates["pdfplumber"]
+    return ", ".join(f"{k} {v:.1f} pages/s ({v / base:.2f}x pdfplumber)" for k, v in rates.items())
 
 
 def papers_per_second(folder: Path, work: Path, workers: int) -> float:
@@ -111,29 +120,20 @@ def main() -> None:
     ap.add_argument("--pdf-only", action="store_true", help="pages/s only, no papers/s per format")
     args = ap.parse_args()
     if args.pdfs:
-        old, plumber, pdfium, pages = pdf_pages_per_second(args.pdfs)
-        print(
-            f"{args.pdfs}: {pages} pages: pypdf text {old:.1f} pages/s, layout reader on pdfplumber {plumber:.1f} "
-            f"pages/s, on PDFium {pdfium:.1f} pages/s ({pdfium / plumber:.2f}x)"
-        )
+        rates, pages = pdf_pages_per_second(args.pdfs)
+        print(f"{args.pdfs}: {pages} pages: {_rates(rates)}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         folders = inputs(root / "in", args.copies)
-        old, new, pdfium, pages = pdf_pages_per_second(folders["pdf"])
+        pdf_rates, pages = pdf_pages_per_second(folders["pdf"])
         if args.pdf_only:
-            print(
-                f"samples, {pages} pages: pypdf {old:.1f} pages/s, pdfplumber {new:.1f}, PDFium {pdfium:.1f} "
-                f"({pdfium / new:.2f}x)"
-            )
+            print(f"samples, {pages} pages: {_rates(pdf_rates)}")
             return
         rates = {
             fmt: [papers_per_second(folder, root / f"w-{fmt}-{w}", w) for w in (1, 2)]
             for fmt, folder in folders.items()
         }
-    print(
-        f"\nPDF, {pages} pages ({args.copies} files): pypdf text per page {old:.1f} pages/s, layout-aware reader "
-        f"{new:.1f} pages/s ({new / old:.2f}x), the same reader on PDFium {pdfium:.1f} pages/s ({pdfium / new:.2f}x)"
-    )
+    print(f"\nPDF, {pages} pages ({args.copies} files): {_rates(pdf_rates)}")
     print(f"\n{args.copies} papers per format, datatrove Local executor, {os.cpu_count()} cores")
     print(f"{'format':>8} | {'1 worker p/s':>12} | {'2 workers p/s':>13} | ratio")
     for fmt, (one, two) in rates.items():

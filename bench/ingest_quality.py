@@ -307,7 +307,7 @@ def main() -> None:
     ap.add_argument("--manifest", type=Path, help="default: FOLDER/manifest.json")
     ap.add_argument("--draft", action="store_true", help="add draft entries for files the manifest lacks")
     ap.add_argument("-q", "--quiet", action="store_true", help="the per-format line only")
-    ap.add_argument("--pdf-backend", choices=["pdfplumber", "pdfium", "layout"], help="the PDF reader's character source")
+    ap.add_argument("--pdf-backend", choices=["auto", "layout", "pdfplumber", "pdfium"], help="default: auto")
     ap.add_argument("--hash", action="store_true", help="rewrite the manifest with phrases/absent/body hashed")
     args = ap.parse_args()
     if args.pdf_backend:

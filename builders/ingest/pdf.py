@@ -17,7 +17,7 @@ from contextlib import nullcontext
 import pdfplumber
 from pdfplumber.utils.exceptions import PdfminerException
 
-from sciqag_dataset.builders.ingest import pdf_pdfium
+from sciqag_dataset.builders.ingest import pdf_backends, pdf_mupdf, pdf_pdfium
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
 from sciqag_dataset.builders.ingest.pdf_blocks import (
@@ -32,11 +32,6 @@ from sciqag_dataset.builders.ingest.pdf_glyphs import family, spell
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines, running_furniture
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Line
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
-
-try:
-    from sciqag_dataset.builders.ingest import pdf_mupdf
-except ImportError as exc:  # the layout extra is not installed: the other backends still read
-    pdf_mupdf = exc
 
 _SPACING_ACCENTS = {
     "\u02c6": "\u0302",
@@ -68,7 +63,7 @@ def read(source: Source) -> Iterator[RawPaper]:
         warn(reason)
         partial.append(reason)
 
-    backend = source.options.get("pdf_backend") or BACKEND
+    backend = pdf_backends.resolve(source.options.get("pdf_backend") or BACKEND)
     try:
         info, pages_in, opened = _open(source.path, backend)
         with opened:
@@ -116,11 +111,10 @@ def read(source: Source) -> Iterator[RawPaper]:
     yield {**_paper(pages, info), "extractor": f"pdf/{backend}", "partial": partial}
 
 
-# which library reads the characters and their boxes, when the run's ``pdf_backend`` reading option names none:
-# "pdfplumber" (pdfminer.six), "pdfium" (pypdfium2) or "layout" (PyMuPDF and its layout model); bench/ingest.py
-# measures them on the same files, bench/ingest_quality.py scores them
-BACKEND = "pdfplumber"
-BACKENDS = ("pdfplumber", "pdfium", "layout")
+# which library reads the characters and their boxes when the run's ``pdf_backend`` reading option names none:
+# "layout" (PyMuPDF and its layout model's blocks), "pdfplumber" (pdfminer.six) or "pdfium" (pypdfium2), each
+# under the same rules; bench/ingest.py measures them on the same files, bench/ingest_quality.py scores them
+BACKEND = "auto"
 
 
 def _open(path, backend: str):
@@ -129,8 +123,6 @@ def _open(path, backend: str):
         info, _, pages = pdf_pdfium.open_pages(path)
         return info, pages, nullcontext()
     if backend == "layout":
-        if isinstance(pdf_mupdf, ImportError):
-            raise IngestError(f"--pdf-backend layout needs PyMuPDF: pip install 'sciqag-hf[layout]' ({pdf_mupdf})")
         info, _, pages = pdf_mupdf.open_pages(path)
         return info, pages, nullcontext()
     pdf = pdfplumber.open(path, password="")

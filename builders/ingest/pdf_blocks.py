@@ -48,7 +48,7 @@ _FRONT_MATTER = re.compile(
     r"^[*∗†‡]?\s*(?:proceedings of\b|©|\(cid:13\)|copyright\b|received:|received \d|"
     r"accepted:|published(?: online)?:|correspond(?:ence|ing author)\b|e-?mail:|tel\.?:|"
     r"full list of author information|this is an open access article|\S+ et al\.?;? licensee|"
-    r"open access$|citation:|academic editor:|edited by\b|"
+    r"open access$|citation:|(?:acm )?reference format:?$|academic editor:|edited by\b|"
     r"(?:research|review|original|short|brief)?\s*(?:article|paper|communication|review|"
     r"research|letter)?\s*(?:open access)?$)",
     re.I,
@@ -384,8 +384,8 @@ def _furniture_block(block: Block, text: str, body: float) -> str | None:
         return "notes"
     if small and len(block.lines) <= 4 and _FOOTNOTE.match(text):
         return "footnote"
-    if len(words) >= 4 and _numeric(words) >= 0.5:
-        return "table"
+    if len(words) >= 4 and _numeric(words) >= 0.5 or len(words) >= 2 and _numeric(words) == 1:
+        return "table"  # a table's rows; a layout model reads a row of numbers as a block of its own
     return None
 
 

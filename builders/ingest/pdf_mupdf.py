@@ -9,29 +9,36 @@ Glyphs without a Unicode map are kept as marks (``pdf_glyphs.mark``, from the gl
 from __future__ import annotations
 
 import re
-
-import pymupdf
-import pymupdf.layout  # noqa: F401  (installs the layout model behind Page.get_layout)
+from typing import TYPE_CHECKING
 
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_glyphs import mark
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines as rule_lines
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
+if TYPE_CHECKING:
+    import pymupdf
+
 X_TOLERANCE = 1.5
-_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
+_FLAGS = 1 | 2 | 64  # TEXT_PRESERVE_LIGATURES | TEXT_PRESERVE_WHITESPACE | TEXT_MEDIABOX_CLIP
 _UNMAPPED = 0xFFFD
 
 
 def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     """The page's words, top-down coordinates in points, and how many glyphs had no Unicode map. MuPDF puts a
     space where the gap between two glyphs is a word space; a gap wider than ``X_TOLERANCE`` ends a word too."""
+    # a CID font with no ToUnicode map: MuPDF guesses letters from the glyph ids, which are no text
+    guessed = {
+        _base(f[3])
+        for f in page.get_fonts(full=True)
+        if f[5].startswith("Identity") and page.parent.xref_get_key(f[0], "ToUnicode")[0] == "null"
+    }
     # the glyph ids of unmapped characters, by where they stand: the text trace has them, the text page does not
     glyphs = {
         (round(c[2][0], 1), round(c[2][1], 1)): c[1]
         for span in page.get_texttrace()
         for c in span["chars"]
-        if c[0] == _UNMAPPED
+        if c[0] == _UNMAPPED or _base(span["font"]) in guessed
     }
     words: list[dict] = []
     unmapped = 0
@@ -40,12 +47,13 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
             upright = abs(line["dir"][1]) < 0.01 and line["dir"][0] > 0
             cur: dict | None = None
             for span in line["spans"]:
-                font = re.sub(r"~\d+$", "", span["font"])  # MuPDF numbers fonts of one name apart: "Times~18"
+                font = _base(span["font"])
                 size = round(span["size"], 2)
                 descent = min(span["descender"], 0.0) * span["size"]
+                unmapped_font = _base(span["font"]) in guessed
                 for c in span["chars"]:
                     ch = c["c"]
-                    if ch == "\ufffd":
+                    if ch == "\ufffd" or unmapped_font and not ch.isspace():
                         unmapped += 1
                         ch = mark(font, glyphs.get((round(c["origin"][0], 1), round(c["origin"][1], 1)), 0))
                     elif ch.isspace():
@@ -58,6 +66,8 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                     top = bottom - size
                     if (
                         cur is not None
+                        and cur["size"] == size  # a change of size or font ends a word, as pdfplumber's do: the
+                        and cur["fontname"] == font  # layout pass joins scripts back by their size and place
                         and x0 - cur["x1"] <= X_TOLERANCE
                         and x0 >= cur["x0"] - 0.5
                         and abs(bottom - cur["bottom"]) < 0.5 * size
@@ -65,13 +75,16 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                         cur["text"] += ch
                         cur["x1"] = max(cur["x1"], x1)
                         cur["top"], cur["bottom"] = min(cur["top"], top), max(cur["bottom"], bottom)
-                        if size > cur["size"]:
-                            cur["size"], cur["fontname"] = size, font
                         continue
                     cur = {"text": ch, "x0": x0, "x1": x1, "top": top, "bottom": bottom, "size": size}
                     cur.update(fontname=font, upright=upright)
                     words.append(cur)
     return words, unmapped
+
+
+def _base(font: str) -> str:
+    """A font's name without its subset tag ("ABCDEF+") and MuPDF's number for fonts of one name ("Times~18")."""
+    return re.sub(r"~\d+$", "", font.split("+")[-1])
 
 
 class Page:
@@ -96,8 +109,20 @@ class Page:
         pass
 
 
+def _pymupdf():
+    """PyMuPDF with its layout model, imported when a PDF is first read with it (about a second, the model loaded):
+    not by every command that loads the readers."""
+    try:
+        import pymupdf
+        import pymupdf.layout  # noqa: F401  (puts the layout model behind Page.get_layout)
+    except ImportError as exc:
+        raise IngestError(f"the layout PDF backend needs PyMuPDF: pip install 'sciqag-hf[layout]' ({exc})") from None
+    return pymupdf
+
+
 def open_pages(path, password: str = ""):
     """(metadata, page count, pages) of the PDF; the pages are read one at a time, as they are asked for."""
+    pymupdf = _pymupdf()
     try:
         doc = pymupdf.open(str(path), filetype="pdf")
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from sciqag_dataset.builders.ingest import pdf_backends
 from sciqag_dataset.builders.ingest.files import iter_inputs, read_path
 from sciqag_dataset.builders.ingest.inputs import input_list
 from sciqag_dataset.builders.ingest.ranks import excluded, parse_slice, slice_reader
@@ -34,6 +35,7 @@ def run_ingest(
     shard: tuple[int, int] | None = None,
     parsed_by: int | None = None,
     grobid_url: str | None = None,
+    pdf_backend: str | None = None,
     file_timeout: float | None = None,
     max_file_mb: float | None = None,
 ) -> runner.Summary:
@@ -46,7 +48,8 @@ def run_ingest(
 
     Scaled out (``ranks.py``): ``shard=(i, n)`` only parses slice i into the work dir's ``.ingest`` folder;
     ``parsed_by=n`` then stores what the n ranks parsed, as a plain run would have. ``grobid_url``: PDFs go to
-    that GROBID server (``grobid.py``). ``file_timeout``: a file of one paper whose reading (its download
+    that GROBID server (``grobid.py``); else ``pdf_backend`` reads them (``pdf.py``: auto, layout, pdfplumber, pdfium).
+    ``file_timeout``: a file of one paper whose reading (its download
     included) takes longer (in seconds) fails, and the others are read; so does a remote file whose download
     passes ``max_file_mb`` megabytes.
     """
@@ -56,12 +59,12 @@ def run_ingest(
     work = Path(work_dir)
     out, report_path = work / PAPERS_FILE, work / REPORT_FILE
     exclude = excluded(work)
-    options = {"grobid_url": grobid_url} if grobid_url else {}  # reading options: what selects a reader
+    # reading options: what selects a reader, and how the PDF reader reads
+    options = {"grobid_url": grobid_url} if grobid_url else {"pdf_backend": pdf_backends.resolve(pdf_backend)}
     read = functools.partial(read_path, options=options, timeout=file_timeout, max_mb=max_file_mb)
     if shard is not None:
-        return parse_slice(
-            paths, work, shard, exclude, follow_symlinks, read, reader=f"grobid {grobid_url}" if grobid_url else ""
-        )
+        reader = f"grobid {grobid_url}" if grobid_url else f"pdf {options['pdf_backend']}"
+        return parse_slice(paths, work, shard, exclude, follow_symlinks, read, reader=reader)
     report = Report(on_duplicate)
     seen = Seen(out)
     read = slice_reader(work, parsed_by, read) if parsed_by else read

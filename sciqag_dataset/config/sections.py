@@ -29,9 +29,11 @@ class IngestConfig:
     )
     follow_symlinks: bool = _opt(False, help="also read links that lead out of the input folders")
     pdf_backend: str = _opt(
+        "auto",
+        choices=("auto", "layout", "pdfplumber", "pdfium", "grobid"),
+        help="PDFs: layout (PyMuPDF's layout model, the layout extra, AGPL), pdfplumber (rules on pdfminer, MIT), "
+        "pdfium (rules on PDFium), grobid (a GROBID server, --grobid-url); auto: layout when installed, else "
         "pdfplumber",
-        choices=("pdfplumber", "grobid"),
-        help="PDFs: the built-in layout-aware reader, or a GROBID server (--grobid-url)",
     )
     grobid_url: str | None = _opt(None, metavar="URL", help="the GROBID server, e.g. http://localhost:8070")
     file_timeout: float = _opt(

@@ -131,6 +131,7 @@ def ingest(cfg: Config, shard: tuple[int, int] | None = None, parsed_by: int | N
         shard=shard,
         parsed_by=parsed_by,
         grobid_url=grobid,
+        pdf_backend=None if grobid else cfg.ingest.pdf_backend,
         file_timeout=cfg.ingest.file_timeout,
         max_file_mb=cfg.ingest.max_file_mb,
     )

@@ -5,13 +5,14 @@ title, a ligature, a loose accent, a line-end hyphen, a caption and a reference 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import time
 
 import pytest
 from pdf_samples import DOI, make_paper_pdf, make_unmapped_font_pdf
 
-from sciqag_dataset.builders.ingest import read_file, run_ingest
+from sciqag_dataset.builders.ingest import pdf_backends, read_file, run_ingest
 from sciqag_dataset.builders.ingest.deadline import TimedOut, time_limit
 
 
@@ -34,7 +35,8 @@ def test_title_doi_and_sections_come_from_the_layout(paper):
         "Stability",
     ]
     q = paper["ingest"]
-    assert q["extractor"] == "pdf/pdfplumber" and q["has_abstract"] and q["references_dropped"] == 6
+    assert q["extractor"] == f"pdf/{pdf_backends.resolve('auto')}"
+    assert q["has_abstract"] and q["references_dropped"] == 6
     assert not q["partial"]
 
 
@@ -181,4 +183,5 @@ def test_glyphs_without_a_unicode_map_are_left_out_and_named(tmp_path):
     q = rec["ingest"]
     assert any("3 glyph(s) in fonts without a Unicode map" in w for w in q["warnings"]) and not q["partial"]
     [rec] = read_file(make_unmapped_font_pdf(tmp_path / "body.pdf", unmapped_body=True))
-    assert rec["error"].startswith("the text is set in fonts without a Unicode map (120 glyphs)")
+    # 120 glyphs, of which a backend that clips the text to the page counts the 82 on it
+    assert re.match(r"the text is set in fonts without a Unicode map \((120|82) glyphs\)", rec["error"])
