@@ -104,9 +104,10 @@ BUILTIN = (
         no_signature="no %PDF- header",
         extra="ingest",
         label="PDF",
-        about="layout-aware (pdfplumber words with their size and position): two columns in reading order, "
-        "headings and abstract found; running heads, figures, references, captions, footnotes and page "
-        "furniture removed",
+        about="blocks from PyMuPDF's layout model (the layout extra; --pdf-backend auto picks it when installed), "
+        "else pdfplumber's words with their size and position, under the same rules: columns in reading order, "
+        "title, headings and abstract found; running heads, figures, tables, references, captions, footnotes and "
+        "page furniture removed",
     ),
     Reader(
         "pdf",

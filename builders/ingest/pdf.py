@@ -1,10 +1,13 @@
-"""PDF, layout-aware (pdfplumber on pdfminer.six, MIT): words with their font size and position, read column by
-column, and running headers and footers removed by their repetition across pages (``pdf_layout.py``);
-paragraphs from line spacing, headings from font size, weight and numbering, the abstract found, the reference
-list and figure/table captions removed (``pdf_blocks.py``); here the title from page 1's largest text, the DOI
-from the front matter, and ligatures, loose accents and line-end hyphens repaired. Pages without a text layer
-are named in a warning and make the paper partial; a paper that is mostly such pages fails with "run OCR
-first"."""
+"""PDF, layout-aware: words with their font size and position from one of three backends (``pdf_backends.py``):
+PyMuPDF, whose layout model also gives each block a class (title, section header, text, list item, caption,
+footnote, page header or footer, table, picture, formula; ``pdf_mupdf.py``), pdfplumber (pdfminer.six) or PDFium.
+Lines are read block by block (the model's) or column by column (the rules'), and running headers and footers
+removed by their repetition across pages (``pdf_layout.py``); paragraphs from the model's blocks or line spacing,
+headings from its class or from font size, weight and numbering, the abstract found, the reference list and
+figure/table captions removed (``pdf_blocks.py``); here the title from the model's title block or page 1's largest
+text, the DOI from the front matter, and ligatures, loose accents and line-end hyphens repaired. Pages without a
+text layer are named in a warning and make the paper partial; a paper that is mostly such pages fails with "run
+OCR first"."""
 
 from __future__ import annotations
 
