@@ -148,6 +148,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
             families[font_family(ln)] += len(ln.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
     _prose_in_figures([ln for ln in read if ln.kind == "picture"], body)
+    _text_at_the_edges(read, body)
     lines = [ln for ln in read if ln.kind not in ASIDE]
     aside = [ln for ln in read if ln.kind in ASIDE]
     family = families.most_common(1)[0][0] if families else None
@@ -209,6 +210,25 @@ def _prose_in_figures(pictures: list[Line], body: float) -> None:
     for ln in pictures:
         if prose[ln.box] >= 2 and ln.size > body - 0.6:
             ln.kind, ln.box = "", -1
+
+
+def _text_at_the_edges(lines: list[Line], body: float) -> None:
+    """A layout model's page heads and feet that are the page's text go back to the rules (no class): a sentence
+    at the body's size (six words or more, a full stop: running heads are set smaller, repeat, or end without
+    one), and those of a page with no other text, or inside the span of its text rather than above or below."""
+    span: dict[int, tuple[float, float]] = {}
+    for ln in lines:
+        if ln.kind and ln.kind not in ASIDE:
+            top, bottom = span.get(ln.page, (ln.top, ln.bottom))
+            span[ln.page] = (min(top, ln.top), max(bottom, ln.bottom))
+    for ln in lines:
+        if ln.kind not in ("page-header", "page-footer"):
+            continue
+        top, bottom = span.get(ln.page, (ln.top, ln.bottom))
+        words = len(ln.text.split())
+        sentence = abs(ln.size - body) < 0.6 and words >= 6 and ln.text.rstrip().endswith((".", "?", "!"))
+        if sentence or ln.page not in span or top <= ln.top and ln.bottom <= bottom:
+            ln.kind = ""
 
 
 def _front_foot(first: list[Line], body: float) -> dict[int, Line]:

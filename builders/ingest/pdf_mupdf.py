@@ -132,6 +132,9 @@ def open_pages(path, password: str = ""):
         raise IngestError(
             "encrypted PDF: decrypt it first with its password (qpdf --decrypt --password=... in.pdf out.pdf)"
         )
+    if doc.page_count == 0 and doc.is_repaired:
+        doc.close()
+        raise IngestError("invalid PDF: no page could be read (a damaged file?)")
     info = {k.capitalize(): v for k, v in (doc.metadata or {}).items() if v}
 
     def pages():
