@@ -1,8 +1,13 @@
-"""Rebuild bench/heldout/papers/ from sources.json (the papers' files are not committed: their text is not ours).
+"""Rebuild a held-out set's papers/ folder from its sources.json (the papers' files are not committed: their text is
+not ours).
 
     python bench/heldout/fetch.py                      # git clone each repository (blobless) and take each file
     python bench/heldout/fetch.py --mirror DIR         # read from local bare mirrors: DIR/<owner>+<name>/repo
     python bench/heldout/fetch.py --out OTHER_DIR      # write somewhere else (default: bench/heldout/papers)
+    python bench/heldout/fetch.py --set bench/heldout2 # another set: its sources.json, into its papers/
+
+``--set DIR`` (default: this script's folder, set 1) names the set: the sources are read from DIR/sources.json
+and the files written to DIR/papers, unless ``--sources`` or ``--out`` say otherwise.
 
 Every file is read with ``git show COMMIT:PATH`` at the commit sources.json names and its sha256 is checked;
 a mismatch or a missing file is reported and the script exits non-zero.
@@ -37,9 +42,12 @@ def _git_dir(repo: str, mirror: Path | None, tmp: Path) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mirror", type=Path, help="folder of bare mirrors named owner+name (each with a repo/ git dir)")
-    ap.add_argument("--out", type=Path, default=HERE / "papers")
-    ap.add_argument("--sources", type=Path, default=HERE / "sources.json")
+    ap.add_argument("--set", type=Path, default=HERE, help="the set's folder (default: %(default)s)")
+    ap.add_argument("--out", type=Path, help="default: SET/papers")
+    ap.add_argument("--sources", type=Path, help="default: SET/sources.json")
     args = ap.parse_args()
+    args.out = args.out or args.set / "papers"
+    args.sources = args.sources or args.set / "sources.json"
     sources = json.loads(args.sources.read_text(encoding="utf-8"))
     args.out.mkdir(parents=True, exist_ok=True)
     bad = []
