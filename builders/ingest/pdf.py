@@ -186,9 +186,9 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     if not doi:
         found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
         found = found or DOI_IN_TEXT.search(" ".join(notes))
-        # last, a line that is a DOI and nothing else on the first pages or the last (a foot, a closing line)
-        last = max((ln.page for ln in read), default=opening)
-        alone = (ln.text for ln in read if ln.page <= opening + 1 or ln.page == last)
+        # last, a line that is a DOI and nothing else on the first page (its foot); not later, where such a line
+        # is a reference entry's
+        alone = (ln.text for ln in read if ln.page == opening)
         found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
         doi = found[1] if found else None
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
