@@ -1,5 +1,5 @@
 """A page's words and its layout from MuPDF (PyMuPDF with its layout model, AGPL-3.0): characters with their
-boxes, font size and font name from the page's text trace, grouped into words as ``pdf_pdfium.py`` groups them
+boxes, font size and font name from MuPDF's text page, grouped into words as ``pdf_pdfium.py`` groups them
 (the dict shape of pdfplumber's ``extract_words``), so that the layout pass (``pdf_layout.py``) runs on them; and
 the blocks PyMuPDF's layout model finds on the page (an ONNX graph network shipped in the wheel, run on the CPU,
 nothing downloaded): title, section header, text, list item, caption, footnote, page header and footer, table,
@@ -8,6 +8,7 @@ Glyphs without a Unicode map are kept as marks (``pdf_glyphs.mark``, from the gl
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from sciqag_dataset.builders.ingest.pdf_line import Line
 if TYPE_CHECKING:
     import pymupdf
 
+log = logging.getLogger(__name__)
 X_TOLERANCE = 1.5
 _FLAGS = 1 | 2 | 64  # TEXT_PRESERVE_LIGATURES | TEXT_PRESERVE_WHITESPACE | TEXT_MEDIABOX_CLIP
 _UNMAPPED = 0xFFFD
@@ -99,8 +101,12 @@ class Page:
             for b in (info["bbox"] for info in page.get_image_info())
         ]
         self.curves, self.rects = [], []  # figures are the model's pictures, not found from drawn shapes
-        page.get_layout()
-        self.boxes = [tuple(b[:5]) for b in (page.layout_information or [])]
+        try:
+            page.get_layout()
+            self.boxes = [tuple(b[:5]) for b in (page.layout_information or [])]
+        except Exception:  # the model failed on this page: the rules read it whole, as the other backends do
+            log.warning("the layout model failed on page %d: the page is read by the rules alone", page.number + 1)
+            self.boxes = []
 
     def extract_words(self, **_) -> list[dict]:
         return self._words
