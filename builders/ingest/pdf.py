@@ -20,7 +20,7 @@ from contextlib import nullcontext
 import pdfplumber
 from pdfplumber.utils.exceptions import PdfminerException
 
-from sciqag_dataset.builders.ingest import pdf_backends, pdf_mupdf, pdf_pdfium
+from sciqag_dataset.builders.ingest import pdf_backends, pdf_mupdf, pdf_pdfium, pdf_worker
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
 from sciqag_dataset.builders.ingest.pdf_blocks import (
@@ -68,7 +68,7 @@ def read(source: Source) -> Iterator[RawPaper]:
 
     backend = pdf_backends.resolve(source.options.get("pdf_backend") or BACKEND)
     try:
-        info, pages_in, opened = _open(source.path, backend)
+        info, pages_in, opened, backend = _open(source.path, backend, warn)
         with opened:
             pages, empty, unmapped = [], [], 0
             for n, page in enumerate(pages_in, 1):
@@ -120,16 +120,39 @@ def read(source: Source) -> Iterator[RawPaper]:
 BACKEND = "auto"
 
 
-def _open(path, backend: str):
-    """(metadata, pages, a context that closes the file) with the chosen backend."""
+def _open(path, backend: str, warn) -> tuple:
+    """(metadata, pages, a context that closes the file, the backend that read) with the chosen backend; a file the
+    layout backend's process crashes on is read by pdfplumber, with a warning."""
     if backend == "pdfium":
         info, _, pages = pdf_pdfium.open_pages(path)
-        return info, pages, nullcontext()
+        return info, pages, nullcontext(), backend
     if backend == "layout":
-        info, _, pages = pdf_mupdf.open_pages(path)
-        return info, pages, nullcontext()
+        try:
+            info, pages = pdf_worker.read_document(str(path))
+        except pdf_worker.Crashed as exc:
+            warn(f"{exc}: read with pdfplumber instead")
+        else:
+            return (
+                info,
+                [page if isinstance(page, pdf_mupdf.Page) else _Unread(page) for page in pages],
+                nullcontext(),
+                backend,
+            )
     pdf = pdfplumber.open(path, password="")
-    return pdf.metadata or {}, pdf.pages, pdf
+    return pdf.metadata or {}, pdf.pages, pdf, "pdfplumber"
+
+
+class _Unread:
+    """A page the reading process could not read: asked for its words, it says why."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+    def extract_words(self, **_):
+        raise IngestError(self.why)
+
+    def close(self) -> None:
+        pass
 
 
 # ---------------------------------------------------------------- lines -> paper

@@ -91,28 +91,34 @@ def _base(font: str) -> str:
 
 class Page:
     """What the layout pass asks of a page (pdfplumber's names): size, words and images; and ``boxes``, the layout
-    model's blocks in reading order as (x0, top, x1, bottom, class)."""
+    model's blocks as (x0, top, x1, bottom, class). Plain data: it crosses from the reading process."""
 
-    def __init__(self, page: pymupdf.Page):
-        self.width, self.height = page.rect.width, page.rect.height
-        self._words, self.unmapped = page_words(page)
-        self.images = [
-            {"x0": b[0], "top": b[1], "x1": b[2], "bottom": b[3]}
-            for b in (info["bbox"] for info in page.get_image_info())
-        ]
-        self.curves, self.rects = [], []  # figures are the model's pictures, not found from drawn shapes
-        try:
-            page.get_layout()
-            self.boxes = [tuple(b[:5]) for b in (page.layout_information or [])]
-        except Exception:  # the model failed on this page: the rules read it whole, as the other backends do
-            log.warning("the layout model failed on page %d: the page is read by the rules alone", page.number + 1)
-            self.boxes = []
+    curves: list = []  # figures are the model's pictures, not found from drawn shapes
+    rects: list = []
+
+    def __init__(self, width: float, height: float, words: list[dict], unmapped: int, images: list, boxes: list):
+        self.width, self.height, self._words, self.unmapped = width, height, words, unmapped
+        self.images, self.boxes = images, boxes
 
     def extract_words(self, **_) -> list[dict]:
         return self._words
 
     def close(self) -> None:
         pass
+
+
+def _page(page: pymupdf.Page) -> Page:
+    words, unmapped = page_words(page)
+    images = [
+        {"x0": b[0], "top": b[1], "x1": b[2], "bottom": b[3]} for b in (i["bbox"] for i in page.get_image_info())
+    ]
+    try:
+        page.get_layout()
+        boxes = [tuple(b[:5]) for b in (page.layout_information or [])]
+    except Exception:  # the model failed on this page: the rules read it whole, as the other backends do
+        log.warning("the layout model failed on page %d: the page is read by the rules alone", page.number + 1)
+        boxes = []
+    return Page(page.rect.width, page.rect.height, words, unmapped, images, boxes)
 
 
 def _pymupdf():
@@ -126,31 +132,28 @@ def _pymupdf():
     return pymupdf
 
 
-def open_pages(path, password: str = ""):
-    """(metadata, page count, pages) of the PDF; the pages are read one at a time, as they are asked for."""
+def read_document(path: str, password: str = "") -> tuple[dict, list[Page | str]]:
+    """(metadata, pages) of the PDF, each page a ``Page`` or, where it could not be read, why."""
     pymupdf = _pymupdf()
     try:
         doc = pymupdf.open(str(path), filetype="pdf")
     except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
         raise IngestError(f"invalid PDF: {exc}") from None
-    if doc.needs_pass and not doc.authenticate(password):
-        doc.close()
-        raise IngestError(
-            "encrypted PDF: decrypt it first with its password (qpdf --decrypt --password=... in.pdf out.pdf)"
-        )
-    if doc.page_count == 0 and doc.is_repaired:
-        doc.close()
-        raise IngestError("invalid PDF: no page could be read (a damaged file?)")
-    info = {k.capitalize(): v for k, v in (doc.metadata or {}).items() if v}
-
-    def pages():
-        try:
-            for page in doc:
-                yield Page(page)
-        finally:
-            doc.close()
-
-    return info, doc.page_count, pages()
+    with doc:
+        if doc.needs_pass and not doc.authenticate(password):
+            raise IngestError(
+                "encrypted PDF: decrypt it first with its password (qpdf --decrypt --password=... in.pdf out.pdf)"
+            )
+        if doc.page_count == 0 and doc.is_repaired:
+            raise IngestError("invalid PDF: no page could be read (a damaged file?)")
+        info = {k.capitalize(): v for k, v in (doc.metadata or {}).items() if v}
+        pages: list[Page | str] = []
+        for page in doc:
+            try:
+                pages.append(_page(page))
+            except Exception as exc:  # one bad page must not lose the others
+                pages.append(f"{type(exc).__name__}: {exc}")
+        return info, pages
 
 
 def page_lines(page: Page, n: int) -> tuple[list[Line], int]:

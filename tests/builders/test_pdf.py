@@ -5,14 +5,16 @@ title, a ligature, a loose accent, a line-end hyphen, a caption and a reference 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
+import threading
 import time
 
 import pytest
 from pdf_samples import DOI, make_paper_pdf, make_unmapped_font_pdf
 
-from sciqag_dataset.builders.ingest import pdf_backends, read_file, run_ingest
+from sciqag_dataset.builders.ingest import pdf_backends, pdf_worker, read_file, run_ingest
 from sciqag_dataset.builders.ingest.deadline import TimedOut, time_limit
 
 
@@ -185,3 +187,29 @@ def test_glyphs_without_a_unicode_map_are_left_out_and_named(tmp_path):
     [rec] = read_file(make_unmapped_font_pdf(tmp_path / "body.pdf", unmapped_body=True))
     # 120 glyphs, of which a backend that clips the text to the page counts the 82 on it
     assert re.match(r"the text is set in fonts without a Unicode map \((120|82) glyphs\)", rec["error"])
+
+
+@pytest.mark.skipif(pdf_backends.resolve("auto") != "layout", reason="PyMuPDF (the layout extra) is not installed")
+def test_a_crash_of_the_layout_reader_loses_neither_the_file_nor_the_run(tmp_path):
+    """MuPDF's native code can crash on a real paper: its process dies, the file is read by pdfplumber with a
+    warning, and the next file starts a new reading process."""
+    first, second = make_paper_pdf(tmp_path / "a.pdf"), make_paper_pdf(tmp_path / "b.pdf", batch="5 weeks")
+    pdf_worker._stop()  # a fresh worker: it is busy loading the model when the crash comes
+
+    def crash() -> None:
+        deadline = time.monotonic() + 30
+        while pdf_worker._worker is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        os.kill(pdf_worker._worker.proc.pid, signal.SIGSEGV)
+
+    killer = threading.Thread(target=crash)
+    killer.start()
+    [rec] = read_file(first)
+    killer.join()
+    q = rec["ingest"]
+    assert q["extractor"] == "pdf/pdfplumber" and not q["partial"]
+    assert any("crashed on this file (exit status -11): read with pdfplumber instead" in w for w in q["warnings"])
+    assert "Their band gap defines the optical window" in rec["text"]
+    [again] = read_file(second)
+    assert again["ingest"]["extractor"] == "pdf/layout" and "Their band gap" in again["text"]
