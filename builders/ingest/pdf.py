@@ -288,8 +288,8 @@ def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:
     boxes = {ln.box for ln in title if ln.box >= 0}
     if not boxes:
         return title
-    size = max(ln.size for ln in title)
-    return [ln for ln in lines if ln in title or ln.box in boxes and abs(ln.size - size) < 0.5]
+    size, ids = max(ln.size for ln in title), {id(ln) for ln in title}
+    return [ln for ln in lines if id(ln) in ids or ln.box in boxes and abs(ln.size - size) < 0.5]
 
 
 def _plausible_title(text: str) -> bool:
