@@ -180,7 +180,12 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     lines = [ln for ln in lines if id(ln) not in foot]
     first = [ln for ln in lines if ln.page == opening]
     # a title set at the top of the page may be read as a page header by a layout model
-    top = [ln for ln in read if ln.page == opening and (ln.kind not in ASIDE or ln.kind == "page-header")]
+    # (not a running head's citation line: "PHYSICAL REVIEW A 103, 033110 (2021)")
+    top = [
+        ln
+        for ln in read
+        if ln.page == opening and (ln.kind not in ASIDE or ln.kind == "page-header" and not re.search(r"\d", ln.text))
+    ]
     title_lines = _model_title(first) or _whole_block(_title([ln for ln in top if id(ln) not in foot], body), top)
     title = inline(" ".join(ln.text for ln in title_lines))
     meta_title = inline(info.get("Title"))
@@ -347,7 +352,9 @@ def _label(ln: Line, title: Line | None) -> bool:
     other = bool(ln.words and title.words and label_words) and (
         _stem(ln.words[0]) != Counter(_stem(w) for w in title.words).most_common(1)[0][0] or ln.bold != title.bold
     )  # the title line's own family (not that of an italic word opening it), or its weight
-    return ln.text.isupper() and not title.text.isupper() or other
+    # a block of its own where a layout model read the page ("Research Article" above the title's block)
+    apart = bool(label_words) and ln.box >= 0 and title.box >= 0 and ln.box != title.box
+    return ln.text.isupper() and not title.text.isupper() or other or apart
 
 
 def _stem(word: dict) -> str:

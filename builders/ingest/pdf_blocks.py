@@ -25,7 +25,8 @@ _DIGITS_OR_ROMAN = r"(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)"
 _NUMBERED = re.compile(rf"^(?:{_DIGITS_OR_ROMAN}|[A-H]\.)\s+[A-Z]")
 _NUMBERED_DIGITS = re.compile(rf"^{_DIGITS_OR_ROMAN}\s+[A-Z]")
 _REFERENCES = re.compile(
-    r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited)"
+    r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited|"
+    r"r[ée]f[ée]rences(?: bibliographiques)?|bibliographie|literatur(?:verzeichnis)?|referencias|refer[êe]ncias)"
     r"\s*$",
     re.I,
 )

@@ -96,4 +96,3 @@ def main(fd_in: int, fd_out: int) -> None:
         except Exception as exc:  # PyMuPDF raises many types on damaged files
             answer = ("error", f"invalid PDF: {type(exc).__name__}" + (f": {exc}" if str(exc) else ""))
         answers.send(answer)
-
