@@ -54,7 +54,8 @@ _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
 # a journal's name set above the title, larger than it ("Journal of Statistical Software")
 _MASTHEAD = re.compile(r"^(?:[A-Z][\w&-]*\s+){0,3}Journal\b|\bJournal of\b|^(?:Annals|Proceedings|Transactions) of\b")
-_DOI_LINE = re.compile(r"\s*(?:(?:DOI|doi)\s*:?\s*|https?://(?:dx\.)?doi\.org/)(10\.\d{4,9}/\S+)\s*")
+# "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
+_DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 
 
