@@ -56,6 +56,8 @@ _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})
 _MASTHEAD = re.compile(r"^(?:[A-Z][\w&-]*\s+){0,3}Journal\b|\bJournal of\b|^(?:Annals|Proceedings|Transactions) of\b")
 # "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
 _DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
+# a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
+_CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d+\b")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 
 
@@ -185,7 +187,8 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     top = [
         ln
         for ln in read
-        if ln.page == opening and (ln.kind not in ASIDE or ln.kind == "page-header" and not re.search(r"\d", ln.text))
+        if ln.page == opening
+        and (ln.kind not in ASIDE or ln.kind == "page-header" and not _CITATION_LINE.search(ln.text))
     ]
     title_lines = _model_title(first) or _whole_block(_title([ln for ln in top if id(ln) not in foot], body), top)
     title = inline(" ".join(ln.text for ln in title_lines))
