@@ -13,3 +13,25 @@ def test_auto_is_pdfplumber_without_pymupdf(monkeypatch):
     assert pdf_backends.resolve(None) == "pdfplumber"
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: object() if n == "pymupdf" else real(n, *a))
     assert pdf_backends.resolve("auto") == "layout"
+
+
+def test_the_layout_backend_without_pymupdf_names_the_extra(monkeypatch):
+    """pdf_backend: layout with PyMuPDF missing is a one-line error naming the 'layout' extra."""
+    import builtins
+
+    import pytest
+
+    from sciqag_dataset.builders.ingest import pdf_mupdf
+    from sciqag_dataset.builders.ingest.errors import IngestError
+
+    real = builtins.__import__
+
+    def no_pymupdf(name, *a, **k):
+        if name.startswith("pymupdf"):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_pymupdf)
+    with pytest.raises(IngestError) as err:
+        pdf_mupdf._pymupdf()
+    assert "[layout]" in str(err.value) and "\n" not in str(err.value)
