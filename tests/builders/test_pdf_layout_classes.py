@@ -35,3 +35,18 @@ def test_the_layout_backend_without_pymupdf_names_the_extra(monkeypatch):
     with pytest.raises(IngestError) as err:
         pdf_mupdf._pymupdf()
     assert "[layout]" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_journal_masthead_larger_than_the_title_is_not_the_title(tmp_path):
+    """A 28 pt journal name above a 17 pt title: the title is the 17 pt line."""
+    from pdf_pages import LEFT, body_lines, column, draw
+    from test_pdf_classes import _read
+
+    page = [
+        (LEFT, 70, "Times-Roman", 28, "Journal of Imaginary Statistics"),
+        (LEFT, 130, "Times-Bold", 17, "Sampling Quiet Lakes for Drifting Pebbles"),
+        (LEFT, 160, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 190, body_lines(40), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "masthead.pdf", [page]))
+    assert rec["title"] == "Sampling Quiet Lakes for Drifting Pebbles"
