@@ -286,19 +286,22 @@ def _first_heading_top(blocks: list[Block], body: float, opening: int) -> float:
 
 
 def _model_title(first: list[Line]) -> list[Line]:
-    """The lines of the first block the layout model calls the title on the first page with text."""
+    """The lines of the first block the layout model calls the title on the first page with text, without a
+    section label set above the title in the same block ("Research Article")."""
     box = next((ln.box for ln in first if ln.kind == "title"), None)
-    return [ln for ln in first if ln.box == box] if box is not None else []
+    lines = [ln for ln in first if ln.box == box] if box is not None else []
+    return lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
 
 
 def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:
-    """The title's lines and the others of the layout model's blocks it is in, at its size (a title's second line
-    set apart from the first)."""
+    """The title's lines and the others below them in the layout model's blocks it is in, at its size (a title's
+    second line set apart from the first)."""
     boxes = {ln.box for ln in title if ln.box >= 0}
     if not boxes:
         return title
-    size, ids = max(ln.size for ln in title), {id(ln) for ln in title}
-    return [ln for ln in lines if id(ln) in ids or ln.box in boxes and abs(ln.size - size) < 0.5]
+    size, ids, start = max(ln.size for ln in title), {id(ln) for ln in title}, min(ln.top for ln in title)
+    # below the title's first line: a label above it, which the rules left out, stays out
+    return [ln for ln in lines if id(ln) in ids or ln.box in boxes and abs(ln.size - size) < 0.5 and ln.top > start]
 
 
 def _plausible_title(text: str) -> bool:

@@ -1,8 +1,17 @@
-"""Backend choice for the PDF reader: "auto" without PyMuPDF."""
+"""The PDF reader on failure classes met on held-out papers, each as a drawn reduction (own text), read with the
+default backend ("auto": the layout model where PyMuPDF is installed); and the backend choice without PyMuPDF."""
 
+import builtins
 import importlib.util
 
-from sciqag_dataset.builders.ingest import pdf_backends
+import pytest
+from pdf_pages import LEFT, RIGHT, body_lines, column, draw
+from test_pdf_classes import _read
+
+from sciqag_dataset.builders.ingest import pdf_backends, pdf_mupdf
+from sciqag_dataset.builders.ingest.errors import IngestError
+
+DOI = "10.5555/imag.2031.077"
 
 
 def test_auto_is_pdfplumber_without_pymupdf(monkeypatch):
@@ -13,17 +22,12 @@ def test_auto_is_pdfplumber_without_pymupdf(monkeypatch):
     assert pdf_backends.resolve(None) == "pdfplumber"
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: object() if n == "pymupdf" else real(n, *a))
     assert pdf_backends.resolve("auto") == "layout"
+    with pytest.raises(IngestError, match="unknown PDF backend 'mupdf'"):
+        pdf_backends.resolve("mupdf")
 
 
 def test_the_layout_backend_without_pymupdf_names_the_extra(monkeypatch):
     """pdf_backend: layout with PyMuPDF missing is a one-line error naming the 'layout' extra."""
-    import builtins
-
-    import pytest
-
-    from sciqag_dataset.builders.ingest import pdf_mupdf
-    from sciqag_dataset.builders.ingest.errors import IngestError
-
     real = builtins.__import__
 
     def no_pymupdf(name, *a, **k):
@@ -39,9 +43,6 @@ def test_the_layout_backend_without_pymupdf_names_the_extra(monkeypatch):
 
 def test_a_journal_masthead_larger_than_the_title_is_not_the_title(tmp_path):
     """A 28 pt journal name above a 17 pt title: the title is the 17 pt line."""
-    from pdf_pages import LEFT, body_lines, column, draw
-    from test_pdf_classes import _read
-
     page = [
         (LEFT, 70, "Times-Roman", 28, "Journal of Imaginary Statistics"),
         (LEFT, 130, "Times-Bold", 17, "Sampling Quiet Lakes for Drifting Pebbles"),
@@ -50,3 +51,88 @@ def test_a_journal_masthead_larger_than_the_title_is_not_the_title(tmp_path):
     ]
     rec = _read(draw(tmp_path / "masthead.pdf", [page]))
     assert rec["title"] == "Sampling Quiet Lakes for Drifting Pebbles"
+
+
+def test_a_section_label_in_regular_weight_above_a_bold_title_is_not_the_title(tmp_path):
+    """ "Research Article" at the title's size, not bold, above the bold title (Hindawi, Birkhäuser)."""
+    page = [
+        (LEFT, 70, "Times-Roman", 18, "Research Article"),
+        (LEFT, 96, "Times-Bold", 18, "Counting Pebbles in Quiet Lakes"),
+        (LEFT, 130, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        (LEFT, 160, "Times-Bold", 11, "1. Introduction"),
+        *column(LEFT, 180, body_lines(40, 3), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "label.pdf", [page]))
+    assert rec["title"] == "Counting Pebbles in Quiet Lakes"
+
+
+def test_the_doi_printed_alone_at_the_foot_of_the_first_page_is_found(tmp_path):
+    """A DOI on a line of its own under the first page's right column, after the body (JCAP's first page)."""
+    page = [
+        (LEFT, 70, "Times-Bold", 16, "Drift of Pebbles in Quiet Lakes"),
+        (LEFT, 100, "Times-Bold", 11, "1. Introduction"),
+        *column(LEFT, 120, body_lines(44, 4, 6), 10, "Times-Roman"),
+        *column(RIGHT, 120, body_lines(44, 5, 6), 10, "Times-Roman"),
+        (RIGHT, 700, "Times-Roman", 9, f"doi:{DOI}"),
+    ]
+    page2 = [*column(LEFT, 60, body_lines(40, 6, 6), 10, "Times-Roman")]
+    rec = _read(draw(tmp_path / "doi.pdf", [page, page2]))
+    assert rec["metadata"]["doi"] == DOI
+
+
+def test_a_reference_list_under_a_roman_numbered_heading_is_dropped(tmp_path):
+    """IEEE's "VII. REFERENCES": the entries are not text, and the heading is no section."""
+    entries = [
+        f"[{k}] Writer{k} A, Other B, Pebbles and lakes, part {k}, In Proc. Quiet Lakes, 20{10 + k}."
+        for k in range(1, 6)
+    ]
+    page = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles Counted Twice in Quiet Lakes"),
+        (LEFT, 100, "Times-Bold", 10, "I. INTRODUCTION"),
+        *column(LEFT, 118, body_lines(44, 7), 10, "Times-Roman"),
+    ]
+    page2 = [
+        *column(LEFT, 60, body_lines(30, 11), 10, "Times-Roman"),
+        (LEFT, 440, "Times-Bold", 10, "VII. REFERENCES"),
+        *column(LEFT, 458, entries, 8, "Times-Roman", 10),
+    ]
+    rec = _read(draw(tmp_path / "ieee.pdf", [page, page2]))
+    assert "Writer3" not in rec["text"] and rec["ingest"]["references_dropped"] >= 5
+    assert all("REFERENCES" not in s["heading"] for s in rec["sections"])
+
+
+def test_an_abstract_set_small_under_a_licence_block_is_kept(tmp_path):
+    """The abstract right under the front page's licence block, in the same small type and no heading."""
+    licence = [
+        "Copyright 2031 Ada Quill et al. This is an open access article distributed under the Creative",
+        "Commons Attribution License, which permits unrestricted use, distribution, and reproduction.",
+    ]
+    abstract = body_lines(8, 8, 12)
+    page = [
+        (LEFT, 70, "Times-Bold", 17, "Pebbles That Drift Under Quiet Lakes"),
+        (LEFT, 100, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, licence, 9, "Times-Roman", 11),
+        *column(LEFT, 156, abstract, 9, "Times-Roman", 11),
+        (LEFT, 260, "Times-Bold", 12, "1. Introduction"),
+        *column(LEFT, 280, body_lines(36, 9), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "licence.pdf", [page]))
+    assert " ".join(abstract[:3]) in rec["text"]
+    assert "open access article" not in rec["text"]
+
+
+def test_a_drop_capital_is_joined_to_its_word(tmp_path):
+    """A 40 pt capital beside the first three lines of a paragraph: the paragraph starts with the whole word,
+    and the capital is neither the title nor a word of its own."""
+    lines = body_lines(30, 10)
+    page = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 100, "Times-Bold", 11, "1. Introduction"),
+        (LEFT, 150, "Times-Roman", 40, "T"),
+        (LEFT + 30, 122, "Times-Roman", 10, "he " + lines[0]),
+        *column(LEFT + 30, 134.5, lines[1:3], 10, "Times-Roman"),
+        *column(LEFT, 159.5, lines[3:], 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "dropcap.pdf", [page]))
+    assert rec["title"] == "Pebbles Settle Where Lakes Are Quiet"
+    assert ("The " + lines[0]) in rec["text"]
