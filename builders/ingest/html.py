@@ -57,7 +57,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     h1 = next(iter(tree.iter("h1")), None)
     articles = list(tree.iter("article"))
     title = (
-        meta("citation_title", "dc.title", "og:title")
+        _text_of(meta("citation_title", "dc.title", "og:title"))
         or (inline(h1.text_content()) if h1 is not None else "")
         or inline(tree.findtext(".//title"))
     )
@@ -245,3 +245,10 @@ def _sections(xml: str | None, title: str) -> list[list[str]]:
     if main is not None:
         walk(main)
     return [[h, "\n\n".join(p for p in paras if p)] for h, paras in sections if paras]
+
+
+def _text_of(value: str | None) -> str | None:
+    """A meta value's text: publishers write markup into ``citation_title`` (``<i>Zea mays</i>``), read as HTML."""
+    if not value or "<" not in value:
+        return value
+    return inline(lxml.html.fragment_fromstring(value, create_parent="span").text_content()) or value

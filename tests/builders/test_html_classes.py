@@ -123,3 +123,14 @@ def test_a_sentence_opening_with_accepted_and_a_date_without_a_month_is_text(tmp
     rec = _page(tmp_path, f"<p>{sentence}</p>", tail=tail)
     assert sentence in rec["text"]
     assert "2031" not in rec["text"]
+
+
+def test_markup_in_citation_title_is_not_kept_as_text(tmp_path):
+    page = (
+        '<html><head><meta name="citation_title" content="Growth of &lt;i&gt;Quercus robur&lt;/i&gt; Seedlings">'
+        "</head><body><main><article><h1>Growth of <i>Quercus robur</i> Seedlings</h1>"
+        f"<h2>Introduction</h2><p>{_PARA.format('height') * 4}</p></article></main></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["title"] == "Growth of Quercus robur Seedlings"
