@@ -61,6 +61,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         or (inline(h1.text_content()) if h1 is not None else "")
         or inline(tree.findtext(".//title"))
     )
+    doi = meta("citation_doi", "prism.doi", "dc.identifier") or _shown_doi(tree)  # before chrome is removed
     references = remove_non_paper(tree)
     abstract = take_abstract(tree) or meta("citation_abstract", "dc.description")
     sections = _sections(_extract(tree), title)
@@ -103,7 +104,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         "has_abstract": bool(abstract),
         "references_dropped": references,
         "metadata": {
-            "doi": meta("citation_doi", "prism.doi", "dc.identifier"),
+            "doi": doi,
             "journal": meta("citation_journal_title", "prism.publicationname"),
             "authors": metas.get("citation_author") or metas.get("dc.creator") or [],
             "year": meta("citation_publication_date", "citation_date", "dc.date", "article:published_time"),
@@ -252,3 +253,17 @@ def _text_of(value: str | None) -> str | None:
     if not value or "<" not in value:
         return value
     return inline(lxml.html.fragment_fromstring(value, create_parent="span").text_content()) or value
+
+
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;)\]])")
+
+
+def _shown_doi(tree) -> str | None:
+    """A page with no DOI meta tag: the DOI it prints, as a "DOI: 10..." line or a doi.org link whose text is the
+    DOI or its address (a link under another text, such as a cited work, is not the page's own DOI)."""
+    for a in tree.iter("a"):
+        href = a.get("href") or ""
+        if "doi.org/10." in href and _DOI.search(a.text_content()):
+            return _DOI.search(href)[1]
+    m = re.search(r"\bDOI\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?" + _DOI.pattern[2:], " ".join(tree.itertext()), re.I)
+    return m[1] if m else None

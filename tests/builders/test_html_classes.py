@@ -134,3 +134,15 @@ def test_markup_in_citation_title_is_not_kept_as_text(tmp_path):
     (tmp_path / "page.html").write_text(page, encoding="utf-8")
     [rec] = read_file(tmp_path / "page.html")
     assert rec["title"] == "Growth of Quercus robur Seedlings"
+
+
+def test_a_doi_shown_as_a_link_or_a_doi_line_without_a_meta_tag_is_read(tmp_path):
+    body = f"<h2>Introduction</h2><p>{_PARA.format('height') * 4}</p>"
+    for shown in (
+        '<p><a href="https://doi.org/10.5555/oak.2031.4">https://doi.org/10.5555/oak.2031.4</a></p>',
+        "<p>DOI: 10.5555/oak.2031.4</p>",
+    ):
+        page = f"<html><head><title>Oak Seedlings</title></head><body><article><h1>Oak Seedlings</h1>{shown}{body}"
+        (tmp_path / "page.html").write_text(page + "</article></body></html>", encoding="utf-8")
+        [rec] = read_file(tmp_path / "page.html")
+        assert rec["metadata"]["doi"] == "10.5555/oak.2031.4", shown
