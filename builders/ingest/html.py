@@ -61,7 +61,10 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         or (inline(h1.text_content()) if h1 is not None else "")
         or inline(tree.findtext(".//title"))
     )
-    doi = meta("citation_doi", "prism.doi", "dc.identifier") or _shown_doi(tree)  # before chrome is removed
+    doi = next(  # a DOI meta value, else the DOI the page shows (before chrome is removed)
+        (v for k in ("citation_doi", "prism.doi", "dc.identifier") for v in metas.get(k, []) if _DOI.search(v)),
+        None,
+    ) or _shown_doi(tree)
     references = remove_non_paper(tree)
     abstract = take_abstract(tree) or meta("citation_abstract", "dc.description")
     sections = _sections(_extract(tree), title)

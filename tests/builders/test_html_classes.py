@@ -146,3 +146,14 @@ def test_a_doi_shown_as_a_link_or_a_doi_line_without_a_meta_tag_is_read(tmp_path
         (tmp_path / "page.html").write_text(page + "</article></body></html>", encoding="utf-8")
         [rec] = read_file(tmp_path / "page.html")
         assert rec["metadata"]["doi"] == "10.5555/oak.2031.4", shown
+
+
+def test_a_meta_identifier_that_is_not_a_doi_gives_way_to_the_doi_the_page_shows(tmp_path):
+    page = (
+        '<html><head><meta name="dc.identifier" content="4471203"><title>Oak Seedlings</title></head><body>'
+        '<article><h1>Oak Seedlings</h1><a href="https://doi.org/10.5555/oak.2031.4">10.5555/oak.2031.4</a>'
+        f"<h2>Introduction</h2><p>{_PARA.format('height') * 4}</p></article></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["metadata"]["doi"] == "10.5555/oak.2031.4"
