@@ -97,6 +97,10 @@ def read_html(page: str | bytes, warn) -> RawPaper:
             "not an article page: no citation_/dc. metadata and no article body (a search result, "
             "an index or a home page?)"
         )
+    if re.search(
+        r"mediawiki|wiki\b|encyclop", " ".join(metas.get("generator", []) + metas.get("og:site_name", [])), re.I
+    ):
+        warn("a wiki or encyclopedia page, not a scholarly article: read, but check that it belongs in the set")
     if not prose:
         warn(f"little article text on the page ({words} words): a landing page with the full text elsewhere?")
     return {

@@ -7,6 +7,7 @@ article's history without a colon; and what those rules must leave alone: bracke
 from __future__ import annotations
 
 from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.builders.ingest.html import read_html
 
 _PARA = "The {} of the films was logged while the stage cooled, and the runs agreed within their error. "
 
@@ -157,3 +158,13 @@ def test_a_meta_identifier_that_is_not_a_doi_gives_way_to_the_doi_the_page_shows
     (tmp_path / "page.html").write_text(page, encoding="utf-8")
     [rec] = read_file(tmp_path / "page.html")
     assert rec["metadata"]["doi"] == "10.5555/oak.2031.4"
+
+
+def test_a_wiki_page_is_read_with_a_warning_that_it_is_not_an_article():
+    page = (
+        '<html><head><meta name="generator" content="MediaWiki 1.45"><title>Oak - Wiki</title></head><body>'
+        f"<main><h1>Oak</h1><h2>Growth</h2><p>{_PARA.format('height') * 4}</p></main></body></html>"
+    )
+    warnings = []
+    read_html(page, warnings.append)
+    assert any("not a scholarly article" in w for w in warnings), warnings
