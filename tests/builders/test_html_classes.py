@@ -163,7 +163,8 @@ def test_a_meta_identifier_that_is_not_a_doi_gives_way_to_the_doi_the_page_shows
 def test_a_wiki_page_is_read_with_a_warning_that_it_is_not_an_article():
     page = (
         '<html><head><meta name="generator" content="MediaWiki 1.45"><title>Oak - Wiki</title></head><body>'
-        f"<main><h1>Oak</h1><h2>Growth</h2><p>{_PARA.format('height') * 4}</p></main></body></html>"
+        f"<main><h1>Oak</h1><h2>Growth</h2><p>{_PARA.format('height') * 5}</p>"
+        f"<p>{_PARA.format('girth') * 5}</p></main></body></html>"
     )
     warnings = []
     read_html(page, warnings.append)
