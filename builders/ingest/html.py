@@ -57,10 +57,14 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     h1 = next(iter(tree.iter("h1")), None)
     articles = list(tree.iter("article"))
     title = (
-        meta("citation_title", "dc.title", "og:title")
+        _text_of(meta("citation_title", "dc.title", "og:title"))
         or (inline(h1.text_content()) if h1 is not None else "")
         or inline(tree.findtext(".//title"))
     )
+    doi = next(  # a DOI meta value, else the DOI the page shows (before chrome is removed)
+        (v for k in ("citation_doi", "prism.doi", "dc.identifier") for v in metas.get(k, []) if _DOI.search(v)),
+        None,
+    ) or _shown_doi(tree)
     references = remove_non_paper(tree)
     abstract = take_abstract(tree) or meta("citation_abstract", "dc.description")
     sections = _sections(_extract(tree), title)
@@ -93,6 +97,10 @@ def read_html(page: str | bytes, warn) -> RawPaper:
             "not an article page: no citation_/dc. metadata and no article body (a search result, "
             "an index or a home page?)"
         )
+    if re.search(
+        r"mediawiki|wiki\b|encyclop", " ".join(metas.get("generator", []) + metas.get("og:site_name", [])), re.I
+    ):
+        warn("a wiki or encyclopedia page, not a scholarly article: read, but check that it belongs in the set")
     if not prose:
         warn(f"little article text on the page ({words} words): a landing page with the full text elsewhere?")
     return {
@@ -103,7 +111,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         "has_abstract": bool(abstract),
         "references_dropped": references,
         "metadata": {
-            "doi": meta("citation_doi", "prism.doi", "dc.identifier"),
+            "doi": doi,
             "journal": meta("citation_journal_title", "prism.publicationname"),
             "authors": metas.get("citation_author") or metas.get("dc.creator") or [],
             "year": meta("citation_publication_date", "citation_date", "dc.date", "article:published_time"),
@@ -245,3 +253,24 @@ def _sections(xml: str | None, title: str) -> list[list[str]]:
     if main is not None:
         walk(main)
     return [[h, "\n\n".join(p for p in paras if p)] for h, paras in sections if paras]
+
+
+def _text_of(value: str | None) -> str | None:
+    """A meta value's text: publishers write markup into ``citation_title`` (``<i>Zea mays</i>``), read as HTML."""
+    if not value or "<" not in value:
+        return value
+    return inline(lxml.html.fragment_fromstring(value, create_parent="span").text_content()) or value
+
+
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;)\]])")
+
+
+def _shown_doi(tree) -> str | None:
+    """A page with no DOI meta tag: the DOI it prints, as a "DOI: 10..." line or a doi.org link whose text is the
+    DOI or its address (a link under another text, such as a cited work, is not the page's own DOI)."""
+    for a in tree.iter("a"):
+        href = a.get("href") or ""
+        if "doi.org/10." in href and _DOI.search(a.text_content()):
+            return _DOI.search(href)[1]
+    m = re.search(r"\bDOI\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?" + _DOI.pattern[2:], " ".join(tree.itertext()), re.I)
+    return m[1] if m else None

@@ -7,6 +7,7 @@ article's history without a colon; and what those rules must leave alone: bracke
 from __future__ import annotations
 
 from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.builders.ingest.html import read_html
 
 _PARA = "The {} of the films was logged while the stage cooled, and the runs agreed within their error. "
 
@@ -123,3 +124,48 @@ def test_a_sentence_opening_with_accepted_and_a_date_without_a_month_is_text(tmp
     rec = _page(tmp_path, f"<p>{sentence}</p>", tail=tail)
     assert sentence in rec["text"]
     assert "2031" not in rec["text"]
+
+
+def test_markup_in_citation_title_is_not_kept_as_text(tmp_path):
+    page = (
+        '<html><head><meta name="citation_title" content="Growth of &lt;i&gt;Quercus robur&lt;/i&gt; Seedlings">'
+        "</head><body><main><article><h1>Growth of <i>Quercus robur</i> Seedlings</h1>"
+        f"<h2>Introduction</h2><p>{_PARA.format('height') * 4}</p></article></main></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["title"] == "Growth of Quercus robur Seedlings"
+
+
+def test_a_doi_shown_as_a_link_or_a_doi_line_without_a_meta_tag_is_read(tmp_path):
+    body = f"<h2>Introduction</h2><p>{_PARA.format('height') * 4}</p>"
+    for shown in (
+        '<p><a href="https://doi.org/10.5555/oak.2031.4">https://doi.org/10.5555/oak.2031.4</a></p>',
+        "<p>DOI: 10.5555/oak.2031.4</p>",
+    ):
+        page = f"<html><head><title>Oak Seedlings</title></head><body><article><h1>Oak Seedlings</h1>{shown}{body}"
+        (tmp_path / "page.html").write_text(page + "</article></body></html>", encoding="utf-8")
+        [rec] = read_file(tmp_path / "page.html")
+        assert rec["metadata"]["doi"] == "10.5555/oak.2031.4", shown
+
+
+def test_a_meta_identifier_that_is_not_a_doi_gives_way_to_the_doi_the_page_shows(tmp_path):
+    page = (
+        '<html><head><meta name="dc.identifier" content="4471203"><title>Oak Seedlings</title></head><body>'
+        '<article><h1>Oak Seedlings</h1><a href="https://doi.org/10.5555/oak.2031.4">10.5555/oak.2031.4</a>'
+        f"<h2>Introduction</h2><p>{_PARA.format('height') * 4}</p></article></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["metadata"]["doi"] == "10.5555/oak.2031.4"
+
+
+def test_a_wiki_page_is_read_with_a_warning_that_it_is_not_an_article():
+    page = (
+        '<html><head><meta name="generator" content="MediaWiki 1.45"><title>Oak - Wiki</title></head><body>'
+        f"<main><h1>Oak</h1><h2>Growth</h2><p>{_PARA.format('height') * 5}</p>"
+        f"<p>{_PARA.format('girth') * 5}</p></main></body></html>"
+    )
+    warnings = []
+    read_html(page, warnings.append)
+    assert any("not a scholarly article" in w for w in warnings), warnings
