@@ -58,6 +58,7 @@ _MASTHEAD = re.compile(r"^(?:[A-Z][\w&-]*\s+){0,3}Journal\b|\bJournal of\b|^(?:A
 _DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
 # a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
 _CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d+\b")
+_NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z][A-Za-z]+")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 
 
@@ -259,7 +260,8 @@ def _text_at_the_edges(lines: list[Line], body: float) -> None:
         top, bottom = span.get(ln.page, (ln.top, ln.bottom))
         words = len(ln.text.split())
         sentence = abs(ln.size - body) < 0.6 and words >= 6 and ln.text.rstrip().endswith((".", "?", "!"))
-        if sentence or ln.page not in span or top <= ln.top and ln.bottom <= bottom:
+        numbered = bool(_NUMBERED_HEADING.match(ln.text))  # "III. COOLING STAGES" atop a page: a heading, not a head
+        if sentence or numbered or ln.page not in span or top <= ln.top and ln.bottom <= bottom:
             ln.kind = ""
 
 

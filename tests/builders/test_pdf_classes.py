@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 
 from pdf_pages import HEIGHT, LEFT, RIGHT, body_lines, column, draw
-from pdf_samples import hand_pdf
+from pdf_samples import DOI, hand_pdf, make_paper_pdf
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
-from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.builders.ingest import pdf, read_file
 from sciqag_dataset.builders.ingest.pdf import _title
 from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block, is_heading
 from sciqag_dataset.builders.ingest.pdf_line import Line
@@ -216,19 +216,13 @@ def test_a_caption_is_told_by_its_label_and_a_font_unlike_the_body(tmp_path):
     assert HEIGHT > 0
 
 
-def test_the_layout_pass_reads_the_same_paper_from_pdfium_characters(tmp_path):
+def test_the_layout_pass_reads_the_same_paper_from_pdfium_characters(tmp_path, monkeypatch):
     # the faster character source (measured in bench/ingest.py, not the default): the same title, DOI, sections
-    from pdf_samples import DOI, make_paper_pdf
-
-    from sciqag_dataset.builders.ingest import pdf
-
     path = make_paper_pdf(tmp_path / "paper.pdf")
+    monkeypatch.setattr(pdf, "BACKEND", "pdfplumber")
     [plumber] = read_file(path)
-    pdf.BACKEND = "pdfium"
-    try:
-        [pdfium] = read_file(path)
-    finally:
-        pdf.BACKEND = "pdfplumber"
+    monkeypatch.setattr(pdf, "BACKEND", "pdfium")
+    [pdfium] = read_file(path)
     assert pdfium["ingest"]["extractor"] == "pdf/pdfium" and pdfium["metadata"]["doi"] == DOI
     assert pdfium["title"] == plumber["title"]
     assert [s["heading"] for s in pdfium["sections"]] == [s["heading"] for s in plumber["sections"]]
@@ -363,16 +357,11 @@ def _unmapped_ligatures(path):
     return hand_pdf(path, content, fonts)
 
 
-def test_a_ligature_glyph_without_a_unicode_map_is_named_by_the_papers_own_words(tmp_path):
-    from sciqag_dataset.builders.ingest import pdf
-
+def test_a_ligature_glyph_without_a_unicode_map_is_named_by_the_papers_own_words(tmp_path, monkeypatch):
     path = _unmapped_ligatures(tmp_path / "cid_ligatures.pdf")
     for backend in ("pdfplumber", "pdfium"):
-        pdf.BACKEND = backend
-        try:
-            rec = _read(path)
-        finally:
-            pdf.BACKEND = "pdfplumber"
+        monkeypatch.setattr(pdf, "BACKEND", backend)
+        rec = _read(path)
         # the title's glyph is its family's: named by the body's words, though the title's word is spelt nowhere
         assert rec["title"] == "Simplified Sweeps of Layered Magnets", backend
         text = rec["text"]
