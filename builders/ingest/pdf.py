@@ -254,15 +254,21 @@ def _text_at_the_edges(lines: list[Line], body: float) -> None:
         if ln.kind and ln.kind not in ASIDE:
             top, bottom = span.get(ln.page, (ln.top, ln.bottom))
             span[ln.page] = (min(top, ln.top), max(bottom, ln.bottom))
-    for ln in lines:
-        if ln.kind not in ("page-header", "page-footer"):
-            continue
+    edges = [ln for ln in lines if ln.kind in ("page-header", "page-footer")]
+    printed = Counter(_masked(ln) for ln in edges)
+    for ln in edges:
         top, bottom = span.get(ln.page, (ln.top, ln.bottom))
         words = len(ln.text.split())
         sentence = abs(ln.size - body) < 0.6 and words >= 6 and ln.text.rstrip().endswith((".", "?", "!"))
-        numbered = bool(_NUMBERED_HEADING.match(ln.text))  # "III. COOLING STAGES" atop a page: a heading, not a head
+        # "III. COOLING STAGES" atop a page, printed once: a heading ("2 TIMP: ...", a page number and a running
+        # head, repeats)
+        numbered = bool(_NUMBERED_HEADING.match(ln.text)) and printed[_masked(ln)] == 1
         if sentence or numbered or ln.page not in span or top <= ln.top and ln.bottom <= bottom:
             ln.kind = ""
+
+
+def _masked(ln: Line) -> str:
+    return re.sub(r"[\d\s]+", " ", ln.text).strip().lower()
 
 
 def _front_foot(first: list[Line], body: float) -> dict[int, Line]:
