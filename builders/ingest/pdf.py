@@ -53,11 +53,14 @@ _LOOSE_ACCENT = re.compile("([" + "".join(_SPACING_ACCENTS) + r"])\s?([A-Za-z\u0
 _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
 # a journal's name set above the title, larger than it ("Journal of Statistical Software")
-_MASTHEAD = re.compile(r"^(?:[A-Z][\w&-]*\s+){0,3}Journal\b|\bJournal of\b|^(?:Annals|Proceedings|Transactions) of\b")
+_MASTHEAD = re.compile(
+    r"^(?:The\s+)?(?:[A-Z][\w&-]*\s+){0,3}Journal(?:\s+(?:of|for|on)(?:\s+(?:[A-Z][\w&-]*|and|&|the))+)?$|"
+    r"^(?:Annals|Proceedings|Transactions) of(?:\s+(?:[A-Z][\w&-]*|and|&|the))+$"
+)  # the name alone: "Journal of Statistical Software", not a title about journals
 # "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
 _DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
 # a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
-_CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d+\b")
+_CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d{3,}\b")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z][A-Za-z]+")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 

@@ -84,6 +84,12 @@ _LABEL_SENTENCE = re.compile(
 )
 # an entry's first author in the other orders: "M. Bode, ...", "J.-C. Girard and ...", "Karlsson L, ..."
 _AUTHOR_FIRST = re.compile(r"^(?:[A-Z]\.\s?-?){1,3}\s*[A-Z][\w'’-]+(?:,|\s+and\b)|^[A-Z][\w'’-]+\s[A-Z]{1,3}[,.]")
+# what a reference entry carries and a numbered list of the body does not: authors' initials, "et al.", a volume
+# and page ("66, 523", "12:345")
+_CITED = re.compile(
+    r"\bet al\b|\b[A-Z]\.\s?(?:[A-Z]\.\s?)*[A-Z][\w'’-]+|[A-Z][\w'’-]+,?\s+(?:[A-Z]\.\s?){1,3}|"
+    r"\b[A-Z][\w'’-]+\s[A-Z]{1,3},|\b\d+\s*[,:]\s*\d+"
+)
 _NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
 
@@ -349,7 +355,12 @@ def _listed_references(blocks: list[Block]) -> set[int]:
         if block is not None and block.lines[0].kind != "list-item":
             continue
         text = block.text if block is not None else ""
-        if block is not None and YEAR.search(text) and (_ENTRY_START.match(text) or _AUTHOR_FIRST.match(text)):
+        if (
+            block is not None
+            and YEAR.search(text)
+            and (_ENTRY_START.match(text) or _AUTHOR_FIRST.match(text))
+            and _CITED.search(text)
+        ):
             run.append(block)
             continue
         if len(run) >= 3:

@@ -58,7 +58,7 @@ def read_document(path: str, password: str = "") -> tuple[dict, list]:
         _stop()
         _worker = _Worker()
     try:
-        _worker.requests.send((str(path), password))
+        _worker.requests.send((os.path.abspath(path), password))  # the worker keeps the directory it started in
         status, value = _worker.answers.recv()
     except (EOFError, OSError):
         code = _worker.proc.wait()
