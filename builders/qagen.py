@@ -92,6 +92,39 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     }
 
 
+def most_paced_requests(n_pairs: int, n_pieces: int, retries: int = small_model.RETRIES_PER_CHUNK) -> int:
+    """The most requests ``paced_pairs`` may send for ``n_pairs`` pairs over ``n_pieces`` pieces: each pair kept
+    takes a question and an answer; each discarded attempt at most both too. A piece stops at its quota, with
+    ``retries`` discards at most, or at ``retries + 1`` discards short of it, leaving the rest to the next pieces
+    (whose quota grows). The worst case over how many pairs each piece keeps."""
+
+    @functools.cache
+    def most(index: int, total: int) -> int:
+        if index == n_pieces:
+            return 0
+        quota = math.ceil((n_pairs - total) / (n_pieces - index))
+        if quota <= 0:
+            return 0
+        return max(
+            2 * (kept + (retries if kept == quota else retries + 1)) + most(index + 1, total + kept)
+            for kept in range(quota + 1)
+        )
+
+    return most(0, 0)
+
+
+def most_requests(paper: dict, record: dict, cfg: QAGenConfig) -> int | None:
+    """The most requests ``request_qa`` may send for ``paper`` when its paced lines (the embedded profile) are
+    discarded and asked again, ``record`` being what it wrote for the paper; None where nothing is asked
+    again (a reply per piece of the paper, or no model asked)."""
+    if record.get("prompt_style") != "small" or not cfg.chunk_words:
+        return None
+    pieces, _ = small_model.chunks(
+        paper.get("text") or "", cfg.chunk_words, cfg.max_chunks, paper.get("section_starts")
+    )
+    return most_paced_requests(cfg.n_pairs, len(pieces))
+
+
 async def _line(
     client: LLMClient, reply: LLMResponse, text: str, stop: list[str], cap: int, temperature: float
 ) -> LLMResponse:
