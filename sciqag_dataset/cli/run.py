@@ -24,7 +24,7 @@ from sciqag_dataset.core.atomic import write_json
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.llm.budget import CostCapReached
 from sciqag_dataset.llm.endpoint import EndpointConfig
-from sciqag_dataset.orchestration import pipeline, plan, scale
+from sciqag_dataset.orchestration import pipeline, plan, plan_render, scale
 from sciqag_dataset.trainers.config import TrainConfig
 
 
@@ -51,7 +51,7 @@ def show_plan(cfg, plan_json: str | None) -> int:
     if target is not None and target.resolve().is_relative_to(Path(cfg.work_dir).resolve()):
         raise UserError(f"--plan-json {target} is inside the work dir, which --plan leaves as it is")
     made = plan.make_plan(cfg)
-    print(plan.render(made))
+    print(plan_render.render(made))
     if target is not None:
         write_json(target, made)
         print(f"Plan written to {target}")

@@ -19,13 +19,13 @@ from typing import Protocol
 
 from sciqag_dataset.builders import generate as generate_stage_module
 from sciqag_dataset.builders import keywords as keywords_stage_module
+from sciqag_dataset.builders import qagen
 from sciqag_dataset.builders import seed as seed_stage_module
 from sciqag_dataset.builders.ingest import listing as ingest_listing
 from sciqag_dataset.builders.ingest import run_ingest
 from sciqag_dataset.config.config_file import Config, EndpointConfig
-from sciqag_dataset.core import remote, wiring
+from sciqag_dataset.core import metrics, records, remote, wiring
 from sciqag_dataset.core.errors import UserError
-from sciqag_dataset.core.metrics import load_plugins
 from sciqag_dataset.core.runner import Summary, merge_shards, run_stage
 from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.core.wiring import RUN_STAGES, Wire, endpoint_of
@@ -33,7 +33,7 @@ from sciqag_dataset.evaluation import filter as filter_module
 from sciqag_dataset.evaluation.benchmark.items import flagged_questions
 from sciqag_dataset.evaluation.decontaminate import load_benchmarks
 from sciqag_dataset.evaluation.duplicates import find_duplicates
-from sciqag_dataset.evaluation.evaluate import plan_evaluate
+from sciqag_dataset.evaluation.evaluate import metric_stage, plan_evaluate
 from sciqag_dataset.evaluation.filter import filter_pairs
 from sciqag_dataset.evaluation.merge import merge_evaluation
 from sciqag_dataset.hub.publish import write_folder
@@ -223,7 +223,7 @@ def evaluate_with(cfg: Config, endpoints: Endpoints, runner: StageRunner) -> dic
 
 
 def judge_clients(cfg: Config, endpoints: Endpoints) -> list[LLMClient] | None:
-    load_plugins(cfg.plugins)  # a datatrove rank builds its stage from the config alone
+    metrics.load_plugins(cfg.plugins)  # a datatrove rank builds its stage from the config alone
     ev = cfg.evaluate
     ev.resolve_metrics(bool(cfg.judge.url))
     ev.validate()
@@ -239,9 +239,22 @@ def evaluation_stages(cfg: Config, endpoints: Endpoints) -> tuple[str, list[Stag
     return plan_evaluate(cfg.work_dir, ev, clients)
 
 
+def judged_stages(cfg: Config, endpoints: Endpoints) -> list[Stage]:
+    """The metric stages of `evaluate` that ask a model, built as ``evaluation_stages`` builds them (without
+    the checks and the other metrics, which a plan need not build: some load models)."""
+    clients = judge_clients(cfg, endpoints)
+    if not clients:
+        return []
+    ev = cfg.evaluate
+    if not all(j.url for j in judges(cfg)) and ev.context_tokens > embedded.CONTEXT_TOKENS:
+        ev = replace(ev, context_tokens=embedded.CONTEXT_TOKENS)
+    src = records.qa_source(cfg.work_dir, ev.source)
+    return [metric_stage(m.name, ev, src, clients, None) for m in metrics.run_order(ev.metrics) if m.needs_llm(ev)]
+
+
 def build_stage(name: str, cfg: Config, endpoints: Endpoints) -> Stage:
     """A per-paper stage of `sciqag run` by name: keywords, seed, generate, a plugin's, or an evaluation metric."""
-    load_plugins(cfg.plugins)  # a datatrove rank builds a plugin's stage from the config alone
+    metrics.load_plugins(cfg.plugins)  # a datatrove rank builds a plugin's stage from the config alone
     step = STEPS.get(name)
     if step is not None and step.build is not None:
         stage = step.build(cfg, endpoints)
@@ -330,6 +343,27 @@ def publish(cfg: Config) -> tuple[Path, list[str]]:
 
 
 @dataclass(frozen=True)
+class Planned:
+    """A stage as `sciqag run --plan` runs it, with clients that send nothing (``orchestration/plan.py``), and
+    ``most(paper, record)``: the most requests the stage may send for one input, where a reply the plan takes as
+    usable may be asked again (``record``: what the stage wrote for it in the plan); None: only as planned."""
+
+    stage: Stage
+    most: Callable[[dict, dict], int | None] | None = None
+
+
+def plan_qa(build: Callable[[Config, Endpoints], Stage], section: str, name: str):
+    """The plan hook of seed or generate: its stage, and the most requests a paper's paced lines may take
+    (``builders.qagen.most_requests``, with the options the stage is built with)."""
+
+    def plan(cfg: Config, endpoints: Endpoints) -> list[Planned]:
+        options = profiled(cfg, getattr(cfg, section), name)
+        return [Planned(build(cfg, endpoints), functools.partial(qagen.most_requests, cfg=options))]
+
+    return plan
+
+
+@dataclass(frozen=True)
 class Step:
     """How `sciqag run` builds and runs one stage; what it reads and writes is its ``core.wiring.Wire``, under
     the same name. Exactly one of ``build``, ``run``, ``read``."""
@@ -344,6 +378,10 @@ class Step:
     read: bool = False
     #: the slice of the papers a per-paper stage takes in a plain run (``generate.shard``), None: all
     shard: Callable[[Config], tuple[int, int] | None] = lambda cfg: None
+    #: how `sciqag run --plan` counts the requests of a step that asks a model: the stages to run with clients
+    #: that send nothing, built from the config and the plan's endpoints. None: the plan lists the step as not
+    #: planned (a step that asks no model needs none)
+    plan: Callable[[Config, Endpoints], list[Planned]] | None = None
 
 
 STEPS: dict[str, Step] = {
@@ -351,20 +389,31 @@ STEPS: dict[str, Step] = {
     for s in (
         Step("ingest", read=True),
         Step("keywords", build=keywords_stage),
-        Step("seed", build=seed_stage),
-        Step("generate", build=generate_stage, shard=lambda cfg: cfg.generate.shard),
-        Step("evaluate", run=evaluate_with),
+        Step("seed", build=seed_stage, plan=plan_qa(seed_stage, "teacher", "seed")),
+        Step(
+            "generate",
+            build=generate_stage,
+            shard=lambda cfg: cfg.generate.shard,
+            plan=plan_qa(generate_stage, "generator", "generate"),
+        ),
+        Step("evaluate", run=evaluate_with, plan=lambda cfg, e: [Planned(s) for s in judged_stages(cfg, e)]),
         Step("publish", run=lambda cfg, endpoints, runner: publish(cfg)),
     )
 }
 
 
-def register_stage(wire: Wire, build: Callable[[Config, Endpoints], Stage]) -> None:
+def register_stage(
+    wire: Wire,
+    build: Callable[[Config, Endpoints], Stage],
+    plan: Callable[[Config, Endpoints], list[Planned]] | None = None,
+) -> None:
     """Add a per-paper stage of your own to `sciqag run` (``examples/custom_pipeline_stage.py``): ``wire`` names
     the file it writes and the files it reads (it runs after the stages that write them) and the endpoint it
-    asks; ``build(cfg, endpoints)`` returns its ``Stage``. Called by a module the config names in ``plugins:``."""
+    asks; ``build(cfg, endpoints)`` returns its ``Stage``. A stage that asks a model is counted by `sciqag run
+    --plan` through ``plan`` (``Step.plan``; often ``lambda cfg, e: [Planned(build(cfg, e))]``), else listed
+    there as not planned. Called by a module the config names in ``plugins:``."""
     wiring.register(wire)
-    STEPS[wire.stage] = Step(wire.stage, build=build)
+    STEPS[wire.stage] = Step(wire.stage, build=build, plan=plan)
 
 
 def shard_of(name: str, cfg: Config) -> tuple[int, int] | None:

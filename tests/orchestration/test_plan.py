@@ -8,13 +8,15 @@ import os
 import sqlite3
 import subprocess
 import sys
+import textwrap
 
 import yaml
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.llm.budget import LEDGER
 from sciqag_dataset.llm.cache import ResponseCache
-from sciqag_dataset.orchestration.plan import measured_pace, read_only_cache, requests_by_stage
+from sciqag_dataset.orchestration.plan import measured_pace, requests_by_stage
+from sciqag_dataset.orchestration.plan_client import read_only_cache
 
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: a request there would fail
 
@@ -120,3 +122,74 @@ def test_the_time_per_request_is_measured_from_the_replies_of_that_endpoint_in_t
     assert measured_pace(rows, None)["seconds_per_request"] == 5.0
     assert measured_pace(rows, None)["completion_tokens_per_s"] == 10.0
     assert measured_pace(rows, "http://elsewhere/v1") is None and measured_pace(None, None) is None
+
+
+# a plugin of three stages: the documented one (asks no model), and two asking the teacher, one with a plan hook
+PLUGIN = textwrap.dedent(
+    """
+    from sciqag_dataset.core import records
+    from sciqag_dataset.core.stage import Stage
+    from sciqag_dataset.core.wiring import PAPERS, Wire
+    from sciqag_dataset.examples import custom_pipeline_stage  # noqa: F401 - registers question_lengths
+    from sciqag_dataset.orchestration.pipeline import Planned, register_stage
+
+
+    def asking(name):
+        def build(cfg, endpoints):
+            client = endpoints.client(cfg.teacher, name)
+
+            async def one(paper):
+                reply = await client.chat([{"role": "user", "content": "Title of: " + paper["text"][:500]}])
+                return {"id": paper["id"], "title": reply.text[:80]}
+
+            return Stage(name=name, inputs=records.papers, process=one, output=name + ".jsonl", concurrency=4)
+
+        return build
+
+
+    register_stage(Wire("titled", "titled.jsonl", (PAPERS,), "teacher"), asking("titled"))
+    register_stage(
+        Wire("titled_again", "titled_again.jsonl", (PAPERS,), "teacher"),
+        asking("titled_again"),
+        plan=lambda cfg, endpoints: [Planned(asking("titled_again")(cfg, endpoints))],
+    )
+    """
+)
+
+
+def test_the_plan_walks_the_runs_steps_and_lists_a_plugin_stage_it_cannot_plan(tmp_path):
+    (tmp_path / "title_plugin.py").write_text(PLUGIN)
+    config = tmp_path / "config.yaml"
+    stages = ["ingest", "keywords", "question_lengths", "titled", "titled_again"]
+    config.write_text(
+        yaml.safe_dump({"plugins": ["title_plugin"], "stages": stages, "teacher": {"url": DEAD, "model": "teacher"}})
+    )
+    plan_file = tmp_path / "plan.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "sciqag_dataset.cli", "run", str(config), "--plan-json", str(plan_file)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    plan = json.loads(plan_file.read_text())
+    assert {s["stage"]: s["planned"] for s in plan["steps"]} == {
+        "ingest": "asks no model",
+        "keywords": "asks no model",
+        "question_lengths": "asks no model",
+        "titled": "not planned (no plan hook)",
+        "titled_again": "planned",
+    }
+    # the hooked stage is counted through its own code, one request a paper; the other is in no row, and says so
+    (row,) = plan["requests"]
+    assert (row["stage"], row["endpoint"], row["requests"], row["requests_most"]) == (
+        "titled_again",
+        "teacher",
+        5,
+        None,
+    )
+    assert "titled           not planned (no plan hook)" in run.stdout
+    assert "question_lengths asks no model" in run.stdout
+
