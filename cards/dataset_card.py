@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from importlib import resources
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from sciqag_dataset import __version__
 from sciqag_dataset.cards import CITATION
 from sciqag_dataset.config.config_file import Config
 from sciqag_dataset.core.jsonl import iter_latest
-from sciqag_dataset.core.wiring import PAPERS
+from sciqag_dataset.core.wiring import PAPERS, PLAN
 from sciqag_dataset.llm.budget import spend_by_stage
 from sciqag_dataset.llm.models import DEMO_QUALITY, REAL_DATA
 
@@ -32,6 +32,50 @@ def _filter_rules(quality: dict | None) -> list[str]:
         return []
     # `sciqag filter` records its rules in words; a summary from before that shows them as recorded
     return filt.get("rules_described") or [f"`{json.dumps(filt.get('rules'))}`"]
+
+
+def plan_vs_sent(work: Path) -> list[dict] | None:
+    """Per stage, what the plan kept by `sciqag run --record-plan` counted (``wiring.PLAN``) and what was sent
+    since it was made (the ledger's rows after it); None where no run of the work directory was planned."""
+    try:
+        plan = json.loads((work / PLAN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    rows: dict[str, dict] = {}
+    for r in plan.get("requests") or []:
+        row = rows.setdefault(
+            r["stage"], {"stage": r["stage"], "requests": 0, "most": 0, "prompt_tokens": 0, "cached": 0}
+        )
+        row["requests"] += r["requests"]
+        row["most"] += r["requests"] if r.get("requests_most") is None else r["requests_most"]
+        row["prompt_tokens"] += r["prompt_tokens"]
+        row["cached"] += r["cached"]
+    sent: dict[str, dict] = defaultdict(lambda: {"requests": 0, "prompt_tokens": 0, "cached": 0})
+    for r in spend_by_stage(work, since=plan.get("ledger_rows") or 0):
+        for k in ("requests", "prompt_tokens", "cached"):
+            sent[r["stage"]][k] += r[k]
+    unplanned = {s["stage"]: s["planned"] for s in plan.get("steps") or [] if s["stage"] not in rows}
+    out = []
+    for stage in [*rows, *(s for s in sent if s not in rows)]:
+        p = rows.get(stage)
+        out.append(
+            {
+                "stage": stage,
+                "planned_text": (
+                    unplanned.get(stage, "not planned")
+                    if p is None
+                    else f"{p['requests']}–{p['most']}"
+                    if p["most"] > p["requests"]
+                    else str(p["requests"])
+                ),
+                "planned_prompt_tokens": p["prompt_tokens"] if p else "",
+                "planned_cached": p["cached"] if p else "",
+                "sent_requests": sent[stage]["requests"],
+                "sent_prompt_tokens": sent[stage]["prompt_tokens"],
+                "sent_cached": sent[stage]["cached"],
+            }
+        )
+    return out
 
 
 def render_card(
@@ -91,6 +135,7 @@ def render_card(
             demo_quality=DEMO_QUALITY,
             real_data=REAL_DATA,
             spend=spend_by_stage(work),
+            plan=plan_vs_sent(work),
             version=__version__,
             date=datetime.date.today().isoformat(),
             citation=CITATION,

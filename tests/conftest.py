@@ -50,6 +50,7 @@ SLOW_TESTS = {
     "tests/evaluation/benchmark/test_item_analysis.py::test_four_models_item_analysis_in_results_and_card_filter_drops_flagged",  # noqa: E501 3 s
     "tests/orchestration/test_plan.py::test_plan_counts_every_llm_stage_without_asking_a_model_or_writing_the_work_dir",  # noqa: E501 26 s
     "tests/orchestration/test_plan.py::test_the_plan_predicts_the_runs_requests_and_prompt_tokens",  # noqa: E501 minutes: a real embedded run
+    "tests/orchestration/test_plan.py::test_a_recorded_plan_ranges_the_paced_requests_and_the_card_compares_it_with_what_was_sent",  # noqa: E501 3 minutes: a real embedded run
     "tests/orchestration/test_plan.py::test_the_plan_walks_the_runs_steps_and_lists_a_plugin_stage_it_cannot_plan",  # noqa: E501 10 s
     "tests/evaluation/benchmark/test_item_analysis.py::test_a_question_a_small_model_answers_with_its_terms_masked_is_flagged_general_knowledge",  # noqa: E501 3 s (two benchmark runs)
     "tests/test_packaging.py::test_wheel_carries_its_data_and_works_outside_the_repo",  # 5 s

@@ -22,7 +22,8 @@ from sciqag_dataset.cli.work import check_inputs, check_publish_targets, open_wo
 from sciqag_dataset.config.config_file import STAGES, ExecutorConfig, KeywordsConfig, PublishConfig, SeedConfig
 from sciqag_dataset.core.atomic import write_json
 from sciqag_dataset.core.errors import UserError
-from sciqag_dataset.llm.budget import CostCapReached
+from sciqag_dataset.core.wiring import PLAN
+from sciqag_dataset.llm.budget import CostCapReached, ledger_rows
 from sciqag_dataset.llm.endpoint import EndpointConfig
 from sciqag_dataset.orchestration import pipeline, plan, plan_render, scale
 from sciqag_dataset.trainers.config import TrainConfig
@@ -42,6 +43,8 @@ def cmd_run(args) -> int:
     if "publish" in cfg.stages:
         check_publish_targets(cfg)  # refused now, not after an hour of work
     with open_work(cfg, args, cfg.stages):
+        if args.record_plan:
+            record_plan(cfg)
         return run_work(cfg, args)
 
 
@@ -56,6 +59,15 @@ def show_plan(cfg, plan_json: str | None) -> int:
         write_json(target, made)
         print(f"Plan written to {target}")
     return 0
+
+
+def record_plan(cfg) -> None:
+    """Plan the run before it starts, print the plan, and keep it in the work dir (``wiring.PLAN``) with the
+    ledger's length, so that the card compares the plan with what the run then sent (the ledger rows after it)."""
+    made = plan.make_plan(cfg)
+    print(plan_render.render(made))
+    made["ledger_rows"] = len(ledger_rows(cfg.work_dir))
+    write_json(Path(cfg.work_dir) / PLAN, made)
 
 
 def run_work(cfg, args) -> int:
@@ -118,4 +130,10 @@ def add_parser(subparsers) -> None:
         "without calling a model or writing into the work dir",
     )
     p.add_argument("--plan-json", metavar="PATH", help="with --plan (implied): the plan as JSON into PATH")
+    p.add_argument(
+        "--record-plan",
+        action="store_true",
+        help=f"plan the run as --plan does, keep the plan in WORK/{PLAN}, then run: the dataset card compares the "
+        "planned requests and prompt tokens of each stage with those sent",
+    )
     p.set_defaults(func=cmd_run)

@@ -32,6 +32,8 @@ INGEST_REPORT, EVALUATION_SUMMARY, FILTER_SUMMARY = (
 )
 #: people's reviews (`sciqag review`, appended) and their agreement with the judge (`sciqag agreement`)
 REVIEWS, AGREEMENT = "reviews.jsonl", "agreement.json"
+#: the plan of the run that went on to run (`sciqag run --record-plan`): the card compares it with what was sent
+PLAN = "plan.json"
 
 WIRING: dict[str, Wire] = {
     w.stage: w

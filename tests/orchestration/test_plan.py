@@ -13,6 +13,7 @@ import textwrap
 import yaml
 
 from sciqag_dataset.cli import main
+from sciqag_dataset.core.wiring import PLAN
 from sciqag_dataset.llm.budget import LEDGER
 from sciqag_dataset.llm.cache import ResponseCache
 from sciqag_dataset.orchestration.plan import measured_pace, requests_by_stage
@@ -193,3 +194,35 @@ def test_the_plan_walks_the_runs_steps_and_lists_a_plugin_stage_it_cannot_plan(t
     assert "titled           not planned (no plan hook)" in run.stdout
     assert "question_lengths asks no model" in run.stdout
 
+
+# the embedded default's profile: paced lines, a discarded one asked again
+PACED = {"stages": ["ingest", "keywords", "seed", "publish"]}
+
+
+def test_a_recorded_plan_ranges_the_paced_requests_and_the_card_compares_it_with_what_was_sent(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(PACED))
+    run = subprocess.run(
+        [sys.executable, "-m", "sciqag_dataset.cli", "run", str(config), "--record-plan"],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    work = tmp_path / "sciqag_work"
+    plan = json.loads((work / PLAN).read_text())
+    (seed,) = [r for r in plan["requests"] if r["stage"] == "seed"]
+    sent = json.loads((work / "seed_manifest.json").read_text())["usage"]
+    print("seed requests planned", seed["requests"], "to", seed["requests_most"], "; sent", sent["requests"])
+    # four papers asked (the fifth has released pairs): 6 pairs each, a question and an answer line a pair
+    assert seed["requests"] == 4 * 6 * 2
+    # at most: two chunks a paper, each with its discards at the limit, the first chunk's shortfall left to the second
+    assert seed["requests_most"] == 4 * 22
+    assert seed["requests"] <= sent["requests"] <= seed["requests_most"]
+    assert f"{seed['requests']}–{seed['requests_most']}" in run.stdout
+    card = (work / "dataset" / "README.md").read_text()
+    line = f"| seed | {seed['requests']}–{seed['requests_most']} | {sent['requests']} | {seed['prompt_tokens']} | "
+    assert "**Planned and sent**" in card and line + f"{sent['prompt_tokens']} | 0 / 0 |" in card
