@@ -16,6 +16,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import nullcontext
+from urllib.parse import unquote
 
 import pdfplumber
 from pdfplumber.utils.exceptions import PdfminerException
@@ -81,7 +82,9 @@ def read(source: Source) -> Iterator[RawPaper]:
             for n, page in enumerate(pages_in, 1):
                 try:
                     # a layout model's blocks, when it read the page; else the rules' columns
-                    lines, missing = (pdf_mupdf.page_lines if hasattr(page, "boxes") else page_lines)(page, n)
+                    lines, missing = (pdf_mupdf.page_lines if isinstance(page, pdf_mupdf.Page) else page_lines)(
+                        page, n
+                    )
                     unmapped += missing
                     # an image and (almost) no text: a scanned page; a blank page or a drawing is not one
                     if sum(len(ln.text) for ln in lines) < 20 and page.images:
@@ -146,7 +149,8 @@ def _open(path, backend: str, warn) -> tuple:
                 backend,
             )
     pdf = pdfplumber.open(path, password="")
-    return pdf.metadata or {}, pdf.pages, pdf, "pdfplumber"
+    links = [(page.page_number, a["uri"]) for page in pdf.pages[:2] for a in page.hyperlinks if a.get("uri")]
+    return {**(pdf.metadata or {}), "links": links}, pdf.pages, pdf, "pdfplumber"
 
 
 class _Unread:
@@ -169,6 +173,8 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     spell(pages)  # ligatures spelt out, glyphs without a Unicode map named by the paper's words
     furniture = running_furniture(pages)
     read = [ln for lines in pages for ln in lines if (ln.page, ln.top) not in furniture]
+    badge = _badge(read)
+    read = [ln for ln in read if id(ln) not in badge]
     lines = [ln for ln in read if ln.kind not in ASIDE]  # not the layout model's headers, footnotes, captions, ...
     sizes, families = Counter(), Counter()  # the body's size and font family: the most text, in the first half
     half = max(1, (len(pages) + 1) // 2)  # of the paper (references and tables at the end are set smaller and
@@ -226,7 +232,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         # is a reference entry's
         alone = (ln.text for ln in read if ln.page == opening)
         found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
-        doi = found[1] if found else None
+        doi = found[1] if found else _linked_doi(info.get("links") or [], opening)
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
     return {
         "format": "pdf",
@@ -268,6 +274,37 @@ def _text_at_the_edges(lines: list[Line], body: float) -> None:
         numbered = bool(_NUMBERED_HEADING.match(ln.text)) and printed[_masked(ln)] == 1
         if sentence or numbered or ln.page not in span or top <= ln.top and ln.bottom <= bottom:
             ln.kind = ""
+
+
+def _linked_doi(links: list[tuple[int, str]], opening: int) -> str | None:
+    """The DOI the first text page links to: its Crossmark badge's (the paper's own, whatever else the page links
+    to), else the one DOI it links to at doi.org (two or more: cited works, not the paper's)."""
+    uris = [unquote(uri) for page, uri in links if page == opening]
+    crossmark = next((m for m in map(_CROSSMARK.search, uris) if m), None)
+    if crossmark:
+        return crossmark[1]
+    linked = {m[1].rstrip(".") for m in map(_DOI_URL.match, uris) if m}
+    return linked.pop() if len(linked) == 1 else None
+
+
+_CROSSMARK = re.compile(r"crossmark\.crossref\.org/.*[?&]doi=(10\.\d{4,9}/[^&#\s]+)", re.I)
+_DOI_URL = re.compile(r"https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/[^\s?#]+)", re.I)
+
+
+def _badge(lines: list[Line]) -> set[int]:
+    """The lines of a "Check for updates" badge (Crossmark's, beside a title): whole on a line, or over two lines
+    of one page, set apart from the rest (a block of its own to a layout model, so one heading: "updates")."""
+    out = {id(ln) for ln in lines if _BADGE.fullmatch(ln.text)}
+    halves = [ln for ln in lines if _BADGE_HALF.fullmatch(ln.text)]
+    for a in halves:
+        for b in halves:
+            if a.page == b.page and a.text.lower().startswith("check") and 0 < b.top - a.top < 3 * a.size:
+                out |= {id(a), id(b)}
+    return out
+
+
+_BADGE = re.compile(r"\s*check\s+for\s+updates\s*", re.I)
+_BADGE_HALF = re.compile(r"\s*(?:check(?:\s+for)?|(?:for\s+)?updates)\s*", re.I)
 
 
 def _masked(ln: Line) -> str:

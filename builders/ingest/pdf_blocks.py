@@ -90,6 +90,14 @@ _CITED = re.compile(
     r"\bet al\b|\b[A-Z]\.\s?(?:[A-Z]\.\s?)*[A-Z][\w'’-]+|[A-Z][\w'’-]+,?\s+(?:[A-Z]\.\s?){1,3}|"
     r"\b[A-Z][\w'’-]+\s[A-Z]{1,3},|\b\d+\s*[,:]\s*\d+"
 )
+# the declarations a front page's sidebar or foot prints in small type (PNAS, Cell, eLife): the authors' roles,
+# their interests, the way it was submitted and edited, where to write
+_DECLARATION = re.compile(
+    r"^[*∗†‡§¶\d]?\s*(?:author contributions?:|(?:the )?authors? declares?\b|competing interests?(?: statement)?:|"
+    r"conflicts? of interests?:|this (?:article|paper) (?:is a\b|contains supporting)|to whom correspondence\b|"
+    r"reviewers?:|data deposition:|edited by\b|approved\b.{0,40}\(received\b)",
+    re.I,
+)
 _NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
 
@@ -393,6 +401,9 @@ def _furniture_block(block: Block, text: str, body: float) -> str | None:
         or block.lines[0].size < 0.95 * body
         and len(block.lines) <= 15
         and _LICENCE.search(text)
+        or small
+        and len(block.lines) <= 15
+        and _DECLARATION.match(text)
     ):
         return "notes"
     if small and len(block.lines) <= 4 and _FOOTNOTE.match(text):

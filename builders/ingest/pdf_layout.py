@@ -64,6 +64,8 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
         if alone(w["text"]):
             w["text"] = MARK.sub("", w["text"])
     words = _join_scripts([w for w in words if w["text"] and w.get("upright", True)])  # not rotated (arXiv's)
+    numbers = line_numbers(words)
+    words = [w for w in words if id(w) not in numbers]
     if not words:
         return [], unmapped
     mid = page.width / 2
@@ -124,6 +126,30 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
     return _reading_order(lines, page.height), unmapped
 
 
+def line_numbers(words: list[dict]) -> set[int]:
+    """The ``id``s of the words that number the lines in a margin (a manuscript's, a preprint's): five or more
+    numbers aligned in a column left or right of all the page's text, counting up top-down."""
+    numbers = [w for w in words if _NUMBER.match(w["text"])]
+    if len(numbers) < 5:
+        return set()
+    text = sorted(w["x0"] for w in words if not _NUMBER.match(w["text"]))
+    if not text:
+        return set()
+    left, right = text[len(text) // 20], max(w["x1"] for w in words if not _NUMBER.match(w["text"]))
+    out: set[int] = set()
+    for edge, beside in (("x1", lambda w: w["x1"] < left - 2), ("x0", lambda w: w["x0"] > right + 2)):
+        aligned: dict[int, list[dict]] = {}
+        for w in filter(beside, numbers):
+            aligned.setdefault(round(w[edge] / 2), []).append(w)  # within about a point
+        for col in aligned.values():
+            col.sort(key=lambda w: w["top"])
+            values = [int(w["text"]) for w in col]
+            if len(col) >= 5 and sum(b > a for a, b in zip(values, values[1:])) >= 0.8 * (len(col) - 1):
+                out |= {id(w) for w in col}
+    return out
+
+
+_NUMBER = re.compile(r"\d{1,4}$")
 _CELL = 8.0  # points: the grid figures are found on
 _UNMAPPED = re.compile(r"\(cid:(\d+)\)")
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_glyphs import mark
+from sciqag_dataset.builders.ingest.pdf_layout import line_numbers
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines as rule_lines
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
@@ -147,6 +148,12 @@ def read_document(path: str, password: str = "") -> tuple[dict, list[Page | str]
         if doc.page_count == 0 and doc.is_repaired:
             raise IngestError("invalid PDF: no page could be read (a damaged file?)")
         info = {k.capitalize(): v for k, v in (doc.metadata or {}).items() if v}
+        info["links"] = [
+            (page.number + 1, link["uri"])
+            for page in doc.pages(0, min(2, doc.page_count))
+            for link in page.get_links()
+            if link.get("uri")
+        ]
         pages: list[Page | str] = []
         for page in doc:
             try:
@@ -163,7 +170,9 @@ def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
     boxes, mid = page.boxes, page.width / 2
     groups: list[list[dict]] = [[] for _ in boxes]
     loose: list[dict] = []  # words in no block: read by the rules, after the page's blocks
-    for w in page.extract_words():
+    words = page.extract_words()
+    numbers = line_numbers(words)
+    for w in (w for w in words if id(w) not in numbers):
         x, y = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
         k = next((k for k, b in enumerate(boxes) if b[0] - 2 <= x <= b[2] + 2 and b[1] - 2 <= y <= b[3] + 2), None)
         (loose if k is None else groups[k]).append(w)

@@ -3,12 +3,15 @@ default backend ("auto": the layout model where PyMuPDF is installed); and the b
 
 import builtins
 import importlib.util
+import re
 
 import pytest
-from pdf_pages import LEFT, RIGHT, body_lines, column, draw
+from pdf_pages import HEIGHT, LEFT, RIGHT, body_lines, column, draw
+from reportlab.lib.pagesizes import LETTER
+from reportlab.pdfgen import canvas
 from test_pdf_classes import _read
 
-from sciqag_dataset.builders.ingest import pdf_backends, pdf_mupdf
+from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_mupdf
 from sciqag_dataset.builders.ingest.errors import IngestError
 
 DOI = "10.5555/imag.2031.077"
@@ -136,3 +139,103 @@ def test_a_drop_capital_is_joined_to_its_word(tmp_path):
     rec = _read(draw(tmp_path / "dropcap.pdf", [page]))
     assert rec["title"] == "Pebbles Settle Where Lakes Are Quiet"
     assert ("The " + lines[0]) in rec["text"]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_line_numbers_in_the_margin_are_not_text_and_leave_the_references_found(tmp_path, monkeypatch, backend):
+    """A preprint with its lines numbered in the left margin (bioRxiv, a journal's review copy): the numbers are
+    not text (the layout model read the numbered lines as list items), and the reference list is still found."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(80, 21, 11)
+    refs = [
+        f"{k}. Quill A, Renner B. Drifting pebbles in lake {k}. J Imag Lakes. 20{10 + k};{k}:1-9." for k in range(1, 9)
+    ]
+    body1 = [
+        (LEFT, 125, "Times-Bold", 11, "Abstract"),
+        *column(LEFT, 140, lines[:8], 10, "Times-Roman"),
+        (LEFT, 250, "Times-Bold", 11, "Introduction"),
+        *column(LEFT, 265, lines[8:44], 10, "Times-Roman"),
+    ]
+    body2 = [
+        *column(LEFT, 60, lines[44:], 10, "Times-Roman"),
+        (LEFT, 520, "Times-Bold", 11, "References"),
+        *column(LEFT, 535, refs, 9, "Times-Roman"),
+    ]
+
+    def numbered(items, start):
+        return [*items, *((30, it[1], "Helvetica", 7, str(start + k)) for k, it in enumerate(items))]
+
+    front = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+    ]
+    rec = _read(draw(tmp_path / "numbered.pdf", [front + numbered(body1, 1), numbered(body2, len(body1) + 1)]))
+    assert [s["heading"] for s in rec["sections"]] == ["Abstract", "Introduction"]
+    assert all(ln in rec["text"] for ln in lines)
+    assert not re.search(r"(?<![\w.;:-])\d{1,3}(?![\w.;:-])", rec["text"])  # no number standing alone
+    assert rec["ingest"]["references_dropped"] == 8 and "Drifting pebbles" not in rec["text"]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_sidebar_of_declarations_and_a_check_for_updates_badge_are_not_text(tmp_path, monkeypatch, backend):
+    """A front page as PNAS sets it: a "Significance" box and, under it in the left column, a sidebar of small
+    declarations (contributions, interests, "This article is a ... Direct Submission", correspondence); the
+    abstract and body on the right; a "Check for updates" badge in two lines beside the title. The badge and
+    the declarations are not the paper's text (nor a heading); the box, the abstract and the body are."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(164, 31, 7)
+    notes = [
+        "Author contributions: A.Q. designed",
+        "research; B.R. counted pebbles.",
+        "The authors declare no competing",
+        "interest.",
+        "This article is a Lakes Direct",
+        "Submission.",
+        "To whom correspondence may be",
+        "addressed. Email: ada@lakes.example",
+    ]
+    page1 = [
+        (LEFT, 70, "Times-Bold", 18, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        (RIGHT - 40, 60, "Helvetica", 6, "Check for"),
+        (RIGHT - 40, 67, "Helvetica", 6, "updates"),
+        (LEFT, 130, "Times-Bold", 9, "Significance"),
+        *column(LEFT, 142, lines[:10], 8, "Helvetica", 10),
+        *column(LEFT, 260, notes, 6.5, "Helvetica", 8),
+        (RIGHT, 130, "Times-Bold", 9, "Abstract"),
+        *column(RIGHT, 142, lines[10:20], 9, "Times-Roman", 11),
+        (RIGHT, 270, "Times-Bold", 11, "Introduction"),
+        *column(RIGHT, 285, lines[20:56], 10, "Times-Roman"),
+    ]
+    page2 = [*column(LEFT, 60, lines[56:110], 10, "Times-Roman"), *column(RIGHT, 60, lines[110:], 10, "Times-Roman")]
+    rec = _read(draw(tmp_path / "sidebar.pdf", [page1, page2]))
+    assert [s["heading"] for s in rec["sections"]] == ["Significance", "Abstract", "Introduction"]
+    assert all(ln in rec["text"] for ln in lines)
+    assert not [n for n in notes if n in rec["text"]]
+    assert "updates" not in rec["text"] and "Check for" not in rec["text"]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_doi_only_in_the_first_pages_links_is_found(tmp_path, monkeypatch, backend):
+    """No DOI printed: the Crossmark badge's link carries the paper's (over a cited work's doi.org link on the same
+    page); without the badge, the one doi.org link of the first page; two such links are cited works, not it."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+
+    def paper(name, uris):
+        path = tmp_path / name
+        c = canvas.Canvas(str(path), pagesize=LETTER)
+        c.setFont("Times-Bold", 16)
+        c.drawString(LEFT, HEIGHT - 70, "Pebbles Settle Where Lakes Are Quiet")
+        c.setFont("Times-Roman", 10)
+        for k, text in enumerate(body_lines(50, 41)):
+            c.drawString(LEFT, HEIGHT - 110 - 12.5 * k, text)
+        for k, uri in enumerate(uris):
+            c.linkURL(uri, (LEFT + 40 * k, HEIGHT - 120, LEFT + 40 * k + 30, HEIGHT - 100), relative=0)
+        c.showPage()
+        c.save()
+        return _read(path)["metadata"]["doi"]
+
+    cited = "https://doi.org/10.5555/cited.2020.001"
+    assert paper("badge.pdf", [cited, f"https://crossmark.crossref.org/dialog/?doi={DOI}&domain=pdf"]) == DOI
+    assert paper("one.pdf", [f"https://doi.org/{DOI}"]) == DOI
+    assert paper("two.pdf", [cited, f"https://doi.org/{DOI}"]) is None
