@@ -56,6 +56,7 @@ SLOW_TESTS = {
     "tests/builders/test_bad_inputs.py::test_special_files_are_skipped_without_blocking",  # 5 s
     "tests/hub/test_card.py::test_every_plot_in_the_card_has_its_caption",  # 4 s
     "tests/llm/test_credentials.py::test_local_servers_start_without_the_keys_of_this_process",  # 4 s
+    "tests/llm/test_credentials.py::test_the_general_knowledge_key_goes_to_its_endpoint_only_and_is_never_written_or_logged",  # noqa: E501 5.5 s (CLI subprocess)
     "tests/config/test_options.py::test_run_takes_its_config_as_a_flag_too",  # 4 s
     "tests/llm/test_dead_server.py::test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before",  # 4 s
     "tests/builders/test_keywords.py::test_run_keywords_clear_setup_errors",  # 4 s (loads spaCy itself)
