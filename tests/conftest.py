@@ -51,6 +51,7 @@ SLOW_TESTS = {
     "tests/orchestration/test_plan.py::test_plan_counts_every_llm_stage_without_asking_a_model_or_writing_the_work_dir",  # noqa: E501 26 s
     "tests/orchestration/test_plan.py::test_the_plan_predicts_the_runs_requests_and_prompt_tokens",  # noqa: E501 minutes: a real embedded run
     "tests/evaluation/benchmark/test_item_analysis.py::test_a_question_a_small_model_answers_with_its_terms_masked_is_flagged_general_knowledge",  # noqa: E501 3 s (two benchmark runs)
+    "tests/evaluation/benchmark/test_item_analysis.py::test_embedded_model_its_transformers_twin_and_fakes_flag_the_planted_items_and_the_card_shows_them",  # noqa: E501 25-55 s (llama.cpp and `transformers serve` answer)
     "tests/test_packaging.py::test_wheel_carries_its_data_and_works_outside_the_repo",  # 5 s
     "tests/core/test_remote.py::test_a_reply_without_end_stops_at_the_size_limit_and_leaves_no_copy",  # 5 s
     "tests/builders/test_bad_inputs.py::test_special_files_are_skipped_without_blocking",  # 5 s
