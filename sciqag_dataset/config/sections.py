@@ -5,7 +5,7 @@ Each field is declared with ``options.opt``: its default, its constraints and it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.metrics import NAMES, default_metrics, get_metric, on_register
@@ -241,13 +241,10 @@ class BenchmarkConfig:
     )
     # an endpoint section like `benchmark.models`' entries (url, model, api_key_env, prices, concurrency,
     # timeout ...); its flags are --general-knowledge-endpoint, --general-knowledge-model, ... (cli/benchmark.py)
-    general_knowledge_endpoint: ModelEndpointConfig = field(
-        default_factory=ModelEndpointConfig,
-        metadata={
-            "cli": False,
-            "help": "the general-knowledge check's endpoint; a url implies general_knowledge "
-            "(no url: the embedded model)",
-        },
+    general_knowledge_endpoint: ModelEndpointConfig = _opt(
+        ModelEndpointConfig(),
+        cli=False,
+        help="the general-knowledge check's endpoint; a url implies general_knowledge (no url: the embedded model)",
     )
     general_knowledge_keywords: str | None = _opt(
         None,
