@@ -2,8 +2,9 @@
 (`--backend hf` for real too).
 
 What a client sends is seen by ``RecordingProxy``, a loopback proxy in front of the real `transformers
-serve` (no server here logs request headers). The CLI runs in a subprocess, so its real stderr, with
-`-vv` debug logging, is what is checked.
+serve`, or of a scripted FAKE endpoint (``ScriptedChat``) where only the headers sent matter (no server here
+logs request headers). Where logs are checked the CLI runs in a subprocess, so its real stderr, with `-vv`
+debug logging, is what is checked.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import RecordingProxy, write_jsonl
+from helpers import RecordingProxy, ScriptedChat, write_jsonl
 from huggingface_hub import constants
+from published import PAIRS, published_folder
 
+from sciqag_dataset.cli import main
 from sciqag_dataset.config.config_file import EndpointConfig
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.llm import client_from_config, resolve_api_key
@@ -247,9 +250,6 @@ def test_the_general_knowledge_key_goes_to_its_endpoint_only_and_is_never_writte
     (``--general-knowledge-api-key-env``) goes to its host and to no other, no results file, card or -vv log
     line holds it; its prices reach the spend ledger and its concurrency the saved config. The two hosts are
     FAKE endpoints (``ScriptedChat``: replies written here) behind ``RecordingProxy``, which sees the headers."""
-    from helpers import ScriptedChat
-    from published import PAIRS, published_folder
-
     pub = published_folder(tmp_path)
     results = tmp_path / "res"
     with (
@@ -297,10 +297,6 @@ def test_the_general_knowledge_key_goes_to_its_endpoint_only_and_is_never_writte
 
 
 def test_an_unset_general_knowledge_key_variable_is_refused_before_any_work(tmp_path, capsys):
-    from published import published_folder
-
-    from sciqag_dataset.cli import main
-
     pub, results = published_folder(tmp_path), tmp_path / "res"
     capsys.readouterr()  # publishing's progress bars
     args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore"]
