@@ -286,6 +286,7 @@ def test_the_general_knowledge_key_goes_to_its_endpoint_only_and_is_never_writte
     assert proc.returncode == 0, proc.stderr
     assert to_small.authorizations() == [f"Bearer {MY_KEY}"] * len(PAIRS)
     assert to_model.authorizations() == ["Bearer no-key"] * len(PAIRS)  # the benchmarked model names no key
+    assert not any(MY_KEY in str(r["headers"]) for r in to_model.requests)  # its reachability probe neither
     assert "DEBUG" in proc.stderr and MY_KEY not in proc.stderr + proc.stdout
     assert MY_KEY not in everything_written(results, pub)
     saved = yaml.safe_load((results / "config.yaml").read_text())["benchmark"]["general_knowledge_endpoint"]
