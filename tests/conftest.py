@@ -53,11 +53,13 @@ SLOW_TESTS = {
     "tests/orchestration/test_plan.py::test_a_recorded_plan_ranges_the_paced_requests_and_the_card_compares_it_with_what_was_sent",  # noqa: E501 3 minutes: a real embedded run
     "tests/orchestration/test_plan.py::test_the_plan_walks_the_runs_steps_and_lists_a_plugin_stage_it_cannot_plan",  # noqa: E501 10 s
     "tests/evaluation/benchmark/test_item_analysis.py::test_a_question_a_small_model_answers_with_its_terms_masked_is_flagged_general_knowledge",  # noqa: E501 3 s (two benchmark runs)
+    "tests/evaluation/benchmark/test_item_analysis.py::test_embedded_model_its_transformers_twin_and_fakes_flag_the_planted_items_and_the_card_shows_them",  # noqa: E501 25-55 s (llama.cpp and `transformers serve` answer)
     "tests/test_packaging.py::test_wheel_carries_its_data_and_works_outside_the_repo",  # 5 s
     "tests/core/test_remote.py::test_a_reply_without_end_stops_at_the_size_limit_and_leaves_no_copy",  # 5 s
     "tests/builders/test_bad_inputs.py::test_special_files_are_skipped_without_blocking",  # 5 s
     "tests/hub/test_card.py::test_every_plot_in_the_card_has_its_caption",  # 4 s
     "tests/llm/test_credentials.py::test_local_servers_start_without_the_keys_of_this_process",  # 4 s
+    "tests/llm/test_credentials.py::test_the_general_knowledge_key_goes_to_its_endpoint_only_and_is_never_written_or_logged",  # noqa: E501 5.5 s (CLI subprocess)
     "tests/config/test_options.py::test_run_takes_its_config_as_a_flag_too",  # 4 s
     "tests/llm/test_dead_server.py::test_after_a_fallback_the_cache_answers_what_the_fallback_answered_before",  # 4 s
     "tests/builders/test_keywords.py::test_run_keywords_clear_setup_errors",  # 4 s (loads spaCy itself)

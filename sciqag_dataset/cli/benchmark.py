@@ -48,6 +48,7 @@ def cmd_benchmark(args) -> int:
     if judging:
         for i, judge in enumerate(pipeline.judges(cfg)):
             judge.api_key("judge.api_key_env" if i == 0 else f"evaluate.judges[{i - 1}].api_key_env")
+    benchmark_run.general_knowledge_endpoint(cfg)  # its options and key refused now, not after the models ran
     if b.update_card:
         check_card(b.update_card)  # refused now, not after the benchmark
     results = claim(b.output_dir, "benchmark", option="benchmark.output_dir")
@@ -106,6 +107,14 @@ def add_parser(subparsers) -> None:
         repeat=("model",),
         title="models under benchmark (each --model pairs with an --endpoint in order; one --model for "
         "several endpoints: its replicas; none: the embedded model)",
+    )
+    add_section(
+        p,
+        "benchmark.general_knowledge_endpoint",
+        ModelEndpointConfig,
+        prefix="general-knowledge-",
+        title="general-knowledge check's endpoint (--general-knowledge-endpoint implies --general-knowledge; "
+        "none: the embedded model)",
     )
     add_judge(
         p,

@@ -239,10 +239,13 @@ class BenchmarkConfig:
         help="flag the questions a model answers right closed-book with their domain terms masked "
         "(`general_knowledge` in the item analysis; default model: the embedded one)",
     )
-    general_knowledge_endpoint: str | None = _opt(
-        None, metavar="URL", help="the general-knowledge check's endpoint (implies --general-knowledge)"
+    # an endpoint section like `benchmark.models`' entries (url, model, api_key_env, prices, concurrency,
+    # timeout ...); its flags are --general-knowledge-endpoint, --general-knowledge-model, ... (cli/benchmark.py)
+    general_knowledge_endpoint: ModelEndpointConfig = _opt(
+        ModelEndpointConfig(),
+        cli=False,
+        help="the general-knowledge check's endpoint; a url implies general_knowledge (no url: the embedded model)",
     )
-    general_knowledge_model: str | None = _opt(None, help="the model that --general-knowledge-endpoint serves")
     general_knowledge_keywords: str | None = _opt(
         None,
         metavar="PATH",
@@ -254,6 +257,10 @@ class BenchmarkConfig:
             build_section(ModelEndpointConfig, m, "benchmark.models") if isinstance(m, dict) else m
             for m in self.models or []
         ]
+        if isinstance(self.general_knowledge_endpoint, dict):
+            self.general_knowledge_endpoint = build_section(
+                ModelEndpointConfig, self.general_knowledge_endpoint, "benchmark.general_knowledge_endpoint"
+            )
 
 
 @dataclass

@@ -9,6 +9,7 @@ it a field of the section's class.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import types
@@ -42,6 +43,8 @@ def opt(default, **meta):
     ``internal`` marks a field the program writes: accepted in a file, never offered to the user."""
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+    if dataclasses.is_dataclass(default):  # a section held by a section: each holder gets its own copy
+        return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
     return field(default=default, metadata=meta)
 
 

@@ -54,17 +54,27 @@ def benchmark(cfg: Config, endpoints: Endpoints) -> benchmark_module.BenchmarkRu
     )
 
 
-def general_knowledge_client(cfg: Config, endpoints: Endpoints):
-    """The model of the general-knowledge check (its endpoint, else the embedded one), or None when it is off."""
+def general_knowledge_endpoint(cfg: Config):
+    """The general-knowledge check's endpoint section, checked (a url needs its model, a model its url, a named
+    key variable must be set), or None when the check is off. It is a section like any other
+    (``benchmark.general_knowledge_endpoint``: its key variable, prices, concurrency, timeout); with no url,
+    the embedded model answers."""
     b = cfg.benchmark
-    if not (b.general_knowledge or b.general_knowledge_endpoint):
+    gk = b.general_knowledge_endpoint
+    if not (b.general_knowledge or gk.url):
         return None
-    if b.general_knowledge_endpoint and not b.general_knowledge_model:
+    if gk.url and not gk.model:
         raise UserError("--general-knowledge-endpoint needs --general-knowledge-model: the model it serves")
-    if b.general_knowledge_model and not b.general_knowledge_endpoint:
+    if gk.model and not gk.url:
         raise UserError(
-            f"--general-knowledge-model {b.general_knowledge_model} needs a --general-knowledge-endpoint that "
+            f"--general-knowledge-model {gk.model} needs a --general-knowledge-endpoint that "
             f"serves it (without one, the check asks the embedded {embedded.DEFAULT_MODEL_ID})"
         )
-    model = ModelEndpointConfig(url=b.general_knowledge_endpoint, model=b.general_knowledge_model)
-    return endpoints.client(model, "benchmark-general-knowledge")
+    gk.api_key("benchmark.general_knowledge_endpoint.api_key_env")
+    return gk
+
+
+def general_knowledge_client(cfg: Config, endpoints: Endpoints):
+    """The model of the general-knowledge check (``general_knowledge_endpoint``), or None when it is off."""
+    gk = general_knowledge_endpoint(cfg)
+    return None if gk is None else endpoints.client(gk, "benchmark-general-knowledge")

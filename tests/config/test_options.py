@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 from helpers import write_jsonl
 
+from sciqag_dataset.cli import build_parser
+from sciqag_dataset.cli.flags import resolve_config
+from sciqag_dataset.config.config_file import Config, ModelEndpointConfig
 from sciqag_dataset.core.console import run_command
+from sciqag_dataset.core.errors import UserError
 
 
 def sciqag(*args, cwd=None):
@@ -265,3 +269,31 @@ def test_a_filter_on_a_score_no_pair_has_is_refused_and_a_filter_can_be_cleared(
     assert proc.returncode == 0 and "Filter cleared" in proc.stdout
     assert not (work / "filtered.jsonl").exists() and not (work / "filter_summary.json").exists()
     one_line_error(sciqag("filter", work), "no filter rule", "--clear")
+
+
+def test_the_general_knowledge_endpoint_is_an_endpoint_section_in_the_file_and_in_flags(tmp_path):
+    """`benchmark.general_knowledge_endpoint` has the shape of every endpoint (url, model, key variable, prices,
+    concurrency, timeout); its flags (--general-knowledge-*) override the file's values one by one."""
+    path = tmp_path / "cfg.yaml"
+    path.write_text(
+        "benchmark:\n  general_knowledge_endpoint:\n    url: http://gk.example/v1\n    model: small\n"
+        "    api_key_env: GK_KEY\n    price_prompt_per_m: 0.5\n    concurrency: 4\n    timeout: 30\n"
+    )
+    gk = Config.load(path).validate().benchmark.general_knowledge_endpoint
+    assert isinstance(gk, ModelEndpointConfig) and (gk.url, gk.model, gk.api_key_env) == (
+        "http://gk.example/v1",
+        "small",
+        "GK_KEY",
+    )
+    assert (gk.price_prompt_per_m, gk.concurrency, gk.timeout, gk.temperature) == (0.5, 4, 30, 0.0)
+    args = ["benchmark", "d.json", "--config", str(path), "--general-knowledge-concurrency", "2"]
+    flagged = resolve_config(build_parser().parse_args([*args, "--general-knowledge-model", "other"]))
+    gk = flagged.benchmark.general_knowledge_endpoint
+    assert (gk.url, gk.model, gk.api_key_env, gk.concurrency) == ("http://gk.example/v1", "other", "GK_KEY", 2)
+    assert Config().benchmark.general_knowledge_endpoint == ModelEndpointConfig()  # a default of its own
+    path.write_text("benchmark:\n  general_knowledge_endpoint: http://gk.example/v1\n")
+    with pytest.raises(UserError, match="general_knowledge_endpoint: must be a mapping"):
+        Config.load(path)
+    path.write_text("benchmark:\n  general_knowledge_endpoint:\n    concurency: 2\n")
+    with pytest.raises(UserError, match="general_knowledge_endpoint.concurency .did you mean .*concurrency"):
+        Config.load(path)

@@ -2,8 +2,9 @@
 (`--backend hf` for real too).
 
 What a client sends is seen by ``RecordingProxy``, a loopback proxy in front of the real `transformers
-serve` (no server here logs request headers). The CLI runs in a subprocess, so its real stderr, with
-`-vv` debug logging, is what is checked.
+serve`, or of a scripted FAKE endpoint (``ScriptedChat``) where only the headers sent matter (no server here
+logs request headers). Where logs are checked the CLI runs in a subprocess, so its real stderr, with `-vv`
+debug logging, is what is checked.
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import RecordingProxy, write_jsonl
+import yaml
+from helpers import RecordingProxy, ScriptedChat, write_jsonl
 from huggingface_hub import constants
+from published import PAIRS, published_folder
 
+from sciqag_dataset.cli import main
 from sciqag_dataset.config.config_file import EndpointConfig
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.llm import client_from_config, resolve_api_key
+from sciqag_dataset.llm.budget import spend_by_stage
 from sciqag_dataset.llm.server import free_port
 
 OPENAI_KEY = "sk-openai-never-sent-elsewhere-0123456789"
@@ -238,3 +243,67 @@ def test_local_servers_start_without_the_keys_of_this_process(tmp_path, monkeypa
         ]
         assert not leaked, f"{server.name} holds {leaked}"
     assert len(servers) == 2, "llama-cpp-python[server] is missing: install the dev extra"
+
+
+def test_the_general_knowledge_key_goes_to_its_endpoint_only_and_is_never_written_or_logged(tmp_path):
+    """The general-knowledge check's endpoint is an endpoint section like a benchmarked model's: its key
+    (``--general-knowledge-api-key-env``) goes to its host and to no other, no results file, card or -vv log
+    line holds it; its prices reach the spend ledger and its concurrency the saved config. The two hosts are
+    FAKE endpoints (``ScriptedChat``: replies written here) behind ``RecordingProxy``, which sees the headers."""
+    pub = published_folder(tmp_path)
+    results = tmp_path / "res"
+    with (
+        ScriptedChat(lambda body: "I do not know that.") as model,
+        ScriptedChat(lambda body: "I do not know that either.") as small,
+        RecordingProxy(model.base_url) as to_model,
+        RecordingProxy(small.base_url) as to_small,
+    ):
+        proc = sciqag(
+            "-vv",
+            "benchmark",
+            str(pub),
+            "-o",
+            str(results),
+            "--no-bertscore",
+            "--update-card",
+            str(pub),
+            "--endpoint",
+            to_model.base_url,
+            "--model",
+            "model-a",
+            "--general-knowledge-endpoint",
+            to_small.base_url,
+            "--general-knowledge-model",
+            "small",
+            "--general-knowledge-api-key-env",
+            "GK_KEY",
+            "--general-knowledge-concurrency",
+            "2",
+            "--general-knowledge-price-prompt-per-m",
+            "1000",
+            env_extra={"GK_KEY": MY_KEY},
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert to_small.authorizations() == [f"Bearer {MY_KEY}"] * len(PAIRS)
+    assert to_model.authorizations() == ["Bearer no-key"] * len(PAIRS)  # the benchmarked model names no key
+    assert not any(MY_KEY in str(r["headers"]) for r in to_model.requests)  # its reachability probe neither
+    assert "DEBUG" in proc.stderr and MY_KEY not in proc.stderr + proc.stdout
+    assert MY_KEY not in everything_written(results, pub)
+    saved = yaml.safe_load((results / "config.yaml").read_text())["benchmark"]["general_knowledge_endpoint"]
+    assert saved["api_key_env"] == "GK_KEY" and saved["concurrency"] == 2  # the variable's name is what is saved
+    spent = {r["stage"]: r for r in spend_by_stage(results)}
+    # the scripted replies report 10 prompt tokens each, at 1000 USD per million
+    assert spent["benchmark-general-knowledge"]["cost"] == pytest.approx(len(PAIRS) * 10 * 1000 / 1e6)
+    assert spent["benchmark"]["cost"] == 0
+
+
+def test_an_unset_general_knowledge_key_variable_is_refused_before_any_work(tmp_path, capsys):
+    pub, results = published_folder(tmp_path), tmp_path / "res"
+    capsys.readouterr()  # publishing's progress bars
+    args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore"]
+    args += ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--general-knowledge-endpoint"]
+    args += ["http://127.0.0.1:9/v1", "--general-knowledge-model", "small"]
+    assert main([*args, "--general-knowledge-api-key-env", "SOME_UNSET_VAR"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "benchmark.general_knowledge_endpoint.api_key_env" in err
+    assert "SOME_UNSET_VAR" in err and not results.exists()

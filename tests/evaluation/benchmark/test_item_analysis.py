@@ -1,6 +1,7 @@
-"""Item analysis of the benchmark: the pure analysis on hand-built correctness matrices, and one `sciqag benchmark`
-run over four scripted models whose right answers are chosen by the test (FAKE endpoints: ``ScriptedChat``, no
-model here answers exactly what a test needs)."""
+"""Item analysis of the benchmark: the pure analysis on hand-built correctness matrices, `sciqag benchmark` runs over
+scripted models whose right answers are chosen by the test (FAKE endpoints: ``ScriptedChat``, no model here answers
+exactly what a test needs), and one end-to-end run where the embedded SmolLM2 (llama.cpp) and its `transformers
+serve` twin answer beside the scripted ones."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from sciqag_dataset.cli import main
 from sciqag_dataset.evaluation.benchmark.card import PLOT
 from sciqag_dataset.evaluation.benchmark.general_knowledge import mask
 from sciqag_dataset.evaluation.benchmark.items import FILES, analyse, item_analysis, kr20
+from sciqag_dataset.llm import embedded
 
 # models in leaderboard order (strongest first) x six questions: q0 everyone knows, q5 no one, q4 only the weakest
 KNOWS = [{0, 1, 2, 3}, {0, 1, 2}, {0, 1}, {0, 4}]
@@ -184,3 +186,76 @@ def test_mask_replaces_whole_terms_longest_first_in_any_case():
     words = ["perovskite", "perovskite film", "Ti"]
     assert mask("Does the Perovskite film of Ti or Tin crack?", words) == "Does the [TERM] of [TERM] or Tin crack?"
     assert mask("No terms here.", []) == "No terms here."
+
+
+# --- end to end: the embedded model, its `transformers serve` twin and scripted models --------------------------
+
+# Our own questions. q0 is planted always right: both SmolLM2 engines answer it with the reference's words (greedy;
+# token F1 1.0 on llama.cpp and on transformers). q5 is planted never right, and q1-q4 are right only for the fakes
+# built to know them: their references are made-up words no model says unprompted.
+PLANTED = [
+    ("What is the chemical symbol for gold?", "The chemical symbol for gold is Au."),
+    ("Which additive stabilised the K-7 electrolyte?", "Trimethyl quorvane borate."),
+    ("What did the pressed pellets turn into after sintering?", "Zelvarite nodules."),
+    ("Which instrument mapped the grain boundaries of the foil?", "Pilvar kestrometer."),
+    ("What coated the anode after the first cycle?", "Brovelline quessite."),
+    ("What name did the authors give the unknown phase?", "Ostravine delta."),
+]
+# the scripted models, strongest first: every fake knows q0 and q1 (the small models know only q0), and q4 is
+# known by the weakest fake alone
+FAKES = {"fake-strong": {0, 1, 2, 3}, "fake-mid": {0, 1, 2}, "fake-weak": {0, 1, 4}}
+
+
+def planted(knows: set[int]) -> ScriptedChat:
+    def reply(body):
+        prompt = body["messages"][-1]["content"]
+        j = next(j for j, (q, _) in enumerate(PLANTED) if q in prompt)
+        return PLANTED[j][1] if j in knows else "I do not know that."
+
+    return ScriptedChat(reply)
+
+
+@pytest.mark.e2e
+def test_embedded_model_its_transformers_twin_and_fakes_flag_the_planted_items_and_the_card_shows_them(
+    tmp_path, capsys
+):
+    """Five models answer: the embedded SmolLM2 on llama.cpp (the config's model without a url), the same model
+    served by `transformers serve` (an endpoint), and three FAKE endpoints (``ScriptedChat``: their right answers
+    are chosen by the test). The planted always-right and never-right questions are flagged, discrimination
+    orders q1-q4 as the fakes were built, and the card shows the analysis."""
+    pub = published_folder(tmp_path, PLANTED)
+    results = tmp_path / "res"
+    twin = embedded.start(embedded.choose_here("transformers"), log_path=tmp_path / "twin.log")
+    fakes = {name: planted(k) for name, k in FAKES.items()}
+    try:
+        models = [{}, {"url": twin.base_url, "model": twin.model}]
+        models += [{"url": s.base_url, "model": name} for name, s in fakes.items()]
+        config = {"embedded": {"backend": "llama.cpp"}, "benchmark": {"models": models}}
+        (tmp_path / "bench.yaml").write_text(json.dumps(config))  # JSON is YAML
+        args = ["benchmark", str(pub), "--config", str(tmp_path / "bench.yaml"), "-o", str(results)]
+        assert main([*args, "--no-bertscore", "--max-tokens", "12", "--update-card", str(pub)]) == 0
+    finally:
+        twin.stop()
+        for s in fakes.values():
+            s.close()
+    out = capsys.readouterr().out
+    assert "Item analysis over 5 models" in out
+    board = json.loads((results / "leaderboard.json").read_text())
+    assert {e["model"] for e in board["models"]} == {embedded.DEFAULT_MODEL_ID, twin.model, *FAKES}
+    questions = {r["question"]: r["id"] for r in read_jsonl(results / "questions.jsonl")}
+    qid = [questions[q] for q, _ in PLANTED]
+    items = {i["id"]: i for i in read_jsonl(results / "items.jsonl")}
+    right = {j: set(items[q]["right"]) for j, q in enumerate(qid)}
+    # both SmolLM2 engines got the planted easy question and nothing else: the matrix is the one built here
+    assert right[0] == {embedded.DEFAULT_MODEL_ID, twin.model, *FAKES}
+    assert all(right[j] == {n for n, k in FAKES.items() if j in k} for j in range(1, 6))
+    summary = json.loads((results / "item_analysis.json").read_text())
+    assert summary["flagged"] == {"all_right": [qid[0]], "none_right": [qid[5]], "negative_discrimination": [qid[4]]}
+    disc = [items[q]["discrimination"] for q in qid]
+    assert disc[0] is None and disc[5] is None  # constant items have no correlation
+    # q1 splits the fakes from the small models; q2 and q3 the stronger fakes from the rest; q4 the wrong way
+    assert disc[1] > disc[2] > disc[3] > 0 > disc[4]
+    card = (pub / "README.md").read_text()
+    assert "### Item analysis" in card and "Item analysis over 5 models" in card and f"]({PLOT})" in card
+    assert f"- every model right: 1 ({qid[0]})" in card and f"- no model right: 1 ({qid[5]})" in card
+    assert f"- negative: 1 ({qid[4]})" in card and (pub / PLOT).is_file()
