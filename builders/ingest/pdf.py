@@ -142,12 +142,14 @@ def _open(path, backend: str, warn) -> tuple:
         except pdf_worker.Crashed as exc:
             warn(f"{exc}: read with pdfplumber instead")
         else:
-            return (
-                info,
-                [page if isinstance(page, pdf_mupdf.Page) else _Unread(page) for page in pages],
-                nullcontext(),
-                backend,
-            )
+            if not pages or any(isinstance(page, pdf_mupdf.Page) for page in pages):
+                return (
+                    info,
+                    [p if isinstance(p, pdf_mupdf.Page) else _Unread(p) for p in pages],
+                    nullcontext(),
+                    backend,
+                )
+            warn(f"PyMuPDF read no page of this file ({pages[0]}): read with pdfplumber instead")
     pdf = pdfplumber.open(path, password="")
     links = [(page.page_number, a["uri"]) for page in pdf.pages[:2] for a in page.hyperlinks if a.get("uri")]
     return {**(pdf.metadata or {}), "links": links}, pdf.pages, pdf, "pdfplumber"

@@ -13,6 +13,7 @@ import atexit
 import os
 import subprocess
 import sys
+import threading
 from multiprocessing.connection import Connection
 
 from sciqag_dataset.builders.ingest import pdf_mupdf
@@ -34,6 +35,7 @@ class _Worker:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,  # PyMuPDF prints notices; the answers go through OUT
             env=env,
+            start_new_session=True,  # Ctrl-C interrupts the caller, which stops the worker: no second traceback
         )
         os.close(from_parent)
         os.close(to_parent)
@@ -49,10 +51,16 @@ class _Worker:
 
 
 _worker: _Worker | None = None
+_lock = threading.Lock()  # one file at a time through the one worker, whichever thread asks
 
 
 def read_document(path: str, password: str = "") -> tuple[dict, list]:
     """``pdf_mupdf.read_document`` in the worker process."""
+    with _lock:
+        return _read(path, password)
+
+
+def _read(path: str, password: str) -> tuple[dict, list]:
     global _worker
     if _worker is None or _worker.proc.poll() is not None:
         _stop()
