@@ -32,9 +32,10 @@ from sciqag_dataset.builders.ingest.pdf_blocks import (
     line_blocks,
     paper_sections,
 )
-from sciqag_dataset.builders.ingest.pdf_glyphs import family, spell
+from sciqag_dataset.builders.ingest.pdf_glyphs import spell
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines, running_furniture
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Line
+from sciqag_dataset.builders.ingest.pdf_title import plausible_title, title_of
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 _SPACING_ACCENTS = {
@@ -53,11 +54,6 @@ _LOOSE_ACCENT = re.compile("([" + "".join(_SPACING_ACCENTS) + r"])\s?([A-Za-z\u0
 # numbered citations; not Miller indices ("[001]", "[110]": a leading zero or three digits of 0-2)
 _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
-# a journal's name set above the title, larger than it ("Journal of Statistical Software")
-_MASTHEAD = re.compile(
-    r"^(?:The\s+)?(?:[A-Z][\w&-]*\s+){0,3}Journal(?:\s+(?:of|for|on)(?:\s+(?:[A-Z][\w&-]*|and|&|the))+)?$|"
-    r"^(?:Annals|Proceedings|Transactions) of(?:\s+(?:[A-Z][\w&-]*|and|&|the))+$"
-)  # the name alone: "Journal of Statistical Software", not a title about journals
 # "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
 _DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
 # a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
@@ -202,10 +198,10 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         if ln.page == opening
         and (ln.kind not in ASIDE or ln.kind == "page-header" and not _CITATION_LINE.search(ln.text))
     ]
-    title_lines = _model_title(first) or _whole_block(_title([ln for ln in top if id(ln) not in foot], body), top)
+    title_lines = title_of(first, [ln for ln in top if id(ln) not in foot], top, body)
     title = inline(" ".join(ln.text for ln in title_lines))
     meta_title = inline(info.get("Title"))
-    if not title and meta_title and _plausible_title(meta_title):
+    if not title and meta_title and plausible_title(meta_title):
         title = meta_title
     if not title and first and len(first[0].text.split()) <= 20 and not first[0].text.endswith("."):
         title = first[0].text  # all one size: the first line, as a plain text file's title
@@ -333,91 +329,6 @@ def _first_heading_top(blocks: list[Block], body: float, opening: int) -> float:
         and not b.lines[0].text.lower().startswith("abstract")
     ]
     return min(tops, default=float("inf"))
-
-
-def _model_title(first: list[Line]) -> list[Line]:
-    """The lines of the first block the layout model calls the title on the first page with text, without a
-    section label set above the title in the same block ("Research Article")."""
-    box = next((ln.box for ln in first if ln.kind == "title"), None)
-    lines = [ln for ln in first if ln.box == box] if box is not None else []
-    return lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
-
-
-def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:
-    """The title's lines and the others below them in the layout model's blocks it is in, at its size (a title's
-    second line set apart from the first)."""
-    boxes = {ln.box for ln in title if ln.box >= 0}
-    if not boxes:
-        return title
-    size, ids, start = max(ln.size for ln in title), {id(ln) for ln in title}, min(ln.top for ln in title)
-    # below the title's first line: a label above it, which the rules left out, stays out
-    return [ln for ln in lines if id(ln) in ids or ln.box in boxes and abs(ln.size - size) < 0.5 and ln.top > start]
-
-
-def _plausible_title(text: str) -> bool:
-    return (
-        len(text) > 15
-        and " " in text
-        and not re.search(
-            r"^doi|\.(docx?|pdf|tex|dvi|indd)$|^microsoft|"
-            r"^untitled|^\d",
-            text,
-            re.I,
-        )
-    )
-
-
-def _title(first: list[Line], body: float) -> list[Line]:
-    """Page 1's largest text above its first body paragraph (consecutive lines of that size), without a
-    journal's section label set above it ("NOTES", "Communication"): larger than the title, the next largest
-    run is the title; at its size, the run goes on without it."""
-    top = [ln for ln in first if ln.size > body * 1.15 and len(ln.text) > 3]
-    run = _largest_run(top)
-    if len(run) > 1 and _label(run[0], run[1]):
-        return run[1:]
-    if len(run) == 1 and (_label(run[0], None) or _MASTHEAD.search(run[0].text)):
-        below = _largest_run([ln for ln in top if ln.top > run[0].bottom and ln.size > 1.3 * body])
-        if sum(len(ln.text.split()) for ln in below) >= 3:
-            return below
-    return run
-
-
-def _largest_run(lines: list[Line]) -> list[Line]:
-    if not lines:
-        return []
-    size = max(ln.size for ln in lines)
-    lines = sorted((ln for ln in lines if abs(ln.size - size) < 0.5), key=lambda ln: ln.top)
-    run = [lines[0]]
-    for ln in lines[1:]:
-        if ln.top - run[-1].bottom < 1.5 * size:
-            run.append(ln)
-    return run
-
-
-def _label(ln: Line, title: Line | None) -> bool:
-    """A section label, not a title's line: a word or two, no digits, letter-spaced, or in capitals where the
-    title is not, or in a font family unlike the title's (an italic name opening the title is the title's)."""
-    words = ln.text.split()
-    spaced = len(words) > 2 and all(len(w) == 1 for w in words)  # "N O T E S"
-    if not (len(words) <= 2 or spaced) or len(ln.text) > 24 or re.search(r"\d", ln.text):
-        return False
-    if spaced or title is None:
-        return spaced or ln.text.isupper()
-    # at the title's size a family of its own is not enough: a label's word or two are capitalised nouns
-    # ("Communication", "Short Communication"), where a title's first line may run on ("Reduction of")
-    label_words = abs(ln.size - title.size) >= 0.5 or re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", ln.text)
-    other = bool(ln.words and title.words and label_words) and (
-        _stem(ln.words[0]) != Counter(_stem(w) for w in title.words).most_common(1)[0][0] or ln.bold != title.bold
-    )  # the title line's own family (not that of an italic word opening it), or its weight
-    # a block of its own where a layout model read the page ("Research Article" above the title's block)
-    apart = bool(label_words) and ln.box >= 0 and title.box >= 0 and ln.box != title.box
-    return ln.text.isupper() and not title.text.isupper() or other or apart
-
-
-def _stem(word: dict) -> str:
-    """The word's font family, TeX's fonts by their stem: CMBX12 and CMTI12 are Computer Modern's bold and
-    italic, LMRoman10-Bold Latin Modern's; their names carry the style where other fonts' carry it after "-"."""
-    return re.sub(r"^(CM|LM)[A-Za-z]*\d+$", r"\1", family(word["fontname"]))
 
 
 def _repair(text: str, vocab: Counter) -> str:

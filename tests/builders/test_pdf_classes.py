@@ -17,9 +17,9 @@ from pdf_samples import DOI, hand_pdf, make_paper_pdf
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from sciqag_dataset.builders.ingest import pdf, read_file
-from sciqag_dataset.builders.ingest.pdf import _title
 from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block, is_heading
 from sciqag_dataset.builders.ingest.pdf_line import Line
+from sciqag_dataset.builders.ingest.pdf_title import _title
 
 
 def _read(path):

@@ -1,0 +1,108 @@
+"""A PDF's title from its first text page's lines: the layout model's title block where it found one (without a
+section label above the title), else the largest text above the body, without a journal's masthead or section
+label set above it; a title's lines that the model split from it are taken back."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from sciqag_dataset.builders.ingest.pdf_glyphs import family
+from sciqag_dataset.builders.ingest.pdf_line import Line
+
+# a journal's name set above the title, larger than it ("Journal of Statistical Software")
+_MASTHEAD = re.compile(
+    r"^(?:The\s+)?(?:[A-Z][\w&-]*\s+){0,3}Journal(?:\s+(?:of|for|on)(?:\s+(?:[A-Z][\w&-]*|and|&|the))+)?$|"
+    r"^(?:Annals|Proceedings|Transactions) of(?:\s+(?:[A-Z][\w&-]*|and|&|the))+$"
+)  # the name alone: "Journal of Statistical Software", not a title about journals
+
+
+def title_of(first: list[Line], top: list[Line], around: list[Line], body: float) -> list[Line]:
+    """The title's lines: the model's title block in ``first`` (the page's text lines), else the largest run of
+    ``top`` (the lines a title may be among) with the lines of its model blocks in ``around``."""
+    return _model_title(first) or _whole_block(_title(top, body), around)
+
+
+def _model_title(first: list[Line]) -> list[Line]:
+    """The lines of the first block the layout model calls the title on the first page with text, without a
+    section label set above the title in the same block ("Research Article")."""
+    box = next((ln.box for ln in first if ln.kind == "title"), None)
+    lines = [ln for ln in first if ln.box == box] if box is not None else []
+    return lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
+
+
+def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:
+    """The title's lines and the others below them in the layout model's blocks it is in, at its size (a title's
+    second line set apart from the first)."""
+    boxes = {ln.box for ln in title if ln.box >= 0}
+    if not boxes:
+        return title
+    size, ids, start = max(ln.size for ln in title), {id(ln) for ln in title}, min(ln.top for ln in title)
+    # below the title's first line: a label above it, which the rules left out, stays out
+    return [ln for ln in lines if id(ln) in ids or ln.box in boxes and abs(ln.size - size) < 0.5 and ln.top > start]
+
+
+def plausible_title(text: str) -> bool:
+    return (
+        len(text) > 15
+        and " " in text
+        and not re.search(
+            r"^doi|\.(docx?|pdf|tex|dvi|indd)$|^microsoft|"
+            r"^untitled|^\d",
+            text,
+            re.I,
+        )
+    )
+
+
+def _title(first: list[Line], body: float) -> list[Line]:
+    """Page 1's largest text above its first body paragraph (consecutive lines of that size), without a
+    journal's section label set above it ("NOTES", "Communication"): larger than the title, the next largest
+    run is the title; at its size, the run goes on without it."""
+    top = [ln for ln in first if ln.size > body * 1.15 and len(ln.text) > 3]
+    run = _largest_run(top)
+    if len(run) > 1 and _label(run[0], run[1]):
+        return run[1:]
+    if len(run) == 1 and (_label(run[0], None) or _MASTHEAD.search(run[0].text)):
+        below = _largest_run([ln for ln in top if ln.top > run[0].bottom and ln.size > 1.3 * body])
+        if sum(len(ln.text.split()) for ln in below) >= 3:
+            return below
+    return run
+
+
+def _largest_run(lines: list[Line]) -> list[Line]:
+    if not lines:
+        return []
+    size = max(ln.size for ln in lines)
+    lines = sorted((ln for ln in lines if abs(ln.size - size) < 0.5), key=lambda ln: ln.top)
+    run = [lines[0]]
+    for ln in lines[1:]:
+        if ln.top - run[-1].bottom < 1.5 * size:
+            run.append(ln)
+    return run
+
+
+def _label(ln: Line, title: Line | None) -> bool:
+    """A section label, not a title's line: a word or two, no digits, letter-spaced, or in capitals where the
+    title is not, or in a font family unlike the title's (an italic name opening the title is the title's)."""
+    words = ln.text.split()
+    spaced = len(words) > 2 and all(len(w) == 1 for w in words)  # "N O T E S"
+    if not (len(words) <= 2 or spaced) or len(ln.text) > 24 or re.search(r"\d", ln.text):
+        return False
+    if spaced or title is None:
+        return spaced or ln.text.isupper()
+    # at the title's size a family of its own is not enough: a label's word or two are capitalised nouns
+    # ("Communication", "Short Communication"), where a title's first line may run on ("Reduction of")
+    label_words = abs(ln.size - title.size) >= 0.5 or re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", ln.text)
+    other = bool(ln.words and title.words and label_words) and (
+        _stem(ln.words[0]) != Counter(_stem(w) for w in title.words).most_common(1)[0][0] or ln.bold != title.bold
+    )  # the title line's own family (not that of an italic word opening it), or its weight
+    # a block of its own where a layout model read the page ("Research Article" above the title's block)
+    apart = bool(label_words) and ln.box >= 0 and title.box >= 0 and ln.box != title.box
+    return ln.text.isupper() and not title.text.isupper() or other or apart
+
+
+def _stem(word: dict) -> str:
+    """The word's font family, TeX's fonts by their stem: CMBX12 and CMTI12 are Computer Modern's bold and
+    italic, LMRoman10-Bold Latin Modern's; their names carry the style where other fonts' carry it after "-"."""
+    return re.sub(r"^(CM|LM)[A-Za-z]*\d+$", r"\1", family(word["fontname"]))
