@@ -25,16 +25,15 @@ from sciqag_dataset.builders.ingest import pdf_backends, pdf_mupdf, pdf_pdfium, 
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
 from sciqag_dataset.builders.ingest.pdf_blocks import (
-    Block,
     font_family,
-    front_notes,
     is_heading,
     line_blocks,
     paper_sections,
 )
+from sciqag_dataset.builders.ingest.pdf_furniture import front_notes
 from sciqag_dataset.builders.ingest.pdf_glyphs import spell
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines, running_furniture
-from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Line
+from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
 from sciqag_dataset.builders.ingest.pdf_title import plausible_title, title_of
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 

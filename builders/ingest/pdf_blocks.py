@@ -1,17 +1,17 @@
 """A PDF's lines (``pdf_layout.py``) as a paper: blocks of lines (paragraphs, with their run over a page or column
 break), headings by font size, weight, numbering and the usual section names, and sections in order, without
-the reference list (its entries counted), figure and table captions, front matter (banners, author lines,
-dates, licences, the journal's line), footnotes, table rows and page marks."""
+the reference list (its entries counted), figure and table captions, author lines and what else the pages carry
+besides the paper (``pdf_furniture.py``)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, DOI_IN_TEXT, YEAR, capitalised
+from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, YEAR, capitalised
+from sciqag_dataset.builders.ingest.pdf_furniture import FRONT_MATTER, cites_title, furniture_block
 from sciqag_dataset.builders.ingest.pdf_glyphs import family
 from sciqag_dataset.builders.ingest.pdf_layout import BOLD
-from sciqag_dataset.builders.ingest.pdf_line import Line
+from sciqag_dataset.builders.ingest.pdf_line import Block, Line
 
 HEADING_WORDS = re.compile(
     r"^(?:abstract|introduction|background|methods?|materials and methods|experimental(?: "
@@ -45,31 +45,6 @@ _CAPTION = re.compile(
 # a word of a heading: two letters or more ("CO2", "MoS2"), a capital alone ("Appendix B"); not "h^!" or "gk;k"
 _WORD = re.compile(r"[(\"“‘]?(?=(?:[^\W_]*[^\W\d_]){2}|[A-Z]\b)[^\W_]+(?:['’/-][^\W_]+)*[)\"”’]?[:,?.]?|&|a")
 _REFERENCES_RUN_IN = re.compile(r"^(?:references|bibliography)\s+(?:\[1\]|1\.)\s", re.I)
-_FRONT_MATTER = re.compile(
-    r"^[*∗†‡]?\s*(?:proceedings of\b|©|\(cid:13\)|copyright\b|received:|received \d|"
-    r"accepted:|published(?: online)?:|correspond(?:ence|ing author)\b|e-?mail:|tel\.?:|"
-    r"full list of author information|this is an open access article|\S+ et al\.?;? licensee|"
-    r"open access$|citation:|(?:acm )?reference format:?$|academic editor:|edited by\b|"
-    r"(?:research|review|original|short|brief)?\s*(?:article|paper|communication|review|"
-    r"research|letter)?\s*(?:open access)?$)",
-    re.I,
-)  # a banner: "RESEARCH ARTICLE Open Access"
-# "Dhaka Univ. J. Pharm. Sci. 8(1): 7-10, 2009": the journal's line, printed on the first page only
-_JOURNAL_LINE = re.compile(r"^(?:[A-Z][\w.&,]*\s+){1,8}\d{1,4}\s*\(\d{1,4}\)\s*:?\s*\d+\s*[-–]\s*\d+")
-_COPYRIGHT = re.compile(r"©|^c\s?\d{4}\b|\bcopyright\b", re.I)  # "c 2019": © in a font without a Unicode map
-# "1 See ...", "∗ Equal contribution"; not "10 mg", "13C NMR", "3D"
-_FOOTNOTE = re.compile(r"^(?:[*∗†‡§¶]|\d{1,2}\s+(?![A-Z]?\d|mg|g|mL|ml|mmol|mol|h|min|K|°)\S)")
-# a licence, copyright or permission notice, an ISBN/ISSN or price line ("ACM ISBN 978-...$15.00"): front-page
-# furniture when set apart from the body in smaller type; an ISSN is known by its shape when it carries a price
-# ("1051-8215/97$10.00", "0167-2789/$ - see front matter") or opens a publisher item identifier ("S0167-2789(05)...",
-# "S 0167-2789(05)"): not a year range ("1990–2010 (mm)"), so no digit or dash before it and only those shapes after
-_ISSN = r"(?<![\d–-])\d{4}[-–]\d{3}[\dX]"
-_LICENCE = re.compile(
-    r"©|\(cid:13\)|\bcopyright\b|\bpermission to (?:make|copy|reproduce)\b|\bISBN\b|\bISSN\b|"
-    r"\blicen[cs]ed? (?:under|to)\b|\ball rights reserved\b|\$\d+\.\d\d\b|"
-    rf"{_ISSN}/(?:\d\d)?\s?\$|(?<![\w-])(?-i:S)\s?{_ISSN}\(\d\d\)",
-    re.I,
-)
 # where a reference entry starts: "[12] ", "12. ", or "Surname, A. B.," / "Surname, A., and" / "Surname, A. (2004)"
 _ENTRY_START = re.compile(
     r"^(?:\[\d{1,3}\]|\d{1,3}\.)\s+\S|"
@@ -90,25 +65,7 @@ _CITED = re.compile(
     r"\bet al\b|\b[A-Z]\.\s?(?:[A-Z]\.\s?)*[A-Z][\w'’-]+|[A-Z][\w'’-]+,?\s+(?:[A-Z]\.\s?){1,3}|"
     r"\b[A-Z][\w'’-]+\s[A-Z]{1,3},|\b\d+\s*[,:]\s*\d+"
 )
-# the declarations a front page's sidebar or foot prints in small type (PNAS, Cell, eLife): the authors' roles,
-# their interests, the way it was submitted and edited, where to write
-_DECLARATION = re.compile(
-    r"^[*∗†‡§¶\d]?\s*(?:author contributions?:|(?:the )?authors? declares?\b|competing interests?(?: statement)?:|"
-    r"conflicts? of interests?:|this (?:article|paper) (?:is a\b|contains supporting)|to whom correspondence\b|"
-    r"reviewers?:|data deposition:|edited by\b|approved\b.{0,40}\(received\b)",
-    re.I,
-)
-_NUMBER = re.compile(r"[-+−±]?\(?[\d.,]*\d[\d.,]*%?\)?|±")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
-
-
-@dataclass
-class Block:
-    lines: list[Line]
-
-    @property
-    def text(self) -> str:
-        return _join_lines([ln.text for ln in self.lines])
 
 
 def line_blocks(lines: list[Line], body: float) -> list[Block]:
@@ -249,30 +206,6 @@ def font_family(ln: Line) -> str:
     return family(ln.words[0]["fontname"] if ln.words else "")
 
 
-def cites_title(block: Block, title: str) -> bool:
-    """The paper citing itself ("ACM Reference Format: ... 2023. Its Title. In ... https://doi.org/..."): its
-    title's first words, a year and a DOI in one block (an abstract may repeat the title, not with those).
-    Callers ask this of blocks set smaller than the body: the title's own line is not one."""
-    words = re.findall(r"\w+", title.lower())[:8]
-    text = block.text
-    return (
-        len(words) >= 3
-        and bool(YEAR.search(text) and DOI_IN_TEXT.search(text))
-        and " ".join(words) in " ".join(re.findall(r"\w+", text.lower()))
-    )
-
-
-def front_notes(blocks: list[Block], body: float, opening: int, title: str) -> list[Block]:
-    """The first pages' licence blocks and the paper's own citation line: where a DOI printed nowhere else is."""
-    return [
-        b
-        for b in blocks
-        if b.lines[0].page <= opening + 1
-        and b.lines[0].size < 0.95 * body
-        and (_LICENCE.search(b.text) or cites_title(b, title))
-    ]
-
-
 def paper_sections(
     blocks: list[Block], body: float, opening: int = 1, title: str = "", family: str | None = None
 ) -> tuple[list[list], int, bool]:
@@ -297,7 +230,7 @@ def paper_sections(
             and 0 <= first.top - dropped.bottom < 1.5 * first.size
             and len(block.lines) <= 4
         )  # "Proceedings of ...", then its place and date (not a paragraph, such as an abstract under a licence)
-        kind = _furniture_block(block, text, body)
+        kind = furniture_block(block, text, body)
         if (
             first.page <= opening + 1
             and first.size < 0.95 * body
@@ -316,7 +249,7 @@ def paper_sections(
             heading = _NUMBERING.sub("", text)
             author_like = ("," in heading or " and " in heading) and not _NUMBERED.match(text)
             if (
-                _FRONT_MATTER.match(heading)
+                FRONT_MATTER.match(heading)
                 or block.lines[0].page == opening
                 and len(sections) == 1
                 and not HEADING_WORDS.match(heading)
@@ -375,49 +308,3 @@ def _listed_references(blocks: list[Block]) -> set[int]:
             found.update(id(b) for b in run)
         run = []
     return found
-
-
-def _numeric(words: list[str]) -> float:
-    """The share of words that are numbers (a table row's cells)."""
-    return sum(bool(_NUMBER.fullmatch(w)) for w in words) / max(len(words), 1)
-
-
-def _furniture_block(block: Block, text: str, body: float) -> str | None:
-    """What a page carries besides the paper, and which kind: "notes" (licence and copyright lines,
-    received/accepted dates, correspondence, proceedings and journal lines), "footnote" (set small, behind its
-    mark), "table" (a row of numbers), "mark" (a footnote mark or a page number on its own); None for text."""
-    small = block.lines[0].size < 0.92 * body
-    words = text.split()
-    if len(text) <= 3:
-        return "mark"
-    if (
-        len(block.lines) <= 10
-        and block.lines[0].size <= body * 1.05
-        and _FRONT_MATTER.match(text)
-        or len(block.lines) <= 3
-        and _COPYRIGHT.search(text)
-        or len(block.lines) <= 2
-        and _JOURNAL_LINE.match(text)
-        or block.lines[0].size < 0.95 * body
-        and len(block.lines) <= 15
-        and _LICENCE.search(text)
-        or small
-        and len(block.lines) <= 15
-        and _DECLARATION.match(text)
-    ):
-        return "notes"
-    if small and len(block.lines) <= 4 and _FOOTNOTE.match(text):
-        return "footnote"
-    if len(words) >= 4 and _numeric(words) >= 0.5 or len(words) >= 2 and _numeric(words) == 1:
-        return "table"  # a table's rows; a layout model reads a row of numbers as a block of its own
-    return None
-
-
-def _join_lines(texts: list[str]) -> str:
-    out = ""
-    for t in texts:
-        if out.endswith("-") and t[:1].islower():
-            out = out + "\x00" + t  # decided later, with the paper's vocabulary
-        else:
-            out = f"{out} {t}" if out else t
-    return out

@@ -1,5 +1,5 @@
 """A line of a PDF page as the layout pass sees it: its text, size, weight, place, column and, where a layout
-model read the page, its block's class."""
+model read the page, its block's class; and a block of lines (a paragraph, a heading, a caption)."""
 
 from __future__ import annotations
 
@@ -22,3 +22,22 @@ class Line:
     words: list = field(default_factory=list, repr=False)
     kind: str = ""  # the layout model's class of its block ("text", "section-header", ...); "": no model read it
     box: int = -1  # the number of that block in the document
+
+
+@dataclass
+class Block:
+    lines: list[Line]
+
+    @property
+    def text(self) -> str:
+        return _join_lines([ln.text for ln in self.lines])
+
+
+def _join_lines(texts: list[str]) -> str:
+    out = ""
+    for t in texts:
+        if out.endswith("-") and t[:1].islower():
+            out = out + "\x00" + t  # a word broken at the line end or a hyphenated one: decided later (pdf.py)
+        else:
+            out = f"{out} {t}" if out else t
+    return out

@@ -17,8 +17,9 @@ from pdf_samples import DOI, hand_pdf, make_paper_pdf
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from sciqag_dataset.builders.ingest import pdf, read_file
-from sciqag_dataset.builders.ingest.pdf_blocks import Block, _furniture_block, is_heading
-from sciqag_dataset.builders.ingest.pdf_line import Line
+from sciqag_dataset.builders.ingest.pdf_blocks import is_heading
+from sciqag_dataset.builders.ingest.pdf_furniture import furniture_block
+from sciqag_dataset.builders.ingest.pdf_line import Block, Line
 from sciqag_dataset.builders.ingest.pdf_title import _title
 
 
@@ -407,9 +408,9 @@ def test_a_year_range_before_a_bracket_is_not_an_issn_and_an_unspaced_item_ident
         "Annual snowfall in 1990–2010 (cm) was read from the three gauges.",
         "Samples logged 2001-2005 (n = 48) came from the oldest batch.",
     ):
-        assert _furniture_block(small(note), note, 10) is None, note
+        assert furniture_block(small(note), note, 10) is None, note
     pii = "Publisher Item Identifier S1111-2222(31)00042-7."
-    assert _furniture_block(small(pii), pii, 10) == "notes"
+    assert furniture_block(small(pii), pii, 10) == "notes"
 
 
 def test_authors_in_capitals_at_the_body_size_are_not_a_numbered_heading(tmp_path):
