@@ -18,9 +18,13 @@ from sciqag_dataset.builders.ingest.normalize import INVISIBLE_CHARS
 
 KINDS = ("table", "equation", "figure")
 
-_OPEN, _SEP, _CLOSE = "\ue000", "\ue001", "\ue002"
-_MARK = re.compile(f"{_OPEN}([mp])(\\d+){_SEP}|{_CLOSE}")
-_LEADING_MARKS = re.compile(f"(?:{_OPEN}[mp]\\d+{_SEP}|{_CLOSE})+")
+# A mark opens with the kind of mark, then the component's index as one character of Plane 15's private use area,
+# and closes with _CLOSE: no letter, digit or space in it, so no rule of a reader on words or spaces sees it.
+_MENTION, _PLACE, _CLOSE = "\ue000", "\ue001", "\ue002"
+_INDEX0 = 0xF0000
+_MAX_COMPONENTS = 0xFFFD  # the indices one character can hold
+_MARK = re.compile(f"([{_MENTION}{_PLACE}])([\U000f0000-\U000ffffd])|{_CLOSE}")
+_LEADING_MARKS = re.compile(f"(?:[{_MENTION}{_PLACE}][\U000f0000-\U000ffffd]|{_CLOSE})+")
 _SKIPPED = re.compile(rf"[\s{INVISIBLE_CHARS}]")  # what normalising may add or remove
 _KEPT = re.compile(rf"[^\s{INVISIBLE_CHARS}]")
 # the word a mention stands after when the source marks only the number: "Table <xref>2</xref>", "Eq.~\eqref{x}"
@@ -73,17 +77,18 @@ def unique_id(wanted: str | None, kind: str, taken: set[str]) -> str:
 
 def mention_marks(indices: Sequence[int]) -> tuple[str, str]:
     """(before, after) the text that mentions the components at ``indices`` of the reader's list."""
-    return "".join(f"{_OPEN}m{i}{_SEP}" for i in indices), _CLOSE * len(indices)
+    indices = [i for i in indices if i < _MAX_COMPONENTS]
+    return "".join(_MENTION + chr(_INDEX0 + i) for i in indices), _CLOSE * len(indices)
 
 
 def place_marks(index: int) -> tuple[str, str]:
     """(before, after) where component ``index`` stands: around its text, or nothing between them."""
-    return f"{_OPEN}p{index}{_SEP}", _CLOSE
+    return (_PLACE + chr(_INDEX0 + index), _CLOSE) if index < _MAX_COMPONENTS else ("", "")
 
 
 def unmark(text: str | None) -> str | None:
     """``text`` without its marks."""
-    return _MARK.sub("", text) if text and (_OPEN in text or _CLOSE in text) else text
+    return _MARK.sub("", text) if text and _CLOSE in text else text
 
 
 def first_char(text: str) -> str:
@@ -97,15 +102,23 @@ def resolve(raw: list[dict], marked: list[str], text: str, warn: Callable[[str],
     widened to the label's word: "Table 2", not "2") and their context, the paragraph before and after where
     each stands. ``marked``: the reader's texts, in the order their normalised forms make ``text``.
 
-    A component that does not stand in the text (a float at the end of a JATS file, a figure of an HTML page
-    outside the article) is placed after the paragraph of its first mention, as a typesetter would place it."""
+    A reader whose text passes through a library that drops the marks (trafilatura) says instead how the text
+    refers to a component (``mentioned_as``, a regex) and how the paragraph it stands after begins
+    (``follows``). A component that does not stand in the text (a float at the end of a JATS file) is placed
+    after the paragraph of its first mention, as a typesetter would place it."""
     if not raw:
         return []
     spans, places = _spans(marked, text, warn)
     out = []
     for i, comp in enumerate(raw):
-        mentions = sorted({_widen(text, s, e) for s, e in spans.get(i, [])})
+        comp = dict(comp)
+        pattern, follows = comp.pop("mentioned_as", None), comp.pop("follows", None)
+        found = spans.get(i, []) + [m.span() for m in re.finditer(pattern, text)] if pattern else spans.get(i, [])
+        mentions = sorted({_widen(text, s, e) for s, e in found})
         where = places.get(i)
+        if where is None and follows and (at := text.find(follows)) >= 0:
+            end = text.find("\n\n", at)
+            where = (len(text), len(text)) if end < 0 else (end, end)
         if where is None and mentions:
             end = text.find("\n\n", mentions[0][1])
             where = (len(text), len(text)) if end < 0 else (end, end)
@@ -134,7 +147,7 @@ def _spans(marked: list[str], text: str, warn) -> tuple[dict[int, list], dict[in
             count += _count_kept(part[pos : m.start()])
             pos = m.end()
             if m[1]:
-                opened.append((m[1], int(m[2]), count))
+                opened.append(("m" if m[1] == _MENTION else "p", ord(m[2]) - _INDEX0, count))
             elif opened:
                 kind, index, start = opened.pop()
                 found.append((kind, index, start, count))
