@@ -52,7 +52,7 @@ BUILTIN = (
         extra="ingest",
         label="HTML",
         about="the article's main content (trafilatura), citation_* metadata and the abstract; references, "
-        "navigation, figures and the site's notices removed",
+        "navigation, figures and the site's notices removed; tables and figures as components",
     ),
     Reader(
         "xml",
