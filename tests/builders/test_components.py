@@ -40,7 +40,7 @@ def no_marks(rec: dict) -> None:
     assert not any(MARKS.search(s) for s in shown)
 
 
-def test_records_written_before_components_load_with_none():
+def test_records_without_components_load_with_none():
     old = {"id": "sha-1", "title": "T", "text": "Some text.", "sections": [], "metadata": {"doi": None}}
     row = schema.conform(old, schema.features_for("papers"))
     assert row["components"] == []

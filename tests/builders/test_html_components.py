@@ -47,7 +47,7 @@ def test_html_tables_captions_mentions_and_context():
     assert t1["context_before"].endswith("as Table 1 lists.")
     assert t1["context_after"].startswith("Air temperatures were logged")
     assert found["fig1"]["context_before"].startswith("The salt cell stayed cooler")
-    # the text is the prose alone, as before
+    # the text is the prose alone
     assert "Wall layers" not in rec["text"] and "Gypsum cell" not in rec["text"] and "August | 3.5" not in rec["text"]
 
 

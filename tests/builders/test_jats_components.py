@@ -98,14 +98,14 @@ def test_context_is_the_paragraph_before_and_after_where_a_component_stands():
 
 
 def test_the_jats_prose_is_unchanged_by_its_components(tmp_path):
-    """Tables and figures were left out of the text before there were components; they still are."""
+    """Tables and figures stay out of the prose: its text is that of the same paper without them."""
     [rec] = read_file(JATS)
     stripped = tmp_path / "no_floats.xml"
     stripped.write_text(re.sub(r"<table-wrap .*?</table-wrap>|<fig .*?</fig>", "", JATS.read_text(), flags=re.S))
     [plain] = read_file(stripped)
     assert plain["text"] == rec["text"] and plain["sections"] == rec["sections"]
     assert "Freeze casting conditions" not in rec["text"] and "BN-5" not in rec["text"]
-    assert "$$\\kappa = \\kappa_s + \\kappa_g$$" in rec["text"]  # equations stay in place, as before
+    assert "$$\\kappa = \\kappa_s + \\kappa_g$$" in rec["text"]  # equations stay in the prose too
 
 
 def test_the_shipped_jats_samples():
@@ -119,7 +119,7 @@ def test_the_shipped_jats_samples():
     assert (table["id"], table["label"], table["mentions"], table["header_rows"]) == ("T1", "Table 1", [], 1)
     assert table["cells"][0] == ["Nitridation (°C)", "N content (at%)", "H2 rate (mmol g^−1 h^−1)"]
     assert table["cells"][2] == ["450", "1.8", "1.26"]
-    # the demo's prose is what it was before the sample had a table and a figure (its hash names the text)
+    # the demo's prose leaves its table and figure out: the hash of its text is that of the text without them
     assert sample["content_hash"] == "6ba0e099d84a0834466f457eedf94808463f434555b1dfc96027f89b79ace0fd"
     [article] = read_file(FIX / "ingest" / "jats_article.xml")
     [fig] = article["components"]

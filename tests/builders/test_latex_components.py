@@ -82,7 +82,7 @@ def test_latex_context_and_the_prose_left_as_it_was():
     assert found["fig:curves"]["context_after"] == "The exponent $n$ was 4.2 in Figure 1."
     text = rec["text"]
     assert "Creep rates of the struts" not in text and "Thick" not in text and "Strain against time" not in text
-    assert "\\begin{equation} \\dot\\varepsilon" in text  # equations stay in the prose, as before
+    assert "\\begin{equation} \\dot\\varepsilon" in text  # equations stay in the prose too
 
 
 def test_the_latex_test_paper_has_its_figure_and_equation(tmp_path):

@@ -1,5 +1,5 @@
-"""The published `papers` config carries each paper's components (tables, equations, figures), papers ingested
-before there were components load with none, and the card says what the field holds."""
+"""The published `papers` config carries each paper's components (tables, equations, figures), a record without
+the field loads with none, and the card says what the field holds."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from sciqag_dataset.hub.publish import write_folder
 JATS = Path(__file__).resolve().parents[1] / "fixtures" / "components" / "jats_paper.xml"
 
 
-def test_components_are_published_with_the_papers_and_old_records_load_with_none(tmp_path):
+def test_components_are_published_with_the_papers_and_records_without_them_load_with_none(tmp_path):
     work = seeded_work(tmp_path)
     old = read_jsonl(work / "papers.jsonl")
-    assert not any("components" in p for p in old)  # written as records were before components
+    assert not any("components" in p for p in old)  # records without the field
     [jats] = read_file(JATS)
     write_jsonl(work / "papers.jsonl", [*old, {**jats, "metadata": {**jats["metadata"], "license": "cc-by-4.0"}}])
     cfg = Config(work_dir=str(work))
