@@ -21,12 +21,17 @@ _KIND = {
     **dict.fromkeys(FIGURE_ENVS, "figure"),
     **dict.fromkeys(TABLE_ENVS, "table"),
     **dict.fromkeys(EQUATION_ENVS, "equation"),
+    "\\[": "equation",
 }
-_BEGIN = re.compile(r"\\begin\{(" + "|".join(re.escape(e) for e in sorted(_KIND, key=len, reverse=True)) + r")\}")
+_BEGIN = re.compile(
+    r"\\begin\{(" + "|".join(re.escape(e) for e in sorted(_KIND, key=len, reverse=True) if e != "\\[") + r")\}"
+    r"|(?<!\\)(\\\[)"
+)
 _LABEL = re.compile(r"\\label\s*\{([^{}]*)\}")
 _SYNTHETIC = "sciqag-component-{}"  # a label of our own in each, for the number LaTeX gives it
-_UNNUMBERED = tuple(e for e in EQUATION_ENVS if e.endswith("*")) + ("displaymath",)
-_ONE_DISPLAY = ("equation", "equation*", "displaymath")  # their content is the math alone
+_DISPLAY = "\\["  # \[ ... \]: displaymath's short form
+_UNNUMBERED = (*(e for e in EQUATION_ENVS if e.endswith("*")), "displaymath", _DISPLAY)
+_ONE_DISPLAY = ("equation", "equation*", "displaymath", _DISPLAY)  # their content is the math alone
 _TABULAR = re.compile(r"\\begin\{(tabular\*?|tabularx|tabulary|longtable\*?)\}")
 _RULES = re.compile(
     r"\\(?:hline|toprule|midrule|bottomrule|specialrule|cline|cmidrule|addlinespace|endhead|endfirsthead|endfoot|"
@@ -44,15 +49,12 @@ def latex_components(
     ``mark(labels)``: the mention marks for a reference to ``labels``). ``render`` writes LaTeX as text (captions,
     cells); ``resolve(latex, labels)`` reads its ``\\ref``s as numbers."""
     envs = _environments(body)
-    labels = number_labels(
-        _inserted(
-            body,
-            [
-                (start + len(f"\\begin{{{name}}}"), f"\\label{{{_SYNTHETIC.format(i)}}}")
-                for i, (name, start, _) in enumerate(envs)
-            ],
-        )
-    )
+    synthetic = [
+        (start + len(f"\\begin{{{name}}}"), f"\\label{{{_SYNTHETIC.format(i)}}}")
+        for i, (name, start, _) in enumerate(envs)
+        if name not in _UNNUMBERED
+    ]
+    labels = number_labels(_inserted(body, synthetic))
     found, by_label, taken = [], {}, set()
     for i, (name, start, end) in enumerate(envs):
         source = body[start:end]
@@ -84,23 +86,28 @@ def _inserted(text: str, insertions: list[tuple[int, str]]) -> str:
 
 
 def _environments(body: str) -> list[tuple[str, int, int]]:
-    """(name, start, end) of each outermost component environment, in order."""
+    """(name, start, end) of each outermost component environment (``\\[`` for ``\\[ ... \\]``), in order."""
     out, pos = [], 0
     for m in _BEGIN.finditer(body):
         if m.start() < pos:
             continue
-        end = body.find(f"\\end{{{m[1]}}}", m.end())
+        if m[2]:  # \[, not the \\[2pt] of a line break
+            close = re.compile(r"(?<!\\)\\\]").search(body, m.end())
+            end = close.end() if close else -1
+        else:
+            found = body.find(f"\\end{{{m[1]}}}", m.end())
+            end = found + len(f"\\end{{{m[1]}}}") if found >= 0 else -1
         if end < 0:
             continue
-        pos = end + len(f"\\end{{{m[1]}}}")
-        out.append((m[1], m.start(), pos))
+        pos = end
+        out.append((m[1] or _DISPLAY, m.start(), end))
     return out
 
 
 def _component(name, source, id_, numbers, labels, render, resolve) -> dict:
     kind = _KIND[name]
     if kind == "equation":
-        inner = source[len(f"\\begin{{{name}}}") : -len(f"\\end{{{name}}}")]
+        inner = source[2:-2] if name == _DISPLAY else source[len(f"\\begin{{{name}}}") : -len(f"\\end{{{name}}}")]
         tex = _LABEL.sub("", inner if name in _ONE_DISPLAY else source)
         tex = re.sub(r"\\(?:nonumber|notag)(?![A-Za-z])", "", tex)
         label = f"Eq. ({numbers[0]})" if len(numbers) == 1 else "Eqs. " + ", ".join(f"({n})" for n in numbers)

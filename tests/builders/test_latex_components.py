@@ -136,3 +136,30 @@ def test_deluxetables_hlines_multirows_and_a_reference_to_two_tables(tmp_path):
     assert two["header_rows"] == 1 and two["label"] == "Table 2"
     assert mentioned(rec, obs) == ["Table 1", "Table 1, 2"] and mentioned(rec, two) == ["Table 1, 2"]
     assert rec["text"] == "Counts are in Table 1; see also Table 1, 2.\n\nDone."
+
+
+DISPLAYS = r"""\documentclass{article}
+\usepackage{amsmath}
+\begin{document}
+\section{Energy}
+The energy is
+\[ E = mc^2 \]
+and the two numbered lines
+\begin{align}
+a &= b \\[2pt]
+c &= d \label{eq:cd}
+\end{align}
+give Eq.~\eqref{eq:cd}. A bare tabular is prose: \begin{tabular}{ll} x & y \\[3pt] z & w \end{tabular}
+\end{document}
+"""
+
+
+def test_display_math_shorthand_and_numbered_lines(tmp_path):
+    (tmp_path / "d.tex").write_text(DISPLAYS)
+    [rec] = read_file(tmp_path / "d.tex")
+    shorthand, align = rec["components"]  # \[ ... \] is displaymath; \\[2pt] is a line break, not one
+    assert (shorthand["label"], shorthand["content"]) == ("", "E = mc^2")
+    assert (shorthand["context_before"], shorthand["context_after"]) == ("The energy is", "and the two numbered lines")
+    assert align["id"] == "eq:cd" and align["label"] == "Eqs. (1), (2)"  # both lines are numbered
+    assert mentioned(rec, align) == ["Eq. (2)"]
+    assert "\\[ E = mc^2 \\]" in rec["text"] and "x y z w" in rec["text"]
