@@ -16,6 +16,7 @@ from sciqag_dataset.builders.ingest.xml_tables import table_cells
 
 KIND = {"table-wrap": "table", "fig": "figure", "disp-formula": "equation"}
 _WORD = {"table": "Table", "figure": "Figure"}
+_GROUPS = ("fig-group", "table-wrap-group", "disp-formula-group")
 _TEX = ("tex", "latex", "application/x-tex", "application/x-latex")
 
 
@@ -24,22 +25,28 @@ def jats_components(art, text: Callable[[object], str]) -> tuple[list[dict], Cal
     for ``xml_common.xml_text``). ``text(el)``: an element's text, citations out (captions and cells)."""
     found: list[dict] = []
     index: dict[object, int] = {}
-    by_id: dict[str, int] = {}
+    by_id: dict[str, list[int]] = {}  # an id -> the components it names (a fig-group's: each of its figs)
     taken: set[str] = set()
+    groups = []
     for el in art.iter():
-        kind = KIND.get(local_name(el))
+        local = local_name(el)
+        if local in _GROUPS and el.get("id"):
+            groups.append(el)
+        kind = KIND.get(local)
         if kind is None:
             continue
         index[el] = len(found)
         if el.get("id"):
-            by_id.setdefault(el.get("id"), len(found))
+            by_id.setdefault(el.get("id"), [len(found)])
         found.append(_component(el, kind, unique_id(el.get("id"), kind, taken), text))
+    for group in groups:
+        by_id.setdefault(group.get("id"), [index[m] for m in group.iter() if m in index])
 
     def around(el) -> tuple[str, str]:
         if el in index:
             return place_marks(index[el])
         if local_name(el) == "xref":
-            mentioned = [by_id[r] for r in (el.get("rid") or "").split() if r in by_id]
+            mentioned = [i for r in (el.get("rid") or "").split() for i in by_id.get(r, ())]
             return mention_marks(list(dict.fromkeys(mentioned)))
         return "", ""
 

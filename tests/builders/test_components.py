@@ -76,3 +76,20 @@ def test_markdown_tables():
     assert markdown_table([], 0) == ""
     made = component("table", "t", cells=[["k", "v"], ["a", "1"]], header_rows=1)
     assert made["content"] == "| k | v |\n| --- | --- |\n| a | 1 |" and made["content_format"] == "markdown"
+
+
+def test_a_mention_of_a_number_alone_takes_its_word_and_brackets():
+    comps = [component("equation", "e3"), component("figure", "f1"), component("figure", "f2")]
+
+    def mark(i: int, shown: str) -> str:
+        before, after = mention_marks([i])
+        return before + shown + after
+
+    marked = [
+        f"By Eq. ({mark(0, '3')}), Figure {mark(1, '1A')} and Figs. 1 and {mark(2, '2')} and ({mark(1, 'Fig. 1')})."
+    ]
+    text = unmark(marked[0])
+    e3, f1, f2 = resolve(comps, marked, text, print)
+    assert [text[m["start"] : m["end"]] for m in e3["mentions"]] == ["Eq. (3)"]
+    assert [text[m["start"] : m["end"]] for m in f1["mentions"]] == ["Figure 1A", "Fig. 1"]  # a word: as marked
+    assert [text[m["start"] : m["end"]] for m in f2["mentions"]] == ["2"]  # "and 2": no word of its own

@@ -128,3 +128,23 @@ def test_the_shipped_jats_samples():
     assert mentioned(article, fig) == ["Fig. 1"]
     assert fig["context_before"] == "Plating morphology changed from needles to flat platelets (Fig. 1)."
     assert fig["context_after"] == "Zn/MnO2 full cells kept 88 % of their capacity after 500 cycles."
+
+
+GROUPED = """<?xml version="1.0" encoding="UTF-8"?>
+<article><front><article-meta><title-group><article-title>Grouped panels</article-title></title-group>
+</article-meta></front><body><sec><title>Results</title>
+<p>Both panels (<xref ref-type="fig" rid="G1">Fig. 1</xref>) agree, and Fig. <xref ref-type="fig" rid="F1b">1b</xref>
+shows the second alone.</p>
+<fig-group id="G1"><fig id="F1a"><label>1a</label></fig><fig id="F1b"><label>1b</label></fig></fig-group>
+<p>A formula list follows.</p>
+</sec></body></article>
+"""
+
+
+def test_a_reference_to_a_figure_group_mentions_each_figure_in_it(tmp_path):
+    (tmp_path / "grouped.xml").write_text(GROUPED)
+    [rec] = read_file(tmp_path / "grouped.xml")
+    a, b = rec["components"]
+    assert (a["label"], b["label"]) == ("Figure 1a", "Figure 1b")  # the style's word before a bare number
+    assert mentioned(rec, a) == ["Fig. 1"] and mentioned(rec, b) == ["Fig. 1", "Fig. 1b"]
+    assert a["context_before"].startswith("Both panels") and a["context_after"] == "A formula list follows."
