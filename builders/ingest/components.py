@@ -24,7 +24,6 @@ _MENTION, _PLACE, _CLOSE = "\ue000", "\ue001", "\ue002"
 _INDEX0 = 0xF0000
 _MAX_COMPONENTS = 0xFFFD  # the indices one character can hold
 _MARK = re.compile(f"([{_MENTION}{_PLACE}])([\U000f0000-\U000ffffd])|{_CLOSE}")
-_LEADING_MARKS = re.compile(f"(?:[{_MENTION}{_PLACE}][\U000f0000-\U000ffffd]|{_CLOSE})+")
 _SKIPPED = re.compile(rf"[\s{INVISIBLE_CHARS}]")  # what normalising may add or remove
 _KEPT = re.compile(rf"[^\s{INVISIBLE_CHARS}]")
 # the word a mention stands after when the source marks only the number: "Table <xref>2</xref>", "Eq.~\eqref{x}"
@@ -91,10 +90,30 @@ def unmark(text: str | None) -> str | None:
     return _MARK.sub("", text) if text and _CLOSE in text else text
 
 
-def first_char(text: str) -> str:
-    """The first character of ``text`` that is not a mark ("" when none)."""
-    m = _LEADING_MARKS.match(text)
-    return text[m.end() : m.end() + 1] if m else text[:1]
+def keep_marks(text: str, drop: Callable[[str], str]) -> str:
+    """``drop(text)`` for a function that only deletes characters (citation markers, empty brackets), applied to
+    the text without its marks, so that a mark beside what it deletes cannot change what it deletes; each mark
+    goes back before the first character that was after it and is kept."""
+    if not text or _CLOSE not in text:
+        return drop(text)
+    plain, marks, pos = [], [], 0
+    for m in _MARK.finditer(text):
+        plain.append(text[pos : m.start()])
+        marks.append((sum(map(len, plain)), m[0]))
+        pos = m.end()
+    plain.append(text[pos:])
+    before, after = "".join(plain), drop("".join(plain))
+    kept_at, j = [], 0  # for each character of ``before``, where it is in ``after`` (or where it would be)
+    for c in before:
+        kept_at.append(j)
+        if j < len(after) and after[j] == c:
+            j += 1
+    kept_at.append(len(after))
+    out, pos = [], 0
+    for at, mark in marks:
+        out += [after[pos : kept_at[at]], mark]
+        pos = kept_at[at]
+    return "".join(out) + after[pos:]
 
 
 def resolve(raw: list[dict], marked: list[str], text: str, warn: Callable[[str], None]) -> list[dict]:

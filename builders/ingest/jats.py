@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sciqag_dataset.builders.ingest.components import keep_marks
 from sciqag_dataset.builders.ingest.jats_components import KIND, jats_components
 from sciqag_dataset.builders.ingest.normalize import inline
 from sciqag_dataset.builders.ingest.xml_common import attr, drop_citations, formula_tex, local_name, xml_text
@@ -32,7 +33,7 @@ def read_jats(art, warn) -> dict:
     components, around = jats_components(art, text)
 
     def prose(el) -> str:  # the text of a paragraph, marked where it mentions a component and where one stands
-        return drop_citations(xml_text(el, skip, around)) if el is not None else ""
+        return keep_marks(xml_text(el, skip, around), drop_citations) if el is not None else ""
 
     def first(local, pred=lambda el: True):
         return next((el for el in idx.get(local, []) if pred(el)), None)

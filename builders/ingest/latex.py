@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
-from sciqag_dataset.builders.ingest.components import first_char, unmark
+from sciqag_dataset.builders.ingest.components import keep_marks, unmark
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.latex_cites import Bibliography, author_year, bibliography, resolve_cites
 from sciqag_dataset.builders.ingest.latex_components import latex_components
@@ -215,7 +215,7 @@ def _unmark(text: str) -> str:
     parts = text.split(_MARK)
     out = parts[0]
     for part in parts[1:]:
-        if not part or first_char(part) in ",.;:)] \t\n":
+        if not part or part[0] in ",.;:)] \t\n":
             out = out.rstrip(" \t\u00a0")
         out += part
     return out
@@ -275,5 +275,5 @@ def _render(latex: str) -> str:
         text = _L2T.latex_to_text(latex)
     except Exception:  # a construct pylatexenc cannot take: the chunk's words, its commands dropped
         text = re.sub(r"\\[A-Za-z]+\*?|[{}]", " ", latex)
-    text = _unmark(text).replace("\u00a0", " ")
-    return EMPTY_BRACKETS.sub("", text)  # "(Fig. 2)" once the reference is gone
+    # citations, then "(Fig. 2)" once the reference is gone: on the text without the marks of its components
+    return keep_marks(text.replace("\u00a0", " "), lambda t: EMPTY_BRACKETS.sub("", _unmark(t)))

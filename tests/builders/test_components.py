@@ -11,6 +11,7 @@ import datasets
 
 from sciqag_dataset.builders.ingest.components import (
     component,
+    keep_marks,
     markdown_table,
     mention_marks,
     place_marks,
@@ -93,3 +94,13 @@ def test_a_mention_of_a_number_alone_takes_its_word_and_brackets():
     assert [text[m["start"] : m["end"]] for m in e3["mentions"]] == ["Eq. (3)"]
     assert [text[m["start"] : m["end"]] for m in f1["mentions"]] == ["Figure 1A", "Fig. 1"]  # a word: as marked
     assert [text[m["start"] : m["end"]] for m in f2["mentions"]] == ["2"]  # "and 2": no word of its own
+
+
+def test_a_deleting_rule_works_on_the_text_as_if_it_had_no_marks():
+    """A citation beside a figure's place: the rule that drops "(\x01)" sees the brackets as adjacent."""
+    before, after = place_marks(0)
+    drop = lambda t: re.sub(r" ?\(\x01\)", "", t)  # noqa: E731
+    marked = f"heat (\x01{before}{after}) flows"
+    assert unmark(keep_marks(marked, drop)) == drop(unmark(marked)) == "heat flows"
+    assert keep_marks(marked, drop) == f"heat {before}{after}flows"  # before the next character kept
+    assert keep_marks("no marks (\x01)", drop) == "no marks"
