@@ -5,6 +5,7 @@ tests/fixtures/components/ holds papers written for these tests (no paper's text
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import datasets
 from lxml import etree
 from test_components import FIX, components_by_id, mentioned, no_marks
 
-from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.builders.ingest import jats_components, read_file
 from sciqag_dataset.core import schema
 
 JATS = FIX / "components" / "jats_paper.xml"
@@ -148,3 +149,52 @@ def test_a_reference_to_a_figure_group_mentions_each_figure_in_it(tmp_path):
     assert (a["label"], b["label"]) == ("Figure 1a", "Figure 1b")  # the style's word before a bare number
     assert mentioned(rec, a) == ["Fig. 1"] and mentioned(rec, b) == ["Fig. 1", "Fig. 1b"]
     assert a["context_before"].startswith("Both panels") and a["context_after"] == "A formula list follows."
+
+
+_PIECES = [
+    "word ",
+    "Some text, ",
+    "(",
+    ")",
+    "[",
+    "; ",
+    ". ",
+    "thermo-\n",
+    "electric ",
+    "<sup>2</sup>",
+    '<xref ref-type="bibr" rid="r1">1</xref>',
+    '<xref ref-type="bibr" rid="r2">[2]</xref>',
+    '<xref ref-type="fig" rid="F1">Fig. 1</xref>',
+    'Table <xref ref-type="table" rid="T1">1</xref>',
+    'Eq. (<xref ref-type="disp-formula" rid="E1">1</xref>)',
+    '<table-wrap id="T1"><label>Table 1</label><table><tr><td>a</td><td>b</td></tr></table></table-wrap>',
+    '<fig id="F1"><label>Figure 1</label><caption><p>cap</p></caption></fig>',
+    '<disp-formula id="E1"><tex-math>x=1</tex-math></disp-formula>',
+    "<inline-formula><tex-math>y</tex-math></inline-formula>",
+]
+
+
+def test_the_prose_is_the_same_with_and_without_the_marks_whatever_stands_beside_them(tmp_path, monkeypatch):
+    """Random paragraphs of citations, brackets, references, floats and formulas side by side: the text read with
+    components is the text read with no marks at all, and every mention is text."""
+    rng = random.Random(7)
+    path = tmp_path / "random.xml"
+    for _ in range(120):
+        paras = "".join(
+            "<p>" + "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 12))) + "</p>"
+            for _ in range(rng.randint(1, 4))
+        )
+        path.write_text(
+            "<article><front><article-meta><title-group><article-title>T</article-title></title-group>"
+            f"</article-meta></front><body><sec><title>S</title><p>Start.</p>{paras}</sec></body>"
+            '<back><ref-list><ref id="r1"/><ref id="r2"/></ref-list></back></article>'
+        )
+        [marked] = read_file(path)
+        with monkeypatch.context() as m:
+            m.setattr(jats_components, "mention_marks", lambda indices: ("", ""))
+            m.setattr(jats_components, "place_marks", lambda index: ("", ""))
+            [plain] = read_file(path)
+        assert not any(c["mentions"] for c in plain["components"])  # no marks were made
+        assert marked["text"] == plain["text"] and not marked["ingest"]["warnings"]
+        for comp in marked["components"]:
+            assert all(marked["text"][x["start"] : x["end"]].strip() for x in comp["mentions"])

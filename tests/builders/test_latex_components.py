@@ -5,12 +5,13 @@ Every source here is written for these tests (no paper's text is copied)."""
 
 from __future__ import annotations
 
+import random
 import re
 
 from test_components import FIX, components_by_id, mentioned, no_marks
 from test_latex import MAIN, METHOD, archive
 
-from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.builders.ingest import latex_components, read_file
 from sciqag_dataset.core import schema
 
 LATEX = FIX / "components" / "latex_paper.tex"
@@ -163,3 +164,49 @@ def test_display_math_shorthand_and_numbered_lines(tmp_path):
     assert align["id"] == "eq:cd" and align["label"] == "Eqs. (1), (2)"  # both lines are numbered
     assert mentioned(rec, align) == ["Eq. (2)"]
     assert "\\[ E = mc^2 \\]" in rec["text"] and "x y z w" in rec["text"]
+
+
+_PIECES = [
+    "word",
+    "Some text,",
+    "(",
+    ")",
+    "[",
+    ";",
+    ".",
+    "~",
+    r"\cite{a}",
+    r"Fig.~\ref{fig:a}",
+    r"Table~\ref{tab:a}",
+    r"Eq.~\eqref{eq:a}",
+    r"(\ref{fig:a})",
+    r"\cref{tab:a,fig:a}",
+    r"\ref{nowhere}",
+    "\\begin{figure}\\caption{Cap \\ref{tab:a}.}\\label{fig:a}\\end{figure}",
+    "\\begin{table}\\caption{T.}\\label{tab:a}\\begin{tabular}{ll}a & b \\\\ c & d\\end{tabular}\\end{table}",
+    "\\begin{equation} x = 1 \\label{eq:a}\\end{equation}",
+    "\\[ y = 2 \\]",
+    "$z$",
+    "thermo-\n",
+]
+
+
+def test_the_prose_is_the_same_with_and_without_the_marks_whatever_stands_beside_them(tmp_path, monkeypatch):
+    """Random runs of citations, brackets, references, floats and equations: the text read with components is the
+    text read with no marks at all (words apart: LaTeX puts a space or a sign between a reference and a word)."""
+    rng = random.Random(11)
+    path = tmp_path / "random.tex"
+    for _ in range(60):
+        body = "".join(rng.choice(_PIECES) + rng.choice([" ", "\n", ", ", ". "]) for _ in range(rng.randint(3, 25)))
+        path.write_text(
+            f"\\documentclass{{article}}\n\\begin{{document}}\n\\section{{A}}\nStart.\n{body}\n\\end{{document}}\n"
+        )
+        [marked] = read_file(path)
+        with monkeypatch.context() as m:
+            m.setattr(latex_components, "mention_marks", lambda indices: ("", ""))
+            m.setattr(latex_components, "place_marks", lambda index: ("", ""))
+            [plain] = read_file(path)
+        assert not any(c["mentions"] for c in plain["components"])  # no marks were made
+        assert marked["text"] == plain["text"] and not marked["ingest"]["warnings"]
+        for comp in marked["components"]:
+            assert all(marked["text"][x["start"] : x["end"]].strip() for x in comp["mentions"])
