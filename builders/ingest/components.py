@@ -7,6 +7,8 @@ table or figure was left out of the text). ``record.to_record`` calls :func:`res
 and turns them into character offsets into the record's normalised ``text``. The text itself is what it would be
 without the marks: normalising only removes or inserts spaces and invisible characters, so the n-th other
 character of the marked text is the n-th character of the record's text, and offsets are mapped by that count.
+A reader's rule that deletes characters (citation markers, brackets left empty) runs through :func:`keep_marks`,
+on the text without its marks, so that a mark beside what it deletes changes nothing.
 """
 
 from __future__ import annotations
