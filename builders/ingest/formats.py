@@ -52,7 +52,7 @@ BUILTIN = (
         extra="ingest",
         label="HTML",
         about="the article's main content (trafilatura), citation_* metadata and the abstract; references, "
-        "navigation, figures and the site's notices removed",
+        "navigation, figures and the site's notices removed; tables and figures as components",
     ),
     Reader(
         "xml",
@@ -62,7 +62,8 @@ BUILTIN = (
         extra="ingest",
         label="XML",
         about="JATS/NLM <article> XML (source_format jats) and Elsevier full-text XML (ce:/dc:/prism: elements, "
-        "source_format elsevier): sections, abstract and metadata",
+        "source_format elsevier): sections, abstract and metadata; JATS tables, figures and display formulas as "
+        "components",
     ),
     Reader(
         "latex",
@@ -74,8 +75,8 @@ BUILTIN = (
         label="LaTeX",
         about="a .tex file or an arXiv source archive (tar.gz, tgz, tar, one gzipped file): the main file found "
         "by \\documentclass, inputs and argument-less macros expanded; the text through pylatexenc with the "
-        "math kept verbatim as LaTeX; bibliography, figures and tables removed; cross-references as the "
-        "numbers LaTeX prints, textual citations written out",
+        "math kept verbatim as LaTeX; bibliography removed; tables, figures and display equations as components; "
+        "cross-references as the numbers LaTeX prints, textual citations written out",
     ),
     Reader(
         "md",

@@ -2,12 +2,11 @@
 
 Before extraction (lxml): ``citation_*`` / ``dc.*`` meta tags give the metadata; ``html_clean.py`` takes the
 abstract from its own element (else ``citation_abstract`` is used) and removes the reference list (counted),
-figures, tables and captions, citation superscripts and site chrome; subscripts join their formula ("Ni12P5")
-and other superscripts are written ``^x``. trafilatura then keeps the article's paragraphs, whatever their tags
-(``div`` paragraphs, a first paragraph in a bare ``span``), and drops navigation by link density. Headings
-become sections. A page with no article metadata and no article body (a search result, a journal's home page)
-is refused.
-"""
+figures, tables and captions (read first as components: ``html_components.py``), citation superscripts and site
+chrome; subscripts join their formula ("Ni12P5") and other superscripts are written ``^x``. trafilatura then keeps
+the article's paragraphs, whatever their tags (``div`` paragraphs, a first paragraph in a bare ``span``), and drops
+navigation by link density. Headings become sections. A page with no article metadata and no article body (a search
+result, a journal's home page) is refused."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ import trafilatura
 from sciqag_dataset.builders.ingest.decoding import decode
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.html_clean import is_leaf, remove_non_paper, take_abstract
+from sciqag_dataset.builders.ingest.html_components import html_components
 from sciqag_dataset.builders.ingest.html_rules import (
     ARTICLE_LINK,
     CHROME,
@@ -65,6 +65,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         (v for k in ("citation_doi", "prism.doi", "dc.identifier") for v in metas.get(k, []) if _DOI.search(v)),
         None,
     ) or _shown_doi(tree)
+    components = html_components(tree)  # tables and figures, before they are taken out of the text
     references = remove_non_paper(tree)
     abstract = take_abstract(tree) or meta("citation_abstract", "dc.description")
     sections = _sections(_extract(tree), title)
@@ -108,6 +109,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         "extractor": "html/trafilatura",
         "title": title,
         "sections": sections,
+        "components": components,
         "has_abstract": bool(abstract),
         "references_dropped": references,
         "metadata": {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sciqag_dataset.builders.ingest.components import keep_marks
+from sciqag_dataset.builders.ingest.jats_components import KIND, jats_components
 from sciqag_dataset.builders.ingest.normalize import inline
 from sciqag_dataset.builders.ingest.xml_common import attr, drop_citations, formula_tex, local_name, xml_text
 
@@ -27,6 +29,11 @@ def read_jats(art, warn) -> dict:
 
     def text(el) -> str:
         return drop_citations(xml_text(el, skip)) if el is not None else ""
+
+    components, around = jats_components(art, text)
+
+    def prose(el) -> str:  # the text of a paragraph, marked where it mentions a component and where one stands
+        return keep_marks(xml_text(el, skip, around), drop_citations) if el is not None else ""
 
     def first(local, pred=lambda el: True):
         return next((el for el in idx.get(local, []) if pred(el)), None)
@@ -56,39 +63,44 @@ def read_jats(art, warn) -> dict:
     sections: list[list[str]] = []
     abstract = first("abstract", lambda el: el.get("abstract-type") not in ("graphical", "teaser", "toc"))
     if abstract is not None:
-        paras = [inline(text(p)) for p in abstract.iter() if local_name(p) == "p"] or [text(abstract)]
+        paras = [inline(prose(p)) for p in abstract.iter() if local_name(p) == "p"] or [prose(abstract)]
         sections.append(["Abstract", "\n\n".join(paras)])
     if first("body") is not None:
-        _jats_sections(first("body"), "", text, sections)
+        _jats_sections(first("body"), "", prose, around, sections)
     for app in idx.get("app", []):  # appendices, in <back>
         found: list[list[str]] = []
         title = next((c for c in app if local_name(c) == "title"), None)
-        _jats_sections(app, inline(text(title)) if title is not None else "", text, found)
+        _jats_sections(app, inline(text(title)) if title is not None else "", prose, around, found)
         sections += [[f"Appendix: {h}" if h else "Appendix", body] for h, body in found]
     return {
         "format": "jats",
         "extractor": "jats/lxml",
         "title": text(first("article-title")),
         "sections": sections,
+        "components": components,
         "metadata": meta,
         "keywords": [inline(text(k)) for k in idx.get("kwd", [])],
     }
 
 
-def _jats_sections(container, heading: str, text, out: list[list[str]]) -> None:
-    """Flatten ``sec`` nesting in document order: [heading, paragraphs] per run of paragraphs."""
+def _jats_sections(container, heading: str, text, around, out: list[list[str]]) -> None:
+    """Flatten ``sec`` nesting in document order: [heading, paragraphs] per run of paragraphs. A table or figure
+    between paragraphs leaves only its marks (``around``) where it stood."""
     paras: list[str] = []
     for child in container:
         local = local_name(child)
         if local in _JATS_PARAS:
             paras.append(inline(text(child)))
         elif local == "disp-formula":  # an equation between paragraphs: a paragraph of its own
-            paras.append(f"$${formula_tex(child)}$$")
+            before, after = around(child)
+            paras.append(f"{before}$${formula_tex(child)}$${after}")
         elif local == "sec":
             if paras:
                 out.append([heading, "\n\n".join(paras)])
                 paras = []
             title = next((c for c in child if local_name(c) == "title"), None)
-            _jats_sections(child, inline(text(title)) if title is not None else "", text, out)
+            _jats_sections(child, inline(text(title)) if title is not None else "", text, around, out)
+        else:  # a table-wrap, a fig, a group of them: where they stand
+            paras += ["".join(around(el)) for el in child.iter() if local_name(el) in KIND]
     if paras:
         out.append([heading, "\n\n".join(paras)])

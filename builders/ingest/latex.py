@@ -15,9 +15,11 @@ from pathlib import Path
 
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
+from sciqag_dataset.builders.ingest.components import keep_marks, unmark
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.latex_cites import Bibliography, author_year, bibliography, resolve_cites
-from sciqag_dataset.builders.ingest.latex_refs import FIGURE_ENVS, TABLE_ENVS, number_labels, resolve_refs
+from sciqag_dataset.builders.ingest.latex_components import latex_components
+from sciqag_dataset.builders.ingest.latex_refs import FIGURE_ENVS, TABLE_ENVS, resolve_refs
 from sciqag_dataset.builders.ingest.latex_source import (
     drop_definitions,
     expand_inputs,
@@ -103,9 +105,11 @@ def _paper(preamble: str, body: str, bib: Bibliography) -> RawPaper:
         )
         or bib.listed
     )
-    # "Fig.~\\ref{f}" -> "Fig.~1" (before the figures go), "\\citet{s}" -> "Smith et~al. (2016)"
+    # "Fig.~\\ref{f}" -> "Fig.~1" (before the figures go), "\\citet{s}" -> "Smith et~al. (2016)"; tables,
+    # figures and equations are kept as components, and marked where they stand and where a reference names them
     textual_cite = author_year(preamble + body, bib.labelled)
-    body = resolve_cites(resolve_refs(body, number_labels(body)), bib.entries, textual_cite)
+    components, body, labels, mark = latex_components(body, _render, resolve_refs)
+    body = resolve_cites(resolve_refs(body, labels, mark), bib.entries, textual_cite)
     abstract = _ABSTRACT_ENV.search(body) or _ABSTRACT_ENV.search(preamble)
     body = _DROP_ENV.sub("", _ABSTRACT_ENV.sub("", body))
     sections = []
@@ -127,9 +131,10 @@ def _paper(preamble: str, body: str, bib: Bibliography) -> RawPaper:
             heading = f"Appendix: {heading}"
         pos = arg[1]
     sections.append([heading, _render(body[pos:])])
-    sections = [s for s in sections if s[1].strip()]
+    sections = [s for s in sections if unmark(s[1]).strip()]
     if not sections:
         raise IngestError("no text in the LaTeX document body")
+    body = unmark(body)  # the front matter is read from the rest: no marks there
     title = _macro_arg(preamble + body, "title")
     authors = [
         a for arg in _macro_args(preamble + body, "author") for a in re.split(r"\\and\b|,|\band\b", _author_names(arg))
@@ -143,6 +148,7 @@ def _paper(preamble: str, body: str, bib: Bibliography) -> RawPaper:
         "extractor": "latex/pylatexenc",
         "title": inline(_render(_no_thanks(title or ""))),
         "sections": sections,
+        "components": components,
         "metadata": {"doi": doi, "authors": [inline(_render(a)) for a in authors]},
         "references_dropped": references,
     }
@@ -269,5 +275,5 @@ def _render(latex: str) -> str:
         text = _L2T.latex_to_text(latex)
     except Exception:  # a construct pylatexenc cannot take: the chunk's words, its commands dropped
         text = re.sub(r"\\[A-Za-z]+\*?|[{}]", " ", latex)
-    text = _unmark(text).replace("\u00a0", " ")
-    return EMPTY_BRACKETS.sub("", text)  # "(Fig. 2)" once the reference is gone
+    # citations, then "(Fig. 2)" once the reference is gone: on the text without the marks of its components
+    return keep_marks(text.replace("\u00a0", " "), lambda t: EMPTY_BRACKETS.sub("", _unmark(t)))

@@ -7,6 +7,7 @@ caller, who drops it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 #: floats, each numbered in its own sequence (AASTeX's deluxetable and the rotated kinds are tables too)
 FIGURE_ENVS = ("figure", "figure*", "wrapfigure", "sidewaysfigure", "SCfigure")
@@ -119,19 +120,25 @@ def number_labels(body: str) -> dict[str, tuple[str, str]]:
     return labels
 
 
-def resolve_refs(latex: str, labels: dict[str, tuple[str, str]]) -> str:
+def resolve_refs(
+    latex: str, labels: dict[str, tuple[str, str]], mark: Callable[[list[str]], tuple[str, str]] | None = None
+) -> str:
     """``\\ref``, ``\\eqref``, ``\\autoref``, ``\\cref`` to labels that were numbered become their numbers;
-    the others stay for the caller to drop."""
+    the others stay for the caller to drop. ``mark(labels)``: what to put around a resolved reference (the
+    marks of the components it mentions)."""
 
     def one(m: re.Match) -> str:
-        found = [labels.get(name.strip()) for name in m["labels"].split(",")]
+        names = [name.strip() for name in m["labels"].split(",")]
+        found = [labels.get(name) for name in names]
         if not found or None in found:
             return m[0]
         if m["cmd"] == "eqref":
-            return ", ".join(f"({n})" for _, n in found)
-        numbers = ", ".join(f"({n})" if kind == "equation" and m["cmd"] != "ref" else n for kind, n in found)
-        if m["cmd"] in ("autoref", "cref", "Cref"):  # these print the kind's name too
-            return f"{_NAMES[found[0][0]]}~{numbers}"
-        return numbers
+            shown = ", ".join(f"({n})" for _, n in found)
+        else:
+            shown = ", ".join(f"({n})" if kind == "equation" and m["cmd"] != "ref" else n for kind, n in found)
+            if m["cmd"] in ("autoref", "cref", "Cref"):  # these print the kind's name too
+                shown = f"{_NAMES[found[0][0]]}~{shown}"
+        before, after = mark(names) if mark else ("", "")
+        return before + shown + after
 
     return _REF.sub(one, latex)

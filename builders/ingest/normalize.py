@@ -11,7 +11,9 @@ from collections.abc import Callable
 MAX_TITLE_CHARS = 200
 
 _FORMFEED = re.compile(r"\f")
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\u200b-\u200d\u2060\ufeff]")
+#: characters the text never keeps (controls, zero-width spaces, BOMs), as the body of a regex class
+INVISIBLE_CHARS = r"\x00-\x08\x0b\x0e-\x1f\x7f\u200b-\u200d\u2060\ufeff"
+_INVISIBLE = re.compile(f"[{INVISIBLE_CHARS}]")
 _SPACES = re.compile(r"[ \t\v\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 _BLANK_LINE = re.compile(r"\n[ ]*\n")
 TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from sciqag_dataset.builders.ingest.components import resolve, unmark
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.normalize import (
     DOI_IN_TEXT,
@@ -40,10 +41,10 @@ def to_record(raw: dict, path: str, fmt: str, warn, notes=()) -> dict:
         warn("the file name is not valid UTF-8; stored with U+FFFD in source_path")
     sections = []
     for heading, body in raw.get("sections") or []:
-        body = normalize_text(body)
+        body = normalize_text(unmark(body))
         if body:
-            sections.append({"heading": inline(heading), "text": body})
-    text = normalize_text(raw["text"]) if raw.get("text") else "\n\n".join(s["text"] for s in sections)
+            sections.append({"heading": inline(unmark(heading)), "text": body})
+    text = normalize_text(unmark(raw["text"])) if raw.get("text") else "\n\n".join(s["text"] for s in sections)
     if not text:
         hint = raw.get("no_text_hint")
         raise IngestError(f"no text ({hint})" if hint else "no text")
@@ -60,9 +61,16 @@ def to_record(raw: dict, path: str, fmt: str, warn, notes=()) -> dict:
     digest = content_hash(text)
     record = {
         "id": paper_id(doi, digest),
-        "title": inline(raw.get("title")),
+        "title": inline(unmark(raw.get("title"))),
         "text": text,
         "sections": sections,
+        # the marks readers leave in their text say where each table, equation and figure is mentioned and stands
+        "components": resolve(
+            raw.get("components") or [],
+            [raw["text"]] if raw.get("text") else [body for _, body in raw.get("sections") or []],
+            text,
+            warn,
+        ),
         "source_format": raw.get("format") or fmt,
         "source_path": path,
         "content_hash": digest,

@@ -33,6 +33,7 @@ class RawPaper(TypedDict, total=False):
     title: str
     text: str  # the whole text; else the sections' texts joined
     sections: list  # [heading, text] pairs
+    components: list[dict]  # tables, equations, figures (``components.component``), marked in the text
     metadata: dict  # doi, journal, category, license, authors, year (or date), url, keywords
     keywords: list[str]
     existing_qa: list[dict]

@@ -51,16 +51,21 @@ _CITE = "\x01"  # stands for a removed citation marker until drop_citations tidi
 _CITES = re.compile(r"\s*[\[(]?\s*\x01(?:\s*[,;–-]?\s*\x01)*\s*[\])]?")
 
 
-def xml_text(el, skip: Callable[[object], str | None]) -> str:
+def xml_text(
+    el, skip: Callable[[object], str | None], around: Callable[[object], tuple[str, str]] | None = None
+) -> str:
     """Text of an element; ``skip(child)`` returns "drop" or "cite" to leave a child out (tails stay).
-    Formulas become LaTeX (``$...$`` inline, ``$$...$$`` displayed, as a sentence of their own)."""
+    Formulas become LaTeX (``$...$`` inline, ``$$...$$`` displayed, as a sentence of their own). ``around(child)``
+    gives marks to put around a child's text, or where a dropped child stood (``components``)."""
     parts = [el.text or ""]
     for child in el:
         verdict = skip(child) if isinstance(child.tag, str) else "entity"
         local = local_name(child)
+        before, after = around(child) if around and verdict != "entity" else ("", "")
         if verdict != "drop" and local in _FORMULAS:
             tex = formula_tex(child)
-            parts.append((f" $${tex}$$ " if _displayed(child) else f"${tex}$") if tex else "")
+            shown = (f" {before}$${tex}$${after} " if _displayed(child) else f"{before}${tex}${after}") if tex else ""
+            parts.append(shown or before + after)
         elif local in _SPACE:  # Elsevier's typeset spaces: "0.5<ce:hsp/>nm" is "0.5 nm"
             parts.append(" ")
         elif verdict == "entity":  # left unresolved (no DTD is loaded): &nbsp; -> U+00A0
@@ -68,10 +73,12 @@ def xml_text(el, skip: Callable[[object], str | None]) -> str:
         elif verdict == "cite":
             parts.append(_CITE)
         elif not verdict:
-            sub = xml_text(child, skip)
+            sub = xml_text(child, skip, around)
             if local_name(child) == "sup" and sub.strip():
                 sub = "^" + sub  # 10<sup>19</sup> -> 10^19, so numbers survive for numeric validation
-            parts.append(f" {sub} " if local_name(child) in _XML_BLOCKS else sub)
+            parts.append(f" {before}{sub}{after} " if local_name(child) in _XML_BLOCKS else before + sub + after)
+        else:
+            parts.append(before + after)
         parts.append(child.tail or "")
     return "".join(parts)
 

@@ -22,6 +22,25 @@ QA_PAIR = {
 
 SECTION = {"heading": Value("string"), "text": Value("string")}
 
+#: A table, equation or figure of a paper, kept out of its ``text`` (which stays the prose alone). ``mentions`` are
+#: character offsets into ``text`` where the prose refers to it (``text[start:end]`` is "Table 2");
+#: ``context_before``/``context_after`` are the paragraphs of ``text`` before and after where it stands.
+COMPONENT = {
+    "id": Value("string"),  # the source's own id ("T2", "tab:rates"), else "table-2"
+    "kind": Value("string"),  # "table", "equation" or "figure"
+    "label": Value("string"),  # as printed: "Table 2", "Figure 1", "Eq. (3)"
+    "caption": Value("string"),
+    # a table: Markdown (header rows merged into one); an equation: LaTeX, or MathML where the source has no
+    # TeX; a figure: empty
+    "content": Value("string"),
+    "content_format": Value("string"),  # "markdown", "latex", "mathml", "text"; None for a figure
+    "cells": List(List(Value("string"))),  # a table's rows, header rows first (a spanning cell in each it spans)
+    "header_rows": Value("int32"),
+    "context_before": Value("string"),
+    "context_after": Value("string"),
+    "mentions": List({"start": Value("int64"), "end": Value("int64")}),
+}
+
 METADATA = {
     "doi": Value("string"),
     "journal": Value("string"),
@@ -51,6 +70,7 @@ PAPER_COLUMNS = {
     "title": Value("string"),
     "text": Value("string"),
     "sections": List(SECTION),
+    "components": List(COMPONENT),
     "source_format": Value("string"),
     "source_path": Value("string"),
     "content_hash": Value("string"),

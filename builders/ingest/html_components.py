@@ -1,0 +1,146 @@
+"""An HTML page's components: its tables (``<table>``) and figures (``<figure>``, or a publisher's figure
+markup, ``div.figure`` with an image), read from the page before ``html_clean`` takes them out of the text.
+
+trafilatura drops the private-use marks the other readers leave in their text (``components``), so a component
+here says instead how the text refers to it (``mentioned_as``: "Table 2", "Fig. 2", from its label) and how the
+paragraph before it begins (``follows``), and ``components.resolve`` finds both in the record's text."""
+
+from __future__ import annotations
+
+import re
+
+from sciqag_dataset.builders.ingest.components import component, unique_id
+from sciqag_dataset.builders.ingest.html_rules import CAPTION_START, REF_CONTAINER
+from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, inline
+from sciqag_dataset.builders.ingest.xml_tables import table_cells
+
+# a publisher's own wrapper of one figure or table ("figure", "fig", "table-wrap", "tbl")
+_WRAPPER = re.compile(r"(?:^|[\s_-])(?:fig(?:ure)?|table-wrap|figure-wrap|tbl|table-container)(?:$|[\s_-])", re.I)
+_CAPTION_CLASS = re.compile(r"caption|title|label|legend", re.I)
+_OUTSIDE = ("nav", "header", "footer", "aside", "form", "script", "style", "noscript", "template")
+_IMAGE = ("img", "svg", "picture", "canvas", "object")
+_WORDS = {"table": r"Tables?|Tabs?\.", "figure": r"Figures?|Figs?\.?"}
+_FOLLOWS_WORDS = 6  # the start of the paragraph before a component, as the record's text has it
+
+
+def html_components(tree) -> list[dict]:
+    """The components of a page (its ``lxml.html`` tree, before anything is removed), in page order: those
+    inside navigation, headers, footers, asides, forms and reference lists left out, a table of fewer than two
+    cells (layout) too, and a figure with neither an image nor a caption."""
+    found: list[dict] = []
+    taken: set[str] = set()
+    roots: list = []
+    for el in tree.iter():
+        if not isinstance(el.tag, str) or not _is_root(el) or any(r in roots for r in el.iterancestors()):
+            continue
+        if any(a.tag in _OUTSIDE or REF_CONTAINER.search(_classes(a)) for a in el.iterancestors()):
+            continue
+        made = _component(el, taken)
+        if made:
+            roots.append(el)
+            found.append(made)
+    return found
+
+
+def _is_root(el) -> bool:
+    if el.tag in ("table", "figure"):
+        return True
+    if el.tag not in ("div", "section") or not _WRAPPER.search(_classes(el)):
+        return False
+    tables = sum(1 for _ in el.iter("table"))
+    return tables <= 1 and not any(d.tag == "figure" or _WRAPPER.search(_classes(d)) for d in el.iterdescendants())
+
+
+def _component(root, taken: set[str]) -> dict | None:
+    table = root if root.tag == "table" else next(root.iter("table"), None)
+    caption = _caption(root, table)
+    label = CAPTION_LABEL.match(caption)
+    if label:
+        caption = caption[label.end() :].lstrip(" .:|")
+        label = label[0]
+    kind = "table" if table is not None else "figure"
+    ids = [e.get("id") for e in root.iter() if isinstance(e.tag, str) and e.get("id")]
+    if kind == "table":
+        if any(True for _ in table.iterdescendants("table")):
+            return None  # a layout table holding others
+        rows, header = table_cells(table, _text)
+        if sum(bool(c) for r in rows for c in r) < 2:
+            return None
+        made = component("table", unique_id(ids[0] if ids else None, kind, taken), cells=rows, header_rows=header)
+    else:
+        if not caption and next((d for d in root.iter(*_IMAGE)), None) is None:
+            return None
+        made = component("figure", unique_id(ids[0] if ids else None, kind, taken))
+    made.update(label=label or "", caption=caption)
+    number = re.search(r"S?\d+[a-z]?", label or "")
+    if number:
+        made["mentioned_as"] = rf"\b(?:{_WORDS[kind]})\s?{re.escape(number[0])}(?![\w.]\d|\d)"
+    follows = _paragraph_before(root)
+    if follows:
+        made["follows"] = follows
+    return made
+
+
+def _caption(root, table) -> str:
+    """A ``<caption>``, a ``<figcaption>``, the wrapper's caption or title elements, else a paragraph just
+    before it that starts "Table 2." (how some publishers set a caption)."""
+    if table is not None:
+        own = next(table.iter("caption"), None)
+        if own is not None and _text(own):
+            return _text(own)
+    parts = [
+        _text(e)
+        for e in root.iter()
+        if isinstance(e.tag, str)
+        and (e.tag == "figcaption" or _CAPTION_CLASS.search(_classes(e)))
+        and not any(a.tag in ("figcaption", "table") or _CAPTION_CLASS.search(_classes(a)) for a in _up_to(e, root))
+        and e is not root
+    ]
+    if any(parts):
+        return " ".join(p for p in parts if p)
+    before = root.getprevious()
+    if before is not None and CAPTION_START.match(_text(before)):
+        return _text(before)
+    return ""
+
+
+def _paragraph_before(root) -> str | None:
+    """The first words of the paragraph the component stands after on the page."""
+    el = root
+    for _ in range(4):  # its own container, then the ones above it
+        for sib in el.itersiblings(preceding=True):
+            if not isinstance(sib.tag, str) or sib.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+                continue
+            paras = [p for p in sib.iter("p", "div", "span") if len(_text(p).split()) >= _FOLLOWS_WORDS]
+            text = _text(paras[-1]) if paras else _text(sib)
+            if len(text.split()) >= _FOLLOWS_WORDS and not CAPTION_START.match(text):
+                return " ".join(text.split()[:_FOLLOWS_WORDS])
+        el = el.getparent()
+        if el is None or el.tag in ("body", "html"):
+            return None
+    return None
+
+
+def _text(el) -> str:
+    """An element's text as the reader writes it: a superscript ``^x`` (``cm^-2``), one line."""
+
+    def walk(node) -> str:
+        parts = [node.text or ""] if isinstance(node.tag, str) else []
+        for child in node if isinstance(node.tag, str) else ():
+            inner = walk(child)
+            parts.append("^" + inner if child.tag == "sup" and inner.strip() else inner)
+            parts.append(child.tail or "")
+        return "".join(parts)
+
+    return inline(walk(el))
+
+
+def _up_to(el, root):
+    up = el.getparent()
+    while up is not None and up is not root:
+        yield up
+        up = up.getparent()
+
+
+def _classes(el) -> str:
+    return f"{el.get('class') or ''} {el.get('id') or ''}" if isinstance(el.tag, str) else ""

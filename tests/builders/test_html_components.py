@@ -1,0 +1,63 @@
+"""HTML components (builders/ingest/html_components.py): the article's tables and figures, read before the text
+is extracted; mentions found in the text by their labels ("Table 1", "Fig. 1").
+
+Every page here is written for these tests (no paper's text is copied)."""
+
+from __future__ import annotations
+
+import lxml.html
+from test_components import FIX, components_by_id, mentioned, no_marks
+
+from sciqag_dataset.builders.ingest import read_file
+from sciqag_dataset.core import schema
+
+HTML = FIX / "components" / "html_paper.html"
+
+
+def test_every_table_and_figure_of_the_article_is_a_component_and_the_sites_are_not():
+    [rec] = read_file(HTML)
+    page = lxml.html.parse(str(HTML)).getroot()
+    article = next(page.iter("article"))
+    in_article = [el for el in article.iter("table", "figure") if el.tag == "figure" or el.getparent().tag != "figure"]
+    assert len(rec["components"]) == len(in_article) == 3  # the header's layout table is not one
+    assert [(c["id"], c["kind"], c["label"]) for c in rec["components"]] == [
+        ("tbl1", "table", "Table 1"),
+        ("fig1", "figure", "Figure 1"),
+        ("tbl2", "table", "Table 2"),  # a <table> in a <figure>: a table with the figure's caption
+    ]
+    no_marks(rec)
+    assert schema.conform(rec, schema.features_for("papers")) == rec
+
+
+def test_html_tables_captions_mentions_and_context():
+    [rec] = read_file(HTML)
+    found = components_by_id(rec)
+    t1 = found["tbl1"]
+    assert t1["caption"] == "Wall layers of the two cells."  # the label is its own field
+    assert t1["header_rows"] == 2 and t1["cells"][:2] == [
+        ["Layer", "Thickness (mm)", "Thickness (mm)"],
+        ["Layer", "Salt cell", "Gypsum cell"],
+    ]
+    assert t1["content"].splitlines()[0] == "| Layer | Thickness (mm) Salt cell | Thickness (mm) Gypsum cell |"
+    assert found["tbl2"]["cells"][1:] == [["June", "2.9"], ["July", "3.8"], ["August", "3.5"]]
+    assert found["fig1"]["caption"] == "Room temperature of the two cells over a week in July."
+    assert mentioned(rec, t1) == ["Table 1", "Table 1"]
+    assert mentioned(rec, found["fig1"]) == ["Fig. 1", "Figure 1"]
+    assert mentioned(rec, found["tbl2"]) == ["Table 2"]
+    assert t1["context_before"].endswith("as Table 1 lists.")
+    assert t1["context_after"].startswith("Air temperatures were logged")
+    assert found["fig1"]["context_before"].startswith("The salt cell stayed cooler")
+    # the text is the prose alone
+    assert "Wall layers" not in rec["text"] and "Gypsum cell" not in rec["text"] and "August | 3.5" not in rec["text"]
+
+
+def test_the_shipped_html_samples():
+    [publisher] = read_file(FIX / "ingest" / "publisher_page.html")
+    fig, table = publisher["components"]
+    assert (fig["kind"], fig["label"]) == ("figure", "Figure 1")
+    assert fig["caption"] == "Polarisation curves of the nanosheets. Curves recorded in 0.5 M sulfuric acid."
+    assert fig["context_before"].startswith("Transition metal phosphides") and fig["mentions"] == []
+    assert table["cells"] == [["Catalyst", "Overpotential"], ["Ni12P5", "98"]] and table["header_rows"] == 0
+    [article] = read_file(FIX / "ingest" / "article_page.html")
+    # its figure has a caption; its table of one cell is layout, not data
+    assert [(c["kind"], c["caption"]) for c in article["components"]] == [("figure", "Figure caption not wanted.")]
