@@ -26,10 +26,12 @@ from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
 from sciqag_dataset.builders.ingest.pdf_blocks import (
     font_family,
+    is_caption,
     is_heading,
     line_blocks,
     paper_sections,
 )
+from sciqag_dataset.builders.ingest.pdf_components import pdf_components
 from sciqag_dataset.builders.ingest.pdf_furniture import front_notes
 from sciqag_dataset.builders.ingest.pdf_glyphs import spell
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines, running_furniture
@@ -207,6 +209,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     heads = {id(ln) for ln in title_lines}
     blocks = line_blocks([ln for ln in lines if id(ln) not in heads], body)
     sections, references, has_abstract = paper_sections(blocks, body, opening, title, family)
+    components = pdf_components(read, [b for b in blocks if is_caption(b, body, family)])
     # the paper's own words, without the halves of words broken at a line end
     vocab = Counter(
         w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text))
@@ -235,6 +238,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         "format": "pdf",
         "title": title,
         "sections": [s for s in sections if s[1].strip()],
+        "components": components,
         "metadata": {"doi": doi, "authors": parse_authors(info.get("Author"))},
         "has_abstract": has_abstract,
         "references_dropped": references,
