@@ -34,7 +34,7 @@ from sciqag_dataset.builders.ingest.pdf_blocks import (
 from sciqag_dataset.builders.ingest.pdf_components import pdf_components
 from sciqag_dataset.builders.ingest.pdf_furniture import front_notes
 from sciqag_dataset.builders.ingest.pdf_glyphs import spell
-from sciqag_dataset.builders.ingest.pdf_layout import page_lines, running_furniture
+from sciqag_dataset.builders.ingest.pdf_layout import article_info_box, page_lines, running_furniture
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
 from sciqag_dataset.builders.ingest.pdf_title import plausible_title, title_of
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
@@ -79,9 +79,9 @@ def read(source: Source) -> Iterator[RawPaper]:
             for n, page in enumerate(pages_in, 1):
                 try:
                     # a layout model's blocks, when it read the page; else the rules' columns
-                    lines, missing = (pdf_mupdf.page_lines if isinstance(page, pdf_mupdf.Page) else page_lines)(
-                        page, n
-                    )
+                    read_page = pdf_mupdf.page_lines if isinstance(page, pdf_mupdf.Page) else page_lines
+                    lines, missing = read_page(page, n)
+                    lines = article_info_box(lines) if n <= 2 else lines
                     unmapped += missing
                     # an image and (almost) no text: a scanned page; a blank page or a drawing is not one
                     if sum(len(ln.text) for ln in lines) < 20 and page.images:

@@ -126,6 +126,52 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
     return _reading_order(lines, page.height), unmapped
 
 
+def article_info_box(lines: list[Line]) -> list[Line]:
+    """A front page's "article info | abstract" box (Elsevier's): a header row naming both, the article's history
+    and keywords in a narrow left column, the abstract on the right. Read as rows, the two columns' lines run into
+    each other; here the box's lines are split at the abstract's left edge, the article info (dates, keywords) left
+    out, and the abstract's lines kept under an "Abstract" heading, for the rules to read (no model class: a model
+    may call the box a table). The box is the header's model block, or the rows under the header up to a line with
+    a word across that edge or a gap of two lines."""
+    head = next((ln for ln in lines if _INFO_ABSTRACT.search("".join(ln.text.split()))), None)
+    if head is None:
+        return lines
+    k, letters = len(head.words), ""  # the header's last words, whose letters spell "abstract"
+    while k > 0 and len(letters) < len("abstract"):
+        k -= 1
+        letters = head.words[k]["text"] + letters
+    if letters.lower() != "abstract":
+        return lines
+    edge = head.words[k]["x0"] - 2
+    out: list[Line] = []
+    last = None  # the box's last row so far, while in it
+    for ln in lines:
+        if ln is head:
+            out.append(Line("Abstract", ln.size, True, ln.top, ln.bottom, edge + 2, ln.page, 0, head.words[k:]))
+            last = ln
+            continue
+        if last is not None and (
+            ln.box != head.box
+            if head.box >= 0
+            else any(w["x0"] < edge < w["x1"] for w in ln.words) or ln.top - last.bottom > 2 * ln.size
+        ):
+            last = None
+        if last is None:
+            out.append(ln)
+            continue
+        last = ln
+        right = [w for w in ln.words if w["x0"] >= edge]
+        if right and not _RIGHTS.search(ln.text):  # the box's copyright line: not the abstract's
+            text = " ".join(w["text"] for w in right)
+            size = statistics.median(w["size"] for w in right)
+            out.append(Line(text, size, ln.bold, ln.top, ln.bottom, right[0]["x0"], ln.page, 0, right))
+    return out
+
+
+_RIGHTS = re.compile(r"©|\ball rights reserved\b", re.I)
+_INFO_ABSTRACT = re.compile(r"articleinfo.*abstract$", re.I)  # the header row, its letters spaced or not
+
+
 def line_numbers(words: list[dict]) -> set[int]:
     """The ``id``s of the words that number the lines in a margin (a manuscript's, a preprint's): five or more
     numbers aligned in a column left or right of all the page's text, counting up top-down."""
