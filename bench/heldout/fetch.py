@@ -29,6 +29,8 @@ HERE = Path(__file__).resolve().parent
 def _git_dir(repo: str, mirror: Path | None, tmp: Path) -> Path:
     if mirror is not None:
         for cand in (mirror / repo.replace("/", "+") / "repo", mirror / repo.replace("/", "+"), mirror / repo):
+            if (cand / ".git").is_dir():  # a mirror checked out with a work tree
+                return cand / ".git"
             if cand.exists():
                 return cand
         raise FileNotFoundError(f"no mirror of {repo} under {mirror}")
