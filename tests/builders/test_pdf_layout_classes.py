@@ -239,3 +239,35 @@ def test_a_doi_only_in_the_first_pages_links_is_found(tmp_path, monkeypatch, bac
     assert paper("badge.pdf", [cited, f"https://crossmark.crossref.org/dialog/?doi={DOI}&domain=pdf"]) == DOI
     assert paper("one.pdf", [f"https://doi.org/{DOI}"]) == DOI
     assert paper("two.pdf", [cited, f"https://doi.org/{DOI}"]) is None
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_an_article_info_box_beside_the_abstract_is_split_from_it(tmp_path, monkeypatch, backend):
+    """Elsevier's front box: "a r t i c l e  i n f o" over a narrow column of history and keywords, "a b s t r a c
+    t" over the abstract beside it, row by row at the same baselines (a layout model calls the box a table). The
+    abstract is the Abstract section, whole; the history, keywords and the box's copyright line are not text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(140, 61, 8)
+    info = ["Article history:", "Received 11 February 2031", "Accepted 4 August 2031", "Keywords:", "Pebble drift"]
+    abstract = body_lines(9, 62, 12)
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        (LEFT, 130, "Times-Roman", 9, "a r t i c l e   i n f o"),
+        (200, 130, "Times-Roman", 9, "a b s t r a c t"),
+        *column(LEFT, 150, info, 7, "Times-Roman", 9.5),
+        *column(200, 150, abstract, 7.5, "Times-Roman", 9.5),
+        (420, 150 + 9.5 * 9, "Times-Roman", 7, "© 2031 Imaginary Press. All rights reserved."),
+        (LEFT, 270, "Times-Bold", 9, "1. Introduction"),
+        *column(LEFT, 285, lines[:36], 8, "Times-Roman", 10),
+        *column(RIGHT, 285, lines[36:72], 8, "Times-Roman", 10),
+    ]
+    page2 = [
+        *column(LEFT, 60, lines[72:106], 8, "Times-Roman", 10),
+        *column(RIGHT, 60, lines[106:], 8, "Times-Roman", 10),
+    ]
+    rec = _read(draw(tmp_path / "info_box.pdf", [page1, page2]))
+    assert rec["sections"][0]["heading"] == "Abstract" and rec["sections"][1]["heading"] == "Introduction"
+    assert rec["sections"][0]["text"] == " ".join(abstract)
+    assert not [x for x in info if x in rec["text"]] and "rights reserved" not in rec["text"]
+    assert all(ln in rec["text"] for ln in lines)
