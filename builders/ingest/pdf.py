@@ -60,6 +60,7 @@ _DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?
 # a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
 _CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d{3,}\b")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z][A-Za-z]+")
+_TITLE_MARK = re.compile(r"\s*[*∗†‡§¶]+$")  # a footnote's mark after the title
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 
 
@@ -183,6 +184,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
             families[font_family(ln)] += len(ln.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
     _prose_in_figures([ln for ln in read if ln.kind == "picture"], body)
+    _prose_in_tables(read)
     _text_at_the_edges(read, body)
     lines = [ln for ln in read if ln.kind not in ASIDE]
     aside = [ln for ln in read if ln.kind in ASIDE]
@@ -199,9 +201,9 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         if ln.page == opening
         and (ln.kind not in ASIDE or ln.kind == "page-header" and not _CITATION_LINE.search(ln.text))
     ]
-    title_lines = title_of(first, [ln for ln in top if id(ln) not in foot], top, body)
-    title = inline(" ".join(ln.text for ln in title_lines))
     meta_title = inline(info.get("Title"))
+    title_lines = title_of(first, [ln for ln in top if id(ln) not in foot], top, body, meta_title)
+    title = inline(Block(title_lines).text) if title_lines else ""  # a word broken at a line end: joined below
     if not title and meta_title and plausible_title(meta_title):
         title = meta_title
     if not title and first and len(first[0].text.split()) <= 20 and not first[0].text.endswith("."):
@@ -215,6 +217,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text))
     )
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
+    title = _TITLE_MARK.sub("", _repair(title, vocab))
     # the paper's own DOI is printed in its front matter or a running head: not in the body, where a DOI is
     # another work's (a dataset, a cited paper) and would become this paper's id
     front = [ln for ln in first if not blocks or ln.top <= _first_heading_top(blocks, body, opening)]
@@ -253,6 +256,38 @@ def _prose_in_figures(pictures: list[Line], body: float) -> None:
     for ln in pictures:
         if prose[ln.box] >= 2 and ln.size > body - 0.6:
             ln.kind, ln.box = "", -1
+
+
+def _prose_in_tables(lines: list[Line]) -> None:
+    """Blocks the layout model calls tables that hold sentences go back to the rules (no class, no block): a block
+    with three or more lines of six words or more, nearly all words, half its lines or more; and every table
+    block of a page the model read mostly as tables when a third of those lines are such sentences (a page of
+    prose, its title and authors too, read as tables). A table's rows are cells and numbers."""
+    boxes: dict[int, list[Line]] = {}
+    pages: dict[int, list[Line]] = {}
+    for ln in lines:
+        pages.setdefault(ln.page, []).append(ln)
+        if ln.kind == "table":
+            boxes.setdefault(ln.box, []).append(ln)
+    prose = {box: sum(_sentence_like(ln.text.split()) for ln in box_lines) for box, box_lines in boxes.items()}
+    for page in pages.values():
+        tables = [ln for ln in page if ln.kind == "table"]
+        whole = (
+            len(tables) >= 0.6 * len(page)
+            and sum(prose[ln.box] for ln in tables)
+            and sum(_sentence_like(ln.text.split()) for ln in tables) >= len(tables) / 3
+        )
+        for ln in tables:
+            n = prose[ln.box]
+            if whole or n >= 3 and n >= len(boxes[ln.box]) / 2:
+                ln.kind, ln.box = "", -1
+
+
+def _sentence_like(words: list[str]) -> bool:
+    return len(words) >= 6 and sum(bool(_WORDLIKE.fullmatch(w)) for w in words) >= 0.8 * len(words)
+
+
+_WORDLIKE = re.compile(r"[(\"“‘]?[^\W\d_]+(?:[-'’][^\W\d_]+)*[)\"”’]?[.,;:]?")
 
 
 def _text_at_the_edges(lines: list[Line], body: float) -> None:

@@ -17,10 +17,48 @@ _MASTHEAD = re.compile(
 )  # the name alone: "Journal of Statistical Software", not a title about journals
 
 
-def title_of(first: list[Line], top: list[Line], around: list[Line], body: float) -> list[Line]:
-    """The title's lines: the model's title block in ``first`` (the page's text lines), else the largest run of
-    ``top`` (the lines a title may be among) with the lines of its model blocks in ``around``."""
-    return _model_title(first) or _whole_block(_title(top, body), around)
+# an article's type printed above its title, larger than it ("Review", "Original Article", "Brief Report")
+_ARTICLE_TYPE = re.compile(
+    r"\s*(?:(?:systematic|narrative|mini|critical)[ -]?)?reviews?\s*$|"
+    r"\s*(?:original|research|review|short|brief|rapid)?\s*(?:articles?|papers?|communications?|reports?|letters?)\s*$|"
+    r"\s*(?:editorial|perspective|commentary|viewpoint|essay|notes?|correspondence|highlights?)\s*$",
+    re.I,
+)
+
+
+def title_of(first: list[Line], top: list[Line], around: list[Line], body: float, meta: str = "") -> list[Line]:
+    """The title's lines: those of ``top`` (the lines a title may be among) that print ``meta`` (the PDF's Title
+    metadata), else the model's title block in ``first`` (the page's text lines), else the largest run of ``top``
+    with the lines of its model blocks in ``around``."""
+    printed = _printed(meta, top, body) if plausible_title(meta) else []
+    if printed:
+        return printed
+    model = _model_title(first)
+    if model and max(ln.size for ln in model) >= body:  # a "title" set smaller than the text is a label
+        return model
+    return _whole_block(_title(top, body), around)
+
+
+def _printed(meta: str, lines: list[Line], body: float) -> list[Line]:
+    """One to four consecutive lines of one size, larger than the body, whose letters and digits are the metadata
+    title's (a footnote mark or a hyphen at a line end aside): the metadata confirmed by the page."""
+    want = _letters(meta)
+    lines = sorted((ln for ln in lines if ln.size > body), key=lambda ln: (ln.page, ln.top))
+    for k, ln in enumerate(lines):
+        run = [ln]
+        for nxt in lines[k + 1 : k + 4]:
+            if abs(nxt.size - ln.size) >= 0.5 or nxt.top - run[-1].bottom > 1.5 * ln.size:
+                break
+            run.append(nxt)
+        for n in range(1, len(run) + 1):
+            got = _letters(" ".join(x.text for x in run[:n]))
+            if got == want or len(got) > len(want) and got.startswith(want) and len(got) - len(want) <= 2:
+                return run[:n]
+    return []
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[^\w]|_", "", text).lower()
 
 
 def _model_title(first: list[Line]) -> list[Line]:
@@ -63,7 +101,7 @@ def _title(first: list[Line], body: float) -> list[Line]:
     run = _largest_run(top)
     if len(run) > 1 and _label(run[0], run[1]):
         return run[1:]
-    if len(run) == 1 and (_label(run[0], None) or _MASTHEAD.search(run[0].text)):
+    if len(run) == 1 and (_label(run[0], None) or _MASTHEAD.search(run[0].text) or _ARTICLE_TYPE.match(run[0].text)):
         below = _largest_run([ln for ln in top if ln.top > run[0].bottom and ln.size > 1.3 * body])
         if sum(len(ln.text.split()) for ln in below) >= 3:
             return below

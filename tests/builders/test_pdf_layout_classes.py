@@ -13,6 +13,8 @@ from test_pdf_classes import _read
 
 from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_mupdf
 from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.pdf_line import Line
+from sciqag_dataset.builders.ingest.pdf_title import title_of
 
 DOI = "10.5555/imag.2031.077"
 
@@ -271,3 +273,71 @@ def test_an_article_info_box_beside_the_abstract_is_split_from_it(tmp_path, monk
     assert rec["sections"][0]["text"] == " ".join(abstract)
     assert not [x for x in info if x in rec["text"]] and "rights reserved" not in rec["text"]
     assert all(ln in rec["text"] for ln in lines)
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_banner_over_the_title_gives_way_to_the_title_the_metadata_names(tmp_path, monkeypatch, backend):
+    """A journal's banner in larger type than the title ("Chemical Science", an MDPI logo's "future internet"):
+    the PDF's Title metadata, printed on the page, says which lines are the title."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    title = "Counting Quiet Pebbles Across Two Winters"
+    path = tmp_path / "banner.pdf"
+    c = canvas.Canvas(str(path), pagesize=LETTER)
+    c.setTitle(title)
+    for x, y, font, size, text in [
+        (LEFT, 60, "Helvetica", 26, "Lake Letters"),
+        (LEFT, 120, "Times-Bold", 16, title),
+        (LEFT, 145, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 180, body_lines(40, 71), 10, "Times-Roman"),
+    ]:
+        c.setFont(font, size)
+        c.drawString(x, HEIGHT - y, text)
+    c.showPage()
+    c.save()
+    assert _read(path)["title"] == title
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_an_article_type_larger_than_the_title_is_not_the_title(tmp_path, monkeypatch, backend):
+    """ "Review" in 24 pt at the top right, the 20 pt bold title under it (Annals of Internal Medicine)."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    page = [
+        (480, 40, "Times-Roman", 24, "Review"),
+        (LEFT, 80, "Times-Bold", 20, "Systematic Review: Pebble Counts in"),
+        (LEFT, 102, "Times-Bold", 20, "Quiet Lakes"),
+        (LEFT, 130, "Times-Roman", 8, "Ada Quill, MD; Bo Renner, MS"),
+        *column(LEFT, 160, body_lines(40, 72), 9, "Times-Roman"),
+    ]
+    assert _read(draw(tmp_path / "review.pdf", [page]))["title"] == "Systematic Review: Pebble Counts in Quiet Lakes"
+
+
+def _line(text, top, kind="", box=-1, size=10.0, page=1):
+    words = [{"text": w, "x0": 50 + 30 * k, "x1": 75 + 30 * k, "size": size} for k, w in enumerate(text.split())]
+    return Line(text, size, False, top, top + size, 50, page, 0, words, kind, box)
+
+
+def test_table_blocks_holding_sentences_go_back_to_the_rules():
+    """A layout model read a page of prose as tables (an Elsevier review, title and body alike): the page's table
+    blocks are given back to the rules. A real table's rows of cells and numbers, and a lone sentence in one, stay
+    tables."""
+    prose = body_lines(12, 73, 9)
+    page1 = [_line(t, 100 + 12 * k, "table", 1) for k, t in enumerate(prose[:6])]
+    page1 += [_line(t, 200 + 12 * k, "table", 2) for k, t in enumerate(["Current approaches to", "lake pebbles"])]
+    page2 = [_line(t, 100 + 12 * k, "text", 3, page=2) for k, t in enumerate(prose[6:])]
+    page2 += [_line(t, 300 + 12 * k, "table", 4, page=2) for k, t in enumerate(["Site Depth Grain", "North 2.5 0.31"])]
+    page2 += [_line("the cores were cut and weighed before drying overnight", 330, "table", 5, page=2)]
+    lines = page1 + page2
+    pdf._prose_in_tables(lines)
+    assert all(ln.kind == "" and ln.box == -1 for ln in page1)  # the whole page, its short title block too
+    assert [ln.kind for ln in lines if ln.page == 2 and ln.top >= 300] == ["table", "table", "table"]
+
+
+def test_a_model_title_set_smaller_than_the_body_is_a_label_not_the_title():
+    """The model's "title" block is one word in 7.5 pt ("Associate", an editor's line); the 16 pt run is the title."""
+    first = [
+        _line("Associate", 40, "title", 1, size=7.5),
+        _line("Pebbles Settle Where", 80, "", -1, size=16),
+        _line("Lakes Are Quiet", 100, "", -1, size=16),
+        *(_line(t, 140 + 12 * k) for k, t in enumerate(body_lines(20, 74))),
+    ]
+    assert [ln.text for ln in title_of(first, first, first, 10.0)] == ["Pebbles Settle Where", "Lakes Are Quiet"]
