@@ -12,10 +12,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 
+from sciqag_dataset.builders import chunk_filter
 from sciqag_dataset.config.config_file import QAGenConfig
 from sciqag_dataset.core import records
 from sciqag_dataset.core.stage import Stage
@@ -23,6 +26,8 @@ from sciqag_dataset.llm import LLMClient, LLMResponse
 from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt, fit_to_context
+
+log = logging.getLogger(__name__)
 
 PROMPT_OVERHEAD_TOKENS = 400  # the instruction, keywords and chat template around the paper
 
@@ -36,7 +41,13 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
     raw = cfg.prompt_style == "alpaca" and cfg.raw_completion
     max_tokens = client.params.get("max_tokens", 2048)
     text = paper.get("text") or ""
-    if cfg.chunk_words:
+    filtered = None  # the chunk filter's report: chunks judged, kept, dropped by reason
+    if cfg.chunk_filter != "off":
+        budget = paper_char_budget(cfg, max_tokens)
+        pieces, warnings, filtered = await chunk_filter.filtered_pieces(
+            paper, cfg, chunk_filter.asker(client, cfg), budget
+        )
+    elif cfg.chunk_words:
         pieces, warnings = small_model.chunks(text, cfg.chunk_words, cfg.max_chunks, paper.get("section_starts"))
     else:
         pieces, warnings = fit_to_context(text, paper_char_budget(cfg, max_tokens), cfg.long_paper)
@@ -89,6 +100,7 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         "seen_share": round(seen_words / paper_words, 4) if paper_words else None,
         "prompt_tokens": sum(r.prompt_tokens for r in replies),
         "completion_tokens": sum(r.completion_tokens for r in replies),
+        **({"chunk_filter": filtered} if filtered else {}),
     }
 
 
@@ -119,6 +131,9 @@ def most_requests(paper: dict, record: dict, cfg: QAGenConfig) -> int | None:
     again (a reply per piece of the paper, or no model asked)."""
     if record.get("prompt_style") != "small" or not cfg.chunk_words:
         return None
+    filtered = record.get("chunk_filter")
+    if filtered:  # the chunks left to ask about, and the model's checks of them (the llm filter)
+        return most_paced_requests(cfg.n_pairs, filtered["asked"]) + filtered.get("checks", 0)
     pieces, _ = small_model.chunks(
         paper.get("text") or "", cfg.chunk_words, cfg.max_chunks, paper.get("section_starts")
     )
@@ -215,8 +230,39 @@ def qa_stage(
     flight per endpoint; the manifest records who answered and at what cost, and ``about`` (what the card
     says of the model)."""
     client.cache_namespace = client.cache_namespace or name  # teacher and generator may be one model
-    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "shard"}
+    # the chunk filter's options only where it is on: a run without it keeps its records' fingerprints
+    unset = {"shard"} | ({"chunk_filter", "chunk_check_batch"} if cfg.chunk_filter == "off" else set())
+    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in unset}
     started = time.monotonic()
+    dropped: Counter = Counter()  # this run's chunks dropped by the chunk filter, by reason
+    judged = Counter()
+
+    async def counted(paper: dict) -> dict:
+        record = await one(paper)
+        if filtered := record.get("chunk_filter"):
+            judged.update(papers=1, chunks=filtered["chunks"], kept=filtered["kept"])
+            judged.update({"checks": filtered["checks"]} if "checks" in filtered else {})  # the model's, llm mode
+            dropped.update(filtered["dropped"] if not filtered.get("all_dropped") else {})
+        return record
+
+    def filter_totals() -> dict:
+        if cfg.chunk_filter == "off":
+            return {}
+        return {"chunk_filter": {"mode": cfg.chunk_filter, **judged, "dropped": dict(sorted(dropped.items()))}}
+
+    async def close() -> None:
+        if cfg.chunk_filter != "off":
+            why = ", ".join(f"{reason} {n}" for reason, n in sorted(dropped.items())) or "none"
+            log.info(
+                "%s: chunk filter (%s) kept %d of %d chunks of %d papers; dropped: %s",
+                name,
+                cfg.chunk_filter,
+                judged["kept"],
+                judged["chunks"],
+                judged["papers"],
+                why,
+            )
+        await client.aclose()
 
     def progress() -> dict:
         elapsed = max(time.monotonic() - started, 1e-9)
@@ -230,11 +276,11 @@ def qa_stage(
         name=name,
         output=output,
         inputs=functools.partial(records.with_keywords, sections=bool(cfg.chunk_words)),
-        process=one,
+        process=counted,
         params={"model": client.name, "request": client.params, "settings": settings},
         concurrency=client.concurrency * len(client.urls) if client.urls else 1,  # embedded: one at a time
         count=records.count_papers,
         progress=progress,
-        describe=lambda: {**client.describe(), "settings": settings, **(about or {})},
-        close=client.aclose,
+        describe=lambda: {**client.describe(), "settings": settings, **(about or {}), **filter_totals()},
+        close=close,
     )

@@ -90,6 +90,18 @@ class QAGenConfig:
         help="with chunk_words, ask about at most this many chunks spread "
         "over the paper; the rest is left out with a warning",
     )
+    chunk_filter: str = _opt(
+        "off",
+        choices=("off", "signals", "llm"),
+        help="ask only about chunks worth asking about: signals (length, share of words, citations, references, "
+        "captions, declarations, front matter; no model), llm (those signals, then the model judges the chunks "
+        "left, a request per chunk_check_batch of them); off: every chunk",
+    )
+    chunk_check_batch: int = _opt(8, min=1, help="with chunk_filter: llm, the chunks the model judges in one request")
+
+    def __post_init__(self) -> None:
+        if self.chunk_filter is False:  # YAML reads a bare `off` as false
+            self.chunk_filter = "off"
 
 
 @dataclass

@@ -243,7 +243,15 @@ def make_plan(cfg: Config) -> dict:
             "asked again, a few times a chunk at most: shown as a range up to that most; a judge's unparseable "
             "reply asked again is not counted",
             "completion tokens are those of made-up replies of the expected form; the worst case is max_tokens",
-        ],
+        ]
+        + (
+            [
+                "with chunk_filter: llm, the model's checks of the chunks are counted and every chunk taken as "
+                "useful: each chunk it drops is asked about in fewer requests than planned"
+            ]
+            if "llm" in (cfg.seed.chunk_filter, cfg.generate.chunk_filter)
+            else []
+        ),
     }
 
 

@@ -1,10 +1,11 @@
 """The clients of a plan (``orchestration/plan.py``): they send nothing, and count what a run would send.
 
 A ``DryClient`` counts each request the stage's own prompt-building code makes, tokenizes its prompt and answers
-it with a made-up reply of the expected form (pairs taken from the passage, judgements of score 2), so the stage
-goes on to its next request as when every reply is usable. A request the response cache (opened read-only)
-already answers is counted as cached, not sent. ``PlanEndpoints`` hands them out as ``pipeline.Endpoints`` hands
-out real clients, so the stages are built as a run builds them, and starts no server.
+it with a made-up reply of the expected form (pairs taken from the passage, judgements of score 2, the chunk
+filter's verdicts all useful), so the stage goes on to its next request as when every reply is usable. A request
+the response cache (opened read-only) already answers is counted as cached, not sent. ``PlanEndpoints`` hands
+them out as ``pipeline.Endpoints`` hands out real clients, so the stages are built as a run builds them, and
+starts no server.
 
 Prompt tokens come from the model's own tokenizer where one is here: the embedded model's GGUF vocabulary
 (llama.cpp, with the chat template of the file, as its server formats a chat), or a local transformers
@@ -23,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from sciqag_dataset.builders import chunk_filter
 from sciqag_dataset.config.config_file import Config, EndpointConfig
 from sciqag_dataset.core.schema import REASONING_TYPES
 from sciqag_dataset.core.wiring import endpoint_of
@@ -112,7 +114,10 @@ def _passage(prompt: str) -> str:
 
 def made_up_reply(kind: str, body: dict) -> str:
     """A reply of the form the request asks for, from its own text: a question or an answer line (a paced
-    request), a list of judgements, or QA pairs."""
+    request), the chunk filter's verdicts (every chunk useful), a list of judgements, or QA pairs."""
+    asked = body.get("prompt") or ((body.get("messages") or [{}])[-1].get("content") or "")
+    if chunk_filter.CHECK_MARK in asked:
+        return chunk_filter.made_up_reply(asked)
     if kind == "completion":
         prompt = body.get("prompt") or ""
         line = re.search(r"([QA])(\d+):\s*$", prompt)

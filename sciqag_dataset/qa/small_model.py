@@ -184,18 +184,21 @@ def _pick(starts: list[int], opens: list[bool], total: int, n: int) -> list[int]
     return sorted(chosen)
 
 
-def chunks(
-    text: str, words: int, max_chunks: int | None = None, section_starts: list[int] | None = None
-) -> tuple[list[str], list[str]]:
-    """``text`` cut at sentence ends into pieces of about ``words`` words (a piece never crosses one of
-    ``section_starts``, character offsets in ``text``); with ``max_chunks``, that many spread over the paper
-    (piece i from word i/n of it, preferring a section's opening), and a warning saying how much was left out."""
+def split(text: str, words: int, section_starts: list[int] | None = None) -> tuple[list[str], list[bool]]:
+    """``text`` cut at sentence ends into pieces of about ``words`` words, a piece never crossing one of
+    ``section_starts`` (character offsets in ``text``); and whether each piece opens a section."""
     cuts = sorted({0, *(c for c in section_starts or () if 0 < c < len(text))})
     pieces, opens = [], []
     for a, b in zip(cuts, [*cuts[1:], len(text)]):
         part = _pieces(text[a:b], words)
         pieces += part
         opens += [a > 0] + [False] * (len(part) - 1)
+    return pieces, opens
+
+
+def spread(pieces: list[str], opens: list[bool], words: int, max_chunks: int | None) -> tuple[list[str], list[str]]:
+    """With ``max_chunks``, that many of ``pieces`` spread over the paper (piece i from word i/n of it,
+    preferring a section's opening, ``opens``), and a warning saying how much was left out."""
     if not pieces:
         return [""], []
     if max_chunks is None or len(pieces) <= max_chunks:
@@ -208,6 +211,14 @@ def chunks(
         f"embedded profile: asked about {max_chunks} of {len(pieces)} chunks of ~{words} words; "
         f"{left} words of the paper were left out"
     ]
+
+
+def chunks(
+    text: str, words: int, max_chunks: int | None = None, section_starts: list[int] | None = None
+) -> tuple[list[str], list[str]]:
+    """``text`` cut at sentence ends into pieces of about ``words`` words (``split``); with ``max_chunks``, that
+    many spread over the paper (``spread``), and a warning saying how much was left out."""
+    return spread(*split(text, words, section_starts), words, max_chunks)
 
 
 def chat_prompt(messages_: list[dict]) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
 import textwrap
 
+import pytest
 import yaml
+from helpers import ScriptedChat, write_jsonl
 
 from sciqag_dataset.cli import main
 from sciqag_dataset.core.wiring import PLAN
@@ -226,3 +229,57 @@ def test_a_recorded_plan_ranges_the_paced_requests_and_the_card_compares_it_with
     card = (work / "dataset" / "README.md").read_text()
     line = f"| seed | {seed['requests']}–{seed['requests_most']} | {sent['requests']} | {seed['prompt_tokens']} | "
     assert "**Planned and sent**" in card and line + f"{sent['prompt_tokens']} | 0 / 0 |" in card
+
+
+# a paper of our own with a methods and a results section, then captions and references the chunk filter drops
+FILTERED_PAPER = [
+    "Nickel foam electrodes were coated with iron-nickel layered double hydroxide by electrodeposition at -1.0 V "
+    "for 300 s from a solution of nickel and iron nitrates in a 3 to 1 ratio, then rinsed and dried at 60 C. Their "
+    "activity for oxygen evolution was measured in 1 M potassium hydroxide with a graphite counter electrode.",
+    "The coated electrode reached 10 mA per square centimetre at an overpotential of 230 mV, 120 mV less than bare "
+    "nickel foam, and its Tafel slope fell from 98 to 41 mV per decade, because iron sites in the hydroxide bind "
+    "oxygen intermediates more weakly than nickel sites do. The current held within 5 percent over 50 hours.",
+    "Figure 1. Polarisation curves of bare and coated nickel foam. Figure 2. Tafel plots of both electrodes. "
+    "Table 1: Overpotentials at 10 and 100 mA per square centimetre.",
+    "[1] L. Trotochaud, S. L. Young, J. K. Ranney and S. W. Boettcher, J. Am. Chem. Soc., 2014, 136, 6744. "
+    "[2] M. Gong, Y. Li, H. Wang, Y. Liang and J. Z. Wu, J. Am. Chem. Soc., 2013, 135, 8452. "
+    "[3] F. Dionigi and P. Strasser, Adv. Energy Mater., 2016, 6, 1600621.",
+]
+
+
+def fake_teacher(body: dict) -> str:
+    """FAKE teacher: every chunk it judges useful (a line per passage), and the QA pairs a prompt asks for."""
+    prompt = body["messages"][-1]["content"]
+    if "numbered passages" in prompt:
+        return "\n".join(f"{n}: useful" for n in re.findall(r"^Passage (\d+):", prompt, re.M))
+    n = int(re.search(r"formulate (\d+) ", prompt)[1])
+    return "\n".join(
+        f"Q{i}: Which overpotential did electrode {i} need?\nA{i}: It needed 230 mV." for i in range(1, n + 1)
+    )
+
+
+@pytest.mark.parametrize("mode,requests", [("signals", 2), ("llm", 3)])
+def test_the_plan_counts_the_requests_of_a_run_with_the_chunk_filter(tmp_path, mode, requests):
+    work = tmp_path / "work"
+    text = "\n\n".join(FILTERED_PAPER)
+    paper = {"id": "ldh", "title": "Layered hydroxide anodes", "text": text, "source_format": "txt"}
+    paper["sections"] = [{"heading": f"s{i}", "text": s} for i, s in enumerate(FILTERED_PAPER)]
+    write_jsonl(work / "papers.jsonl", [paper])
+    write_jsonl(work / "keywords.jsonl", [{"id": "ldh", "keywords": ["oxygen evolution"], "status": "ok"}])
+    with ScriptedChat(fake_teacher) as fake:
+        config = tmp_path / "config.yaml"
+        seed = {"chunk_words": 120, "chunk_filter": mode, "n_pairs": 4, "use_existing_qa": False}
+        teacher = {"url": fake.base_url, "model": "fake-teacher", "max_tokens": 256}
+        config.write_text(
+            yaml.safe_dump({"work_dir": str(work), "stages": ["seed"], "teacher": teacher, "seed": seed})
+        )
+        plan_file = tmp_path / "plan.json"
+        assert main(["run", str(config), "--plan-json", str(plan_file)]) == 0
+        assert not fake.requests  # the plan asked nothing
+        assert main(["run", str(config)]) == 0
+        sent = len(fake.requests)
+    planned = requests_by_stage(json.loads(plan_file.read_text()))["seed"]["requests"]
+    manifest = json.loads((work / "seed_manifest.json").read_text())
+    # the two chunks left (the captions and the references dropped), a request each; the llm mode's check too
+    assert planned == sent == manifest["usage"]["requests"] == requests
+    assert manifest["chunk_filter"]["dropped"] == {"caption": 1, "references": 1}
