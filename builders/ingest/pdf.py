@@ -235,7 +235,12 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         # is a reference entry's
         alone = (ln.text for ln in read if ln.page == opening)
         found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
-        doi = found[1] if found else _linked_doi(info.get("links") or [], opening)
+        # then the first page's small print anywhere (a footnote: "published online ... at .../doi/10..."), when
+        # it names one DOI alone
+        small = {
+            m[1] for ln in read if ln.page == opening and ln.size < 0.95 * body for m in DOI_IN_TEXT.finditer(ln.text)
+        }
+        doi = found[1] if found else small.pop() if len(small) == 1 else _linked_doi(info.get("links") or [], opening)
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
     return {
         "format": "pdf",

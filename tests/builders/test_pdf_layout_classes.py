@@ -341,3 +341,22 @@ def test_a_model_title_set_smaller_than_the_body_is_a_label_not_the_title():
         *(_line(t, 140 + 12 * k) for k, t in enumerate(body_lines(20, 74))),
     ]
     assert [ln.text for ln in title_of(first, first, first, 10.0)] == ["Pebbles Settle Where", "Lakes Are Quiet"]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_doi_in_a_url_of_the_first_pages_small_print_is_found(tmp_path, monkeypatch, backend):
+    """The DOI only in a footnote at the foot of the first page's left column, inside a URL's path
+    (".../cgi/doi/10..."), while the right column runs on below it (RNA's first page)."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(110, 75, 6)
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, lines[:40], 9, "Times-Roman", 11),
+        (LEFT, 600, "Times-Roman", 7, "Article published online ahead of print. Article and publication date are at"),
+        (LEFT, 609, "Times-Roman", 7, f"http://www.lakesjournal.example/cgi/doi/{DOI}."),
+        *column(RIGHT, 130, lines[40:95], 9, "Times-Roman", 11),
+    ]
+    page2 = [*column(LEFT, 60, lines[95:], 9, "Times-Roman", 11)]
+    rec = _read(draw(tmp_path / "footnote_doi.pdf", [page1, page2]))
+    assert rec["metadata"]["doi"] == DOI
