@@ -56,11 +56,10 @@ def read_html(page: str | bytes, warn) -> RawPaper:
 
     h1 = next(iter(tree.iter("h1")), None)
     articles = list(tree.iter("article"))
-    title = (
-        _text_of(meta("citation_title", "dc.title", "og:title"))
-        or (inline(h1.text_content()) if h1 is not None else "")
-        or inline(tree.findtext(".//title"))
-    )
+    heading = re.sub(r"\s*[*∗†‡§¶]+$", "", inline(h1.text_content())) if h1 is not None else ""  # its footnote mark
+    title = _text_of(meta("citation_title", "dc.title", "og:title")) or heading or inline(tree.findtext(".//title"))
+    if heading and title != heading and "".join(title.split()) == "".join(heading.split()):
+        title = heading  # the metadata spaced what the heading sets as a subscript ("TiO 2" for TiO<sub>2</sub>)
     doi = next(  # a DOI meta value, else the DOI the page shows (before chrome is removed)
         (v for k in ("citation_doi", "prism.doi", "dc.identifier") for v in metas.get(k, []) if _DOI.search(v)),
         None,

@@ -45,9 +45,11 @@ def _printed(meta: str, lines: list[Line], body: float) -> list[Line]:
     want = _letters(meta)
     lines = sorted((ln for ln in lines if ln.size > body), key=lambda ln: (ln.page, ln.top))
     for k, ln in enumerate(lines):
+        if k and _continues(lines[k - 1], ln):
+            continue  # a run starts where the line above is not of it (a title's second line is no title)
         run = [ln]
         for nxt in lines[k + 1 : k + 4]:
-            if abs(nxt.size - ln.size) >= 0.5 or nxt.top - run[-1].bottom > 1.5 * ln.size:
+            if not _continues(run[-1], nxt):
                 break
             run.append(nxt)
         for n in range(1, len(run) + 1):
@@ -55,6 +57,21 @@ def _printed(meta: str, lines: list[Line], body: float) -> list[Line]:
             if got == want or len(got) > len(want) and got.startswith(want) and len(got) - len(want) <= 2:
                 return run[:n]
     return []
+
+
+def _continues(above: Line, line: Line) -> bool:
+    """``line`` is the next line of ``above``'s run: one size, close below it, side by side with it."""
+    return (
+        above.page == line.page
+        and abs(above.size - line.size) < 0.5
+        and 0 <= line.top - above.bottom < 1.5 * line.size
+        and line.x0 < _right(above)
+        and above.x0 < _right(line)
+    )
+
+
+def _right(ln: Line) -> float:
+    return max((w["x1"] for w in ln.words), default=ln.x0)
 
 
 def _letters(text: str) -> str:

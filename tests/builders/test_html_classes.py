@@ -169,3 +169,22 @@ def test_a_wiki_page_is_read_with_a_warning_that_it_is_not_an_article():
     warnings = []
     read_html(page, warnings.append)
     assert any("not a scholarly article" in w for w in warnings), warnings
+
+
+def test_a_formula_the_metadata_spaces_is_titled_as_the_heading_sets_it(tmp_path):
+    """RSC's pages: ``citation_title`` says "TiO 2" where the heading sets TiO<sub>2</sub>, and the heading carries
+    a footnote mark; the title is the heading's, without the mark. A heading with other words is not taken."""
+    rec = _page(tmp_path, "")
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    page = page.replace('content="Slow Relaxations in Layered Magnets"', 'content="Slow Relaxations in TiO 2 Films"')
+    (tmp_path / "page.html").write_text(
+        page.replace(
+            "<h1>Slow Relaxations in Layered Magnets</h1>", "<h1>Slow Relaxations in TiO<sub>2</sub> Films†</h1>"
+        ),
+        encoding="utf-8",
+    )
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["title"] == "Slow Relaxations in TiO2 Films"
+    (tmp_path / "page.html").write_text(page.replace("Layered Magnets</h1>", "Layered Films</h1>"), encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["title"] == "Slow Relaxations in TiO 2 Films"

@@ -360,3 +360,22 @@ def test_a_doi_in_a_url_of_the_first_pages_small_print_is_found(tmp_path, monkey
     page2 = [*column(LEFT, 60, lines[95:], 9, "Times-Roman", 11)]
     rec = _read(draw(tmp_path / "footnote_doi.pdf", [page1, page2]))
     assert rec["metadata"]["doi"] == DOI
+
+
+def test_metadata_naming_only_the_titles_second_line_does_not_cut_the_title(tmp_path):
+    """The metadata gives the subtitle alone ("Extracting Figures ..." under "Looking Beyond Text:"): no run of
+    the page starts with it, so the title is the printed one, whole."""
+    path = tmp_path / "subtitle.pdf"
+    c = canvas.Canvas(str(path), pagesize=LETTER)
+    c.setTitle("Counting Pebbles in Quiet Lakes")
+    for x, y, font, size, text in [
+        (LEFT, 80, "Times-Bold", 16, "Beyond the Shore:"),
+        (LEFT, 100, "Times-Bold", 16, "Counting Pebbles in Quiet Lakes"),
+        (LEFT, 130, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 170, body_lines(40, 76), 10, "Times-Roman"),
+    ]:
+        c.setFont(font, size)
+        c.drawString(x, HEIGHT - y, text)
+    c.showPage()
+    c.save()
+    assert _read(path)["title"] == "Beyond the Shore: Counting Pebbles in Quiet Lakes"
