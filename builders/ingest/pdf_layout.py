@@ -275,6 +275,13 @@ def _join_scripts(words: list[dict]) -> list[dict]:
                 and v["top"] < w["bottom"]
                 and w["top"] < v["bottom"]
                 and chain_of[id(v)][-1] is v
+                # a script is set in another size or on another baseline; two words of one size and baseline a
+                # narrow space apart ("A value", spaced by the PDF's own space) stay two unless they touch
+                and (
+                    abs(w["size"] - v["size"]) > 0.3
+                    or abs(w["bottom"] - v["bottom"]) > 0.5
+                    or w["x0"] - v["x1"] <= 0.5
+                )
             ),
             None,
         )

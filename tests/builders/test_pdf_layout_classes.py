@@ -379,3 +379,25 @@ def test_metadata_naming_only_the_titles_second_line_does_not_cut_the_title(tmp_
     c.showPage()
     c.save()
     assert _read(path)["title"] == "Beyond the Shore: Counting Pebbles in Quiet Lakes"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_words_a_narrow_space_apart_are_not_joined_as_a_script(tmp_path, monkeypatch, backend):
+    """A justified line whose word spaces are squeezed to a point ("A value of P"): the words are not joined as if
+    one were a script of the other ("Avalue")."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    path = tmp_path / "narrow.pdf"
+    c = canvas.Canvas(str(path), pagesize=LETTER)
+    c.setFont("Times-Bold", 16)
+    c.drawString(LEFT, HEIGHT - 70, "Pebbles Settle Where Lakes Are Quiet")
+    for k, line in enumerate(body_lines(40, 77)):
+        text = c.beginText(LEFT, HEIGHT - 110 - 12 * k)
+        text.setFont("Times-Roman", 8)
+        if k == 10:
+            text.setWordSpace(-0.6)  # Times' space at 8 pt is 2 pt: 1.4 pt left
+            line = "A value of P less than a tenth was taken as a change"
+        text.textLine(line)
+        c.drawText(text)
+    c.showPage()
+    c.save()
+    assert "A value of P less than a tenth" in _read(path)["text"]
