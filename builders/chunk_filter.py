@@ -52,9 +52,9 @@ _CAPTION = re.compile(
 _DECLARATION_HEADING = re.compile(
     r"^(?:acknowledge?ments?|funding(?: information| sources)?|conflicts? of interests?|competing interests?|"
     r"declaration of competing interests?|declarations?|author contributions?|credit authorship contribution|"
-    r"data availability|ethics (?:statement|approval)|notes)\b",
+    r"data availability|ethics (?:statement|approval)|notes)(?:\s*[:.]|\s*$)",
     re.I,
-)
+)  # the chunk's first line, a heading alone or run in ("Funding: ..."), not "Notes on sample preparation"
 _DECLARATION = re.compile(
     r"\b(?:this (?:work|research|study|project) (?:was|is) (?:financially |partly |partially )?"
     r"(?:supported|funded)|(?:is|are) (?:grateful|thankful)|we (?:thank|acknowledge|are grateful)|"
@@ -63,10 +63,12 @@ _DECLARATION = re.compile(
     r"conceptuali[sz]ation|writing\W+(?:original draft|review))",
     re.I,
 )
+_INSTITUTION = re.compile(
+    r"University|Universität|Université|Department|Institute|Laboratory|College|Academy|School of", re.I
+)
 _FRONT_MATTER = re.compile(
-    r"[\w.+-]+@[\w-]+\.[\w.]+|\b(?:University|Universität|Université|Department|Institute|Laboratory|College|"
-    r"Academy|School of)\b|\bcorresponding author|\bORCID\b|\breceived\b[^.]{0,40}\baccepted\b|©|"
-    r"\bcopyright\b|\bkeywords?:",
+    rf"[\w.+-]+@[\w-]+\.[\w.]+|\b(?:{_INSTITUTION.pattern})\b|\bcorresponding author|\bORCID\b|"
+    r"\breceived\b[^.]{0,40}\baccepted\b|©|\bcopyright\b|\bkeywords?:",
     re.I,
 )
 
@@ -98,10 +100,13 @@ def signals(text: str) -> Verdict:
     years, initials, et_al = len(_YEAR.findall(flat)), len(_INITIALS.findall(flat)), len(_ET_AL.findall(flat))
     if years and initials >= 2 and (years + initials + et_al) * 100 >= 10 * words:
         return Verdict(False, "references")
-    if _DECLARATION_HEADING.match(flat) or len(_DECLARATION.findall(flat)) >= 2:
+    if _DECLARATION_HEADING.match(text.strip().split("\n", 1)[0]) or len(_DECLARATION.findall(flat)) >= 2:
         return Verdict(False, "declaration")
-    front = len(_FRONT_MATTER.findall(flat))
-    if front >= 3 or (front >= 2 and front * 100 >= 4 * words):
+    front = _FRONT_MATTER.findall(flat)
+    # an institution's name alone is a methods paragraph's too ("measured at the Department of ..."): front matter
+    # has an address, a note to the corresponding author, dates or a copyright as well
+    strong = sum(not _INSTITUTION.fullmatch(f) for f in front)
+    if strong and (len(front) >= 3 or (len(front) >= 2 and len(front) * 100 >= 4 * words)):
         return Verdict(False, "front matter")
     if words < MIN_WORDS:
         return Verdict(False, "too short")

@@ -35,8 +35,8 @@ def _filter_rules(quality: dict | None) -> list[str]:
 
 
 def plan_vs_sent(work: Path) -> list[dict] | None:
-    """Per stage, what the plan kept by `sciqag run --record-plan` counted (``wiring.PLAN``) and what was sent
-    since it was made (the ledger's rows after it); None where no run of the work directory was planned."""
+    """Per stage, what the plan kept by `sciqag run --record-plan` counted (``wiring.PLAN``) and what that run sent
+    (the ledger's rows from the plan to the run's end); None where no run of the work directory was planned."""
     try:
         plan = json.loads((work / PLAN).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -51,7 +51,7 @@ def plan_vs_sent(work: Path) -> list[dict] | None:
         row["prompt_tokens"] += r["prompt_tokens"]
         row["cached"] += r["cached"]
     sent: dict[str, dict] = defaultdict(lambda: {"requests": 0, "prompt_tokens": 0, "cached": 0})
-    for r in spend_by_stage(work, since=plan.get("ledger_rows") or 0):
+    for r in spend_by_stage(work, since=plan.get("ledger_rows") or 0, until=plan.get("ledger_end")):
         for k in ("requests", "prompt_tokens", "cached"):
             sent[r["stage"]][k] += r[k]
     unplanned = {s["stage"]: s["planned"] for s in plan.get("steps") or [] if s["stage"] not in rows}

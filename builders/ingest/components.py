@@ -65,6 +65,22 @@ def component(
     }
 
 
+# how prose names a component of each kind ("Table 2", "Tab. 2", "Fig. 2", "Scheme 1", "Eq. (3)")
+_NAMED_AS = {
+    "table": r"Tables?|Tabs?\.",
+    "figure": r"Figures?|Figs?\.?",
+    "scheme": r"Schemes?",
+    "equation": r"Eqs?\.|Eqns?\.?|Equations?",
+}
+
+
+def mentioned_as(kind: str, number: str) -> str:
+    """A regex of the text that mentions component ``number`` ("2", "S1", "3b") of ``kind`` (``_NAMED_AS``'s
+    keys), for a reader whose text carries no marks (``resolve``'s ``mentioned_as``)."""
+    brackets = r"\(?{}\)?" if kind == "equation" else "{}"
+    return rf"\b(?:{_NAMED_AS[kind]})\s?{brackets.format(re.escape(number))}(?![\w.]\d|\d)"
+
+
 def unique_id(wanted: str | None, kind: str, taken: set[str]) -> str:
     """``wanted`` (the source's own id), else "table-3" by kind and count; never an id ``taken`` holds."""
     base = wanted or f"{kind}-{sum(t.startswith(kind + '-') for t in taken) + 1}"

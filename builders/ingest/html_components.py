@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from sciqag_dataset.builders.ingest.components import component, unique_id
+from sciqag_dataset.builders.ingest.components import component, mentioned_as, unique_id
 from sciqag_dataset.builders.ingest.html_rules import CAPTION_START, REF_CONTAINER
 from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, inline
 from sciqag_dataset.builders.ingest.xml_tables import table_cells
@@ -19,7 +19,6 @@ _WRAPPER = re.compile(r"(?:^|[\s_-])(?:fig(?:ure)?|table-wrap|figure-wrap|tbl|ta
 _CAPTION_CLASS = re.compile(r"caption|title|label|legend", re.I)
 _OUTSIDE = ("nav", "header", "footer", "aside", "form", "script", "style", "noscript", "template")
 _IMAGE = ("img", "svg", "picture", "canvas", "object")
-_WORDS = {"table": r"Tables?|Tabs?\.", "figure": r"Figures?|Figs?\.?"}
 _FOLLOWS_WORDS = 6  # the start of the paragraph before a component, as the record's text has it
 
 
@@ -74,7 +73,7 @@ def _component(root, taken: set[str]) -> dict | None:
     made.update(label=label or "", caption=caption)
     number = re.search(r"S?\d+[a-z]?", label or "")
     if number:
-        made["mentioned_as"] = rf"\b(?:{_WORDS[kind]})\s?{re.escape(number[0])}(?![\w.]\d|\d)"
+        made["mentioned_as"] = mentioned_as(kind, number[0])
     follows = _paragraph_before(root)
     if follows:
         made["follows"] = follows

@@ -54,7 +54,8 @@ _SPACING_ACCENTS = {
 _LOOSE_ACCENT = re.compile("([" + "".join(_SPACING_ACCENTS) + r"])\s?([A-Za-z\u0131\u0237])")
 # numbered citations; not Miller indices ("[001]", "[110]": a leading zero or three digits of 0-2)
 _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
-_BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\]")
+# not a chemical name's bracket ("[60]fullerene", "[5]helicene"): a letter right after it
+_BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\](?![A-Za-z])")
 # "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
 _DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
 # a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
@@ -149,8 +150,18 @@ def _open(path, backend: str, warn) -> tuple:
                 )
             warn(f"PyMuPDF read no page of this file ({pages[0]}): read with pdfplumber instead")
     pdf = pdfplumber.open(path, password="")
-    links = [(page.page_number, a["uri"]) for page in pdf.pages[:2] for a in page.hyperlinks if a.get("uri")]
-    return {**(pdf.metadata or {}), "links": links}, pdf.pages, pdf, "pdfplumber"
+    return {**(pdf.metadata or {}), "links": _links(pdf.pages[:2])}, pdf.pages, pdf, "pdfplumber"
+
+
+def _links(pages) -> list[tuple[int, str]]:
+    """(page number, address) of the pages' links: a hint for the DOI, so a damaged annotation loses its page's."""
+    links = []
+    for page in pages:
+        try:
+            links += [(page.page_number, a["uri"]) for a in page.hyperlinks if a.get("uri")]
+        except Exception:  # pdfplumber raises KeyError, ValueError ... on an annotation without its rectangle
+            continue
+    return links
 
 
 class _Unread:
@@ -217,7 +228,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text))
     )
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
-    title = _TITLE_MARK.sub("", _repair(title, vocab))
+    title = _TITLE_MARK.sub("", _join_broken(title, vocab))
     # the paper's own DOI is printed in its front matter or a running head: not in the body, where a DOI is
     # another work's (a dataset, a cited paper) and would become this paper's id
     front = [ln for ln in first if not blocks or ln.top <= _first_heading_top(blocks, body, opening)]
@@ -235,12 +246,9 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         # is a reference entry's
         alone = (ln.text for ln in read if ln.page == opening)
         found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
-        # then the first page's small print anywhere (a footnote: "published online ... at .../doi/10..."), when
-        # it names one DOI alone
-        small = {
-            m[1] for ln in read if ln.page == opening and ln.size < 0.95 * body for m in DOI_IN_TEXT.finditer(ln.text)
-        }
-        doi = found[1] if found else small.pop() if len(small) == 1 else _linked_doi(info.get("links") or [], opening)
+        doi = (
+            found[1] if found else _linked_doi(info.get("links") or [], opening) or _published_at(read, opening, body)
+        )
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
     return {
         "format": "pdf",
@@ -318,18 +326,27 @@ def _text_at_the_edges(lines: list[Line], body: float) -> None:
 
 
 def _linked_doi(links: list[tuple[int, str]], opening: int) -> str | None:
-    """The DOI the first text page links to: its Crossmark badge's (the paper's own, whatever else the page links
-    to), else the one DOI it links to at doi.org (two or more: cited works, not the paper's)."""
+    """The DOI of the first text page's Crossmark badge link: the paper's own, whatever else the page links to (a
+    doi.org link alone may be a cited work's or a dataset's)."""
     uris = [unquote(uri) for page, uri in links if page == opening]
-    crossmark = next((m for m in map(_CROSSMARK.search, uris) if m), None)
-    if crossmark:
-        return crossmark[1]
-    linked = {m[1].rstrip(".") for m in map(_DOI_URL.match, uris) if m}
-    return linked.pop() if len(linked) == 1 else None
+    return next((m[1] for m in map(_CROSSMARK.search, uris) if m), None)
+
+
+def _published_at(lines: list[Line], opening: int, body: float) -> str | None:
+    """The DOI of the first text page's small print that says where the article is published ("Article published
+    online ahead of print ... at http://.../doi/10..."), when it names one DOI alone."""
+    small = [ln for ln in lines if ln.page == opening and ln.size < 0.95 * body]
+    found = {
+        m[1]
+        for k, ln in enumerate(small)
+        if any(_PUBLISHED.search(near.text) for near in small[max(k - 1, 0) : k + 1])
+        for m in DOI_IN_TEXT.finditer(ln.text)
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 _CROSSMARK = re.compile(r"crossmark\.crossref\.org/.*[?&]doi=(10\.\d{4,9}/[^&#\s]+)", re.I)
-_DOI_URL = re.compile(r"https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/[^\s?#]+)", re.I)
+_PUBLISHED = re.compile(r"\b(?:published|this (?:article|paper)|article (?:and|is|was))\b", re.I)
 
 
 def _badge(lines: list[Line]) -> set[int]:
@@ -383,6 +400,12 @@ def _repair(text: str, vocab: Counter) -> str:
         ),
         text,
     )
+    return _BRACKET_CITE.sub("", _join_broken(text, vocab))
+
+
+def _join_broken(text: str, vocab: Counter) -> str:
+    """Words broken at a line end ("-\\x00") joined where the joined word is the paper's, or where neither half
+    is a word of it; else hyphenated."""
 
     def hyphen(m: re.Match) -> str:
         head, tail = m[1], m[2]
@@ -391,5 +414,4 @@ def _repair(text: str, vocab: Counter) -> str:
             return head + tail
         return f"{head}-{tail}"
 
-    text = re.sub(r"(\w+)-\x00(\w+)", hyphen, text).replace("\x00", "")
-    return _BRACKET_CITE.sub("", text)
+    return re.sub(r"(\w+)-\x00(\w+)", hyphen, text).replace("\x00", "")

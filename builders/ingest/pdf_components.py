@@ -12,16 +12,11 @@ from __future__ import annotations
 
 import re
 
-from sciqag_dataset.builders.ingest.components import component, unique_id
+from sciqag_dataset.builders.ingest.components import component, mentioned_as, unique_id
 from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, inline
 from sciqag_dataset.builders.ingest.pdf_line import Block, Line
 
-_WORDS = {
-    "table": r"Tables?|Tabs?\.",
-    "figure": r"Figures?|Figs?\.?",
-    "scheme": r"Schemes?",
-    "equation": r"Eqs?\.|Eqns?\.?|Equations?",
-}
+_LABEL = re.compile(r"([A-Za-z]+)\.?\s*(S?\d+[a-z]?)", re.I)  # a caption label's word and number ("Fig. 1A")
 # an equation's number, a word of its own: "(3)", "(12b)" (the block's text runs in MuPDF's order, not the page's)
 _EQUATION_NUMBER = re.compile(r"(?:^|\s)\((\d{1,3}[a-z]?)\)(?=\s|$)")
 
@@ -41,14 +36,12 @@ def pdf_components(lines: list[Line], captions: list[Block]) -> list[dict]:
         if not m or m[0].lower() in labels:
             continue  # a caption continued on the next page, or a figure's label inside its own caption
         labels.add(m[0].lower())
-        word = m[0].split()[0].lower().rstrip(".") if " " in m[0] else re.match(r"[A-Za-z]+", m[0])[0].lower()
-        kind = "table" if word.startswith("tab") else "figure"
-        number = re.search(r"S?\d+[a-z]?$", m[0])[0]
+        word, number = _LABEL.match(m[0]).groups()
+        kind = "table" if word.lower().startswith("tab") else "figure"
         cells = _cells(_nearest(block.lines[0], tables)) if kind == "table" else []
         made = component(kind, unique_id(None, kind, taken), cells=cells, header_rows=1 if len(cells) > 1 else 0)
         made.update(label=m[0], caption=text[m.end() :].lstrip(" .:|—–-"))
-        words = _WORDS["scheme" if word.startswith("sch") else kind]
-        made["mentioned_as"] = rf"\b(?:{words})\s?{re.escape(number)}(?![\w.]\d|\d)"
+        made["mentioned_as"] = mentioned_as("scheme" if word.lower().startswith("sch") else kind, number)
         found.append(made)
     for box in _boxes(ln for ln in lines if ln.kind == "formula"):
         text = " ".join(ln.text for ln in box)
@@ -61,7 +54,7 @@ def pdf_components(lines: list[Line], captions: list[Block]) -> list[dict]:
         )
         if number:
             made["label"] = f"Eq. ({number[1]})"
-            made["mentioned_as"] = rf"\b(?:{_WORDS['equation']})\s?\(?{re.escape(number[1])}\)?(?![\w.]\d|\d)"
+            made["mentioned_as"] = mentioned_as("equation", number[1])
         found.append(made)
     return found
 
@@ -80,12 +73,9 @@ def _nearest(caption: Line, tables: list[list[Line]]) -> list[Line]:
     here = [t for t in tables if t[0].page == caption.page]
     if not here:
         return []
-    return min(
-        here,
-        key=lambda t: min(
-            abs(min(ln.top for ln in t) - caption.bottom), abs(caption.top - max(ln.bottom for ln in t))
-        ),
-    )
+    nearest = min(here, key=lambda t: min(abs(t[0].top - caption.bottom), abs(caption.top - t[-1].bottom)))
+    tables.remove(nearest)  # one table to a caption
+    return nearest
 
 
 def _cells(table: list[Line]) -> list[list[str]]:

@@ -1,6 +1,7 @@
 """What a PDF's pages carry besides the paper, block by block: front matter (banners, licences and copyright,
-received/accepted dates, correspondence, a journal's line, the declarations of a front page's sidebar), the
-paper's own citation line, footnotes behind their mark, rows of a table, page marks."""
+received/accepted dates, correspondence, a journal's line, declarations of contributions, interests and
+submission set in small type), the paper's own citation line, footnotes behind their mark, rows of a table, page
+marks."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ _LICENCE = re.compile(
     rf"{_ISSN}/(?:\d\d)?\s?\$|(?<![\w-])(?-i:S)\s?{_ISSN}\(\d\d\)",
     re.I,
 )
-# the declarations a front page's sidebar or foot prints in small type (PNAS, Cell, eLife): the authors' roles,
-# their interests, the way it was submitted and edited, where to write
+# the declarations papers print in small type, in a front page's sidebar or foot (PNAS, Cell, eLife) or at the end:
+# the authors' roles, their interests, the way it was submitted and edited, where to write
 _DECLARATION = re.compile(
     r"^[*∗†‡§¶\d]?\s*(?:author contributions?:|(?:the )?authors? declares?\b|competing interests?(?: statement)?:|"
     r"conflicts? of interests?:|this (?:article|paper) (?:is a\b|contains supporting)|to whom correspondence\b|"

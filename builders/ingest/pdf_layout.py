@@ -133,7 +133,7 @@ def article_info_box(lines: list[Line]) -> list[Line]:
     out, and the abstract's lines kept under an "Abstract" heading, for the rules to read (no model class: a model
     may call the box a table). The box is the header's model block, or the rows under the header up to a line with
     a word across that edge or a gap of two lines."""
-    head = next((ln for ln in lines if _INFO_ABSTRACT.search("".join(ln.text.split()))), None)
+    head = next((ln for ln in lines if _INFO_ABSTRACT.fullmatch("".join(ln.text.split()))), None)
     if head is None:
         return lines
     k, letters = len(head.words), ""  # the header's last words, whose letters spell "abstract"
@@ -169,12 +169,13 @@ def article_info_box(lines: list[Line]) -> list[Line]:
 
 
 _RIGHTS = re.compile(r"©|\ball rights reserved\b", re.I)
-_INFO_ABSTRACT = re.compile(r"articleinfo.*abstract$", re.I)  # the header row, its letters spaced or not
+_INFO_ABSTRACT = re.compile(r"articleinfo(?:rmation)?abstract", re.I)  # the header row alone, spaced or not
 
 
 def line_numbers(words: list[dict]) -> set[int]:
     """The ``id``s of the words that number the lines in a margin (a manuscript's, a preprint's): five or more
-    numbers aligned in a column left or right of all the page's text, counting up top-down."""
+    numbers aligned in a column left of the text's left edge (where all but a twentieth of its words start) or
+    right of all of it, counting up top-down."""
     numbers = [w for w in words if _NUMBER.match(w["text"])]
     if len(numbers) < 5:
         return set()
@@ -272,8 +273,10 @@ def _join_scripts(words: list[dict]) -> list[dict]:
                 for v in ends.get(k, ())
                 if id(v) in chain_of
                 and -1 <= w["x0"] - v["x1"] <= 1.5
-                and v["top"] < w["bottom"]
-                and w["top"] < v["bottom"]
+                # side by side: a third of the lower one's height shared (a superscript's top touching the line
+                # above is not on that line)
+                and min(v["bottom"], w["bottom"]) - max(v["top"], w["top"])
+                > 0.3 * min(v["bottom"] - v["top"], w["bottom"] - w["top"])
                 and chain_of[id(v)][-1] is v
                 # a script is set in another size or on another baseline; two words of one size and baseline a
                 # narrow space apart ("A value", spaced by the PDF's own space) stay two unless they touch

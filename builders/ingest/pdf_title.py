@@ -30,7 +30,8 @@ def title_of(first: list[Line], top: list[Line], around: list[Line], body: float
     """The title's lines: those of ``top`` (the lines a title may be among) that print ``meta`` (the PDF's Title
     metadata), else the model's title block in ``first`` (the page's text lines), else the largest run of ``top``
     with the lines of its model blocks in ``around``."""
-    printed = _printed(meta, top, body) if plausible_title(meta) else []
+    named = plausible_title(meta) and not (_ARTICLE_TYPE.match(meta) or _MASTHEAD.search(meta))
+    printed = _printed(meta, top, body) if named else []  # not a banner a template put in the metadata
     if printed:
         return printed
     model = _model_title(first)

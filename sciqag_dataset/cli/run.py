@@ -43,9 +43,14 @@ def cmd_run(args) -> int:
     if "publish" in cfg.stages:
         check_publish_targets(cfg)  # refused now, not after an hour of work
     with open_work(cfg, args, cfg.stages):
-        if args.record_plan:
-            record_plan(cfg)
-        return run_work(cfg, args)
+        if not args.record_plan:
+            return run_work(cfg, args)
+        made = record_plan(cfg)
+        try:
+            return run_work(cfg, args)
+        finally:  # the planned run's rows end here: a later run's are not compared with this plan
+            made["ledger_end"] = len(ledger_rows(cfg.work_dir))
+            write_json(Path(cfg.work_dir) / PLAN, made)
 
 
 def show_plan(cfg, plan_json: str | None) -> int:
@@ -61,13 +66,15 @@ def show_plan(cfg, plan_json: str | None) -> int:
     return 0
 
 
-def record_plan(cfg) -> None:
+def record_plan(cfg) -> dict:
     """Plan the run before it starts, print the plan, and keep it in the work dir (``wiring.PLAN``) with the
-    ledger's length, so that the card compares the plan with what the run then sent (the ledger rows after it)."""
+    ledger's length, so that the card compares the plan with what the run then sent (the ledger rows after it,
+    up to ``ledger_end`` once the run has ended)."""
     made = plan.make_plan(cfg)
     print(plan_render.render(made))
     made["ledger_rows"] = len(ledger_rows(cfg.work_dir))
     write_json(Path(cfg.work_dir) / PLAN, made)
+    return made
 
 
 def run_work(cfg, args) -> int:

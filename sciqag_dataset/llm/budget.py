@@ -64,11 +64,11 @@ def ledger_rows(work: str | Path) -> list[dict]:
     return [r for r in read_jsonl(path) if isinstance(r, dict)] if path.exists() else []
 
 
-def spend_by_stage(work: str | Path, since: int = 0) -> list[dict]:
-    """The ledger summed per (stage, model): what the run summary and the card show; ``since``: from that row
-    of the ledger on (what was sent after a plan was made)."""
+def spend_by_stage(work: str | Path, since: int = 0, until: int | None = None) -> list[dict]:
+    """The ledger summed per (stage, model): what the run summary and the card show; ``since``/``until``: its
+    rows from, and before, those numbers (what a planned run sent)."""
     totals: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: dict.fromkeys(COUNTED, 0))
-    for row in ledger_rows(work)[since:]:
+    for row in ledger_rows(work)[since:until]:
         t = totals[row.get("stage") or "?", row.get("model") or "?"]
         for k in COUNTED:
             t[k] += row.get(k) or 0

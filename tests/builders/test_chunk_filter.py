@@ -103,6 +103,23 @@ def test_a_results_paragraph_that_names_a_figure_and_ends_sentences_in_units_is_
     assert chunk_filter.signals(text).useful
 
 
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "Notes on sample preparation\n\n",  # a heading that starts like a declaration's
+        "Funding-free synthesis route. ",
+        "Samples were measured at the Department of Chemistry, University of Lakeside, and at the Institute of "
+        "Pebbles, where ",  # institutions named by a methods paragraph
+    ],
+)
+def test_a_methods_paragraph_that_names_institutions_or_opens_like_a_declaration_is_kept(opening):
+    text = opening + (
+        "the films were annealed at 823 K for two hours in flowing argon and then cooled slowly, after which the "
+        "diffraction patterns showed anatase and rutile in every sample."
+    )
+    assert chunk_filter.signals(text).useful
+
+
 def test_the_chunks_of_a_paper_lose_their_references_and_captions_but_keep_the_results():
     p = paper()
     pieces, _ = small_model.split(p["text"], 120, section_starts(p["text"], p["sections"]))

@@ -7,7 +7,8 @@ from pdf_pages import LEFT, body_lines, column, draw
 from test_pdf_classes import _read
 
 from sciqag_dataset.builders.ingest import pdf
-from sciqag_dataset.builders.ingest.pdf_components import _EQUATION_NUMBER
+from sciqag_dataset.builders.ingest.pdf_components import _EQUATION_NUMBER, pdf_components
+from sciqag_dataset.builders.ingest.pdf_line import Block, Line
 
 ROWS = [
     ("Site", "Depth (m)", "Grain (mm)"),
@@ -74,3 +75,18 @@ def test_an_equation_number_is_a_word_of_its_own_anywhere_in_the_formulas_text()
     assert _EQUATION_NUMBER.search("w(p, q) = exp (1) γg")[1] == "1"
     assert _EQUATION_NUMBER.search("A = B + C (12b)")[1] == "12b"
     assert _EQUATION_NUMBER.search("(1 − λ) · C(p, p)") is None
+
+
+def test_a_caption_labelled_with_a_capital_panel_letter_is_a_component():
+    """ "Figure 1A." and "Table 2B:" (a capital after the number) are labels like "Figure 1a."."""
+
+    def caption(text, top):
+        return Block([Line(text, 8.0, False, top, top + 8, 50, 1, 1, [], "caption", top)])
+
+    found = pdf_components(
+        [], [caption("Figure 1A. XRD patterns of the films.", 100), caption("Table 2B: Sizes.", 300)]
+    )
+    assert [(c["kind"], c["label"], c["caption"]) for c in found] == [
+        ("figure", "Figure 1A", "XRD patterns of the films."),
+        ("table", "Table 2B", "Sizes."),
+    ]

@@ -5,6 +5,7 @@ import builtins
 import importlib.util
 import re
 
+import pypdf
 import pytest
 from pdf_pages import HEIGHT, LEFT, RIGHT, body_lines, column, draw
 from reportlab.lib.pagesizes import LETTER
@@ -220,7 +221,7 @@ def test_a_sidebar_of_declarations_and_a_check_for_updates_badge_are_not_text(tm
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
 def test_a_doi_only_in_the_first_pages_links_is_found(tmp_path, monkeypatch, backend):
     """No DOI printed: the Crossmark badge's link carries the paper's (over a cited work's doi.org link on the same
-    page); without the badge, the one doi.org link of the first page; two such links are cited works, not it."""
+    page); a doi.org link without the badge may be a cited work's or a dataset's, and is not taken."""
     monkeypatch.setattr(pdf, "BACKEND", backend)
 
     def paper(name, uris):
@@ -239,8 +240,7 @@ def test_a_doi_only_in_the_first_pages_links_is_found(tmp_path, monkeypatch, bac
 
     cited = "https://doi.org/10.5555/cited.2020.001"
     assert paper("badge.pdf", [cited, f"https://crossmark.crossref.org/dialog/?doi={DOI}&domain=pdf"]) == DOI
-    assert paper("one.pdf", [f"https://doi.org/{DOI}"]) == DOI
-    assert paper("two.pdf", [cited, f"https://doi.org/{DOI}"]) is None
+    assert paper("one.pdf", [f"https://doi.org/{DOI}"]) is None
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
@@ -401,3 +401,76 @@ def test_words_a_narrow_space_apart_are_not_joined_as_a_script(tmp_path, monkeyp
     c.showPage()
     c.save()
     assert "A value of P less than a tenth" in _read(path)["text"]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_link_without_its_rectangle_loses_the_link_not_the_paper(tmp_path, monkeypatch, backend):
+    """A damaged link annotation (no /Rect, which pdfplumber cannot read): the paper is read; the link is gone."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    path = tmp_path / "drawn.pdf"
+    c = canvas.Canvas(str(path), pagesize=LETTER)
+    c.setFont("Times-Bold", 16)
+    c.drawString(LEFT, HEIGHT - 70, "Pebbles Settle Where Lakes Are Quiet")
+    c.setFont("Times-Roman", 10)
+    for k, text in enumerate(body_lines(40, 78)):
+        c.drawString(LEFT, HEIGHT - 110 - 12.5 * k, text)
+    c.linkURL(f"https://crossmark.crossref.org/dialog/?doi={DOI}", (LEFT, HEIGHT - 80, LEFT + 30, HEIGHT - 60))
+    c.showPage()
+    c.save()
+    reader, writer = pypdf.PdfReader(path), pypdf.PdfWriter()
+    writer.append(reader)
+    for annot in writer.pages[0]["/Annots"]:
+        del annot.get_object()[pypdf.generic.NameObject("/Rect")]
+    with open(tmp_path / "damaged.pdf", "wb") as f:
+        writer.write(f)
+    rec = _read(tmp_path / "damaged.pdf")
+    assert rec["title"] == "Pebbles Settle Where Lakes Are Quiet" and len(rec["text"].split()) > 300
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_datasets_doi_in_small_print_is_not_the_papers(tmp_path, monkeypatch, backend):
+    """An 8 pt note under a table on the first page names a dataset's DOI: not the paper's (the small print is
+    taken only where it says where the article is published)."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(60, 79, 8)
+    page = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 110, "Times-Bold", 11, "1. Introduction"),
+        *column(LEFT, 130, lines[:20], 10, "Times-Roman"),
+        (LEFT, 390, "Times-Roman", 8, "Counts deposited at https://doi.org/10.5281/zenodo.7654321 for reuse."),
+        *column(LEFT, 410, lines[20:], 10, "Times-Roman"),
+    ]
+    assert _read(draw(tmp_path / "dataset.pdf", [page]))["metadata"]["doi"] is None
+
+
+def test_a_bracketed_number_of_a_chemical_name_is_no_citation(tmp_path):
+    """ "[60]Fullerene" in the title (confirmed by the metadata) and the body keeps its bracket; "[12]" after a word
+    is a citation and goes."""
+    title = "Functionalized [60]Fullerenes as Quiet Acceptors"
+    path = tmp_path / "fullerene.pdf"
+    c = canvas.Canvas(str(path), pagesize=LETTER)
+    c.setTitle(title)
+    c.setFont("Times-Bold", 16)
+    c.drawString(LEFT, HEIGHT - 70, title)
+    c.setFont("Times-Roman", 10)
+    lines = body_lines(40, 80)
+    lines[5] = "the [60]fullerene cages settled as reported before [12] in the lakes"
+    for k, text in enumerate(lines):
+        c.drawString(LEFT, HEIGHT - 110 - 12.5 * k, text)
+    c.showPage()
+    c.save()
+    rec = _read(path)
+    assert rec["title"] == title
+    assert "the [60]fullerene cages settled as reported before in the lakes" in rec["text"]
+
+
+def test_a_template_banner_in_the_metadata_is_not_the_title():
+    """Metadata Title "Research Article" printed large above the title: the banner is still not the title."""
+    first = [
+        _line("Research Article", 40, size=18),
+        _line("Pebbles Settle Where", 80, size=16),
+        _line("Lakes Are Quiet", 100, size=16),
+        *(_line(t, 140 + 12 * k) for k, t in enumerate(body_lines(20, 81))),
+    ]
+    got = title_of(first, first, first, 10.0, "Research Article")
+    assert [ln.text for ln in got] == ["Pebbles Settle Where", "Lakes Are Quiet"]
