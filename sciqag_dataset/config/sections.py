@@ -13,6 +13,7 @@ from sciqag_dataset.core.options import build_section, check_fields, extend_sect
 from sciqag_dataset.core.options import opt as _opt
 from sciqag_dataset.llm.embedded import ENGINES
 from sciqag_dataset.llm.endpoint import JudgeEndpointConfig, ModelEndpointConfig
+from sciqag_dataset.qa.components import COMPONENT_KINDS
 
 #: What `sciqag evaluate` can run: the registered metrics (read when used, so a plugin's count too). They run
 #: cheapest first (``metrics.run_order``), so an LLM outage loses the least.
@@ -90,6 +91,16 @@ class QAGenConfig:
         help="with chunk_words, ask about at most this many chunks spread "
         "over the paper; the rest is left out with a warning",
     )
+    components: dict[str, int] = _opt(
+        {},
+        choices=COMPONENT_KINDS,
+        what="component kind",
+        min=0,
+        metavar="KIND=N,...",
+        help="besides the prose pairs, ask about this many of each paper's tables, equations and figures, one "
+        "request each (those the text mentions most), e.g. table=2,equation=1,figure=1; empty: none",
+    )
+    component_pairs: int = _opt(2, min=1, help="QA pairs asked for per table, equation or figure (see components)")
 
 
 @dataclass

@@ -56,6 +56,9 @@ def _describe(hint) -> str:
     if origin is list:
         args = typing.get_args(hint)
         return f"a list of {_describe(args[0]).removeprefix('a ').removeprefix('an ')}s" if args else "a list"
+    if origin is dict and typing.get_args(hint):
+        key, value = (_describe(a).removeprefix("a ").removeprefix("an ") for a in typing.get_args(hint))
+        return f"a mapping of {key}s to {value}s"
     return names.get(hint, getattr(hint, "__name__", str(hint)))
 
 
@@ -71,7 +74,10 @@ def _fits(value, hint) -> bool:
         args = typing.get_args(hint)
         return isinstance(value, list) and (not args or all(_fits(v, args[0]) for v in value))
     if origin is dict or hint is dict:
-        return isinstance(value, dict)
+        args = typing.get_args(hint)
+        return isinstance(value, dict) and (
+            not args or all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
+        )
     if hint is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if hint is int:
@@ -102,6 +108,13 @@ def check_value(name: str, value, hint, meta: typing.Mapping) -> None:
     """One option's value against its type and its ``opt`` constraints; UserError naming the option."""
     if not _fits(value, hint):
         raise UserError(f"{name} must be {_describe(hint)}, got {value!r}")
+    if isinstance(value, dict):  # a mapping: ``choices`` are its keys, ``min`` and ``max`` bound its values
+        keys = {k: meta[k] for k in ("choices", "what") if k in meta}
+        bounds = {k: meta[k] for k in ("min", "max") if k in meta}
+        for key, v in value.items():
+            check_value(name, key, typing.Any, keys)
+            check_value(f"{name}.{key}", v, typing.Any, bounds)
+        return
     for v in value if isinstance(value, list) else [value]:
         if v is None or isinstance(v, bool):
             continue
