@@ -43,9 +43,16 @@ def keywords_for(paper: dict, kw_rec: dict | None, qa_rec: dict | None = None) -
 
 
 def qa_pairs(rec: dict) -> list[dict]:
-    """A record's pairs with text fields as strings (so hashes and alignments agree everywhere)."""
+    """A record's pairs with text fields as strings (so hashes and alignments agree everywhere), and the
+    ``grounding`` of those that record one (a pair without it reads as before: metric records computed on it
+    still fit)."""
     return [
-        {"question": p.get("question") or "", "answer": p.get("answer") or "", "origin": p.get("origin")}
+        {
+            "question": p.get("question") or "",
+            "answer": p.get("answer") or "",
+            "origin": p.get("origin"),
+            **({"grounding": p["grounding"]} if p.get("grounding") else {}),
+        }
         for p in rec.get("qa") or []
     ]
 

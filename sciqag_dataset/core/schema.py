@@ -165,6 +165,7 @@ EVALUATED_BASE = {
     "question": Value("string"),
     "answer": Value("string"),
     "origin": Value("string"),
+    "grounding": QA_PAIR["grounding"],
 }
 
 

@@ -58,12 +58,16 @@ def _excluded(work: Path, config: str) -> list[dict]:
 
 
 def grounding_counts(table) -> Counter:
-    """The pairs of a published QA config's table (its ``qa`` lists) by ``grounding.kind``; None counts the
-    pairs that record no grounding. Counted in Arrow: no row becomes a Python object."""
-    pairs = arrow.list_flatten(table["qa"])
-    if not len(pairs):
+    """The pairs of a published config's table (a QA config's ``qa`` lists, or the `evaluated` rows) by
+    ``grounding.kind``; None counts the pairs that record no grounding. Counted in Arrow: no row becomes a
+    Python object."""
+    if "qa" in table.column_names:
+        grounding = arrow.struct_field(arrow.list_flatten(table["qa"]), "grounding")
+    else:
+        grounding = table["grounding"].combine_chunks()
+    if not len(grounding):
         return Counter()
-    kinds = arrow.struct_field(arrow.struct_field(pairs, "grounding"), "kind")
+    kinds = arrow.struct_field(grounding, "kind")
     return Counter({row["values"]: row["counts"] for row in arrow.value_counts(kinds).to_pylist()})
 
 
@@ -131,7 +135,7 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                     )
                     papers = arrow.count_distinct(table["paper_id"]).as_py() if name == "evaluated" else len(ds)
                     counts.append({"config": name, "split": split, "papers": papers, "pairs": pairs})
-                    if "qa" in ds.column_names:
+                    if "qa" in ds.column_names or "grounding" in ds.column_names:
                         grounding[name] = grounding.get(name, Counter()) + grounding_counts(table)
                 if not data_files:
                     log.warning("config `%s` has no usable records in %s: left out", name, work)

@@ -17,10 +17,11 @@ from sciqag_dataset.builders import generate, seed
 from sciqag_dataset.builders.ingest import read_file
 from sciqag_dataset.cli import build_parser
 from sciqag_dataset.cli.flags import resolve_config
-from sciqag_dataset.config.config_file import Config, GenerateConfig, SeedConfig
+from sciqag_dataset.config.config_file import Config, EvaluateConfig, GenerateConfig, SeedConfig
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.runner import run_stage
 from sciqag_dataset.evaluation import numeric
+from sciqag_dataset.evaluation.evaluate import run_evaluate
 from sciqag_dataset.hub.publish import write_folder
 from sciqag_dataset.llm import LLMClient, ResponseCache
 from sciqag_dataset.qa.components import COMPONENT_PROMPT
@@ -106,7 +107,7 @@ def test_a_component_mix_gives_table_grounded_pairs_whose_numbers_numeric_valida
     assert table_prompt.startswith(COMPONENT_PROMPT.split("{")[0] + "a table from a scientific paper")
 
     # numeric validation finds every number of the table-grounded answers, though the text has some of them not
-    run_stage(numeric.stage("seed"), work)
+    run_evaluate(work, EvaluateConfig(metrics=["numeric"]))
     [checked] = read_jsonl(work / "numeric.jsonl")
     tables = [m for p, m in zip(rec["qa"], checked["pair_metrics"]) if p["grounding"]["kind"] == "table"]
     assert [m["numeric_ratio"] for m in tables] == [1.0, 1.0, 1.0, 1.0]
@@ -114,15 +115,18 @@ def test_a_component_mix_gives_table_grounded_pairs_whose_numbers_numeric_valida
     only_in_tables = {n for m in tables for n in m["numbers"]} - text_numbers
     assert {"12", "1.5", "3", "27"} <= only_in_tables
 
-    # published: each pair carries its grounding, and the card counts the pairs of each kind
-    cfg = Config(work_dir=str(work))
-    cfg.publish.configs = ["seed"]
-    out = write_folder(work, tmp_path / "pub", cfg)
+    # published: each pair carries its grounding (an evaluated row too, with its numeric ratio), and the card
+    # counts the pairs of each kind
+    out = write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))
     rows = [r for split in datasets.load_dataset(str(out), "seed").values() for r in split]
     assert [p["grounding"] for p in rows[0]["qa"]][2] == {"kind": "table", "component_id": "T1"}
+    evaluated = [r for split in datasets.load_dataset(str(out), "evaluated").values() for r in split]
+    assert [(r["grounding"]["kind"], r["numeric_ratio"]) for r in evaluated if r["grounding"]["kind"] == "table"] == [
+        ("table", 1.0)
+    ] * 4
     card = (out / "README.md").read_text()
-    assert "## What the pairs were asked from" in card
-    assert "| config | prose | table | equation | figure |\n" in card and "| `seed` | 2 | 4 | 0 | 1 |" in card
+    assert "## What the pairs were asked from" in card and "| config | prose | table | equation | figure |\n" in card
+    assert "| `seed` | 2 | 4 | 0 | 1 |" in card and "| `evaluated` | 2 | 4 | 0 | 1 |" in card
 
 
 def test_without_a_mix_nothing_but_the_prose_is_asked_and_the_records_fingerprints_stay(tmp_path):
