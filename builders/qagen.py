@@ -115,11 +115,12 @@ async def component_pairs(
     ``grounding``; the replies; warnings; and, per reply that gave no pair or fewer than asked, the reason,
     named by the component. A reply that cannot be parsed costs its own pairs only."""
     n, title = cfg.component_pairs, paper.get("title")
+    budget = paper_char_budget(cfg, client.params.get("max_tokens", 2048))  # what the paper may take of a request
 
     def ask(component: dict):
         if cfg.prompt_style == "alpaca" and cfg.raw_completion:
-            return client.complete(comps.component_raw_prompt(component, n, title))
-        return client.chat(comps.component_messages(component, n, title))
+            return client.complete(comps.component_raw_prompt(component, n, title, budget))
+        return client.chat(comps.component_messages(component, n, title, budget))
 
     replies = await asyncio.gather(*(ask(c) for c in asked))
     pairs, warnings, reasons = [], [], []

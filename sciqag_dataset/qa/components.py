@@ -18,8 +18,6 @@ GROUNDING_KINDS = ("prose", *COMPONENT_KINDS)
 
 #: the most characters of the text before and after a component that a prompt shows
 CONTEXT_CHARS = 1500
-#: the most characters of a component's content (a long table) that a prompt shows
-CONTENT_CHARS = 6000
 
 SHOWN = {
     "table": "a table",
@@ -91,8 +89,9 @@ def _table(component: dict) -> str:
     return "\n".join(" | ".join(row) for row in component.get("cells") or [])
 
 
-def _block(component: dict) -> str:
-    """The component as the prompt shows it: its label and caption, then its content."""
+def _block(component: dict, max_chars: int | None) -> str:
+    """The component as the prompt shows it: its label and caption, then its content (cut at a line end to
+    ``max_chars``, a long table's first rows)."""
     kind = component["kind"]
     label = (component.get("label") or "").strip() or kind.capitalize()
     caption = " ".join((component.get("caption") or "").split())
@@ -104,24 +103,24 @@ def _block(component: dict) -> str:
         body = f"$$ {body} $$" if component.get("content_format") == "latex" else body
     else:
         return head
-    if len(body) > CONTENT_CHARS:
-        body = body[:CONTENT_CHARS].rsplit("\n", 1)[0] + "\n[... cut ...]"
+    if max_chars is not None and len(body) > max_chars:
+        body = body[:max_chars].rsplit("\n", 1)[0] + "\n[... cut ...]"
     return f"{head}\n\n{body}"
 
 
-def _before(text: str | None) -> str:
+def _before(text: str | None, max_chars: int) -> str:
     text = " ".join((text or "").split())
-    if len(text) <= CONTEXT_CHARS:
+    if len(text) <= max_chars:
         return text or "(none)"
-    tail = text[-CONTEXT_CHARS:]
+    tail = text[len(text) - max_chars :]
     return tail[tail.find(". ") + 2 :] if ". " in tail else tail  # from a sentence's start
 
 
-def _after(text: str | None) -> str:
+def _after(text: str | None, max_chars: int) -> str:
     text = " ".join((text or "").split())
-    if len(text) <= CONTEXT_CHARS:
+    if len(text) <= max_chars:
         return text or "(none)"
-    head = text[:CONTEXT_CHARS]
+    head = text[:max_chars]
     return head[: head.rfind(". ") + 1] if ". " in head else head  # to a sentence's end
 
 
@@ -129,15 +128,18 @@ def _format(n: int) -> str:
     return "\n".join(f"Q{i}: ...\nA{i}: ..." for i in range(1, n + 1))
 
 
-def component_prompt(component: dict, n: int, title: str | None = None) -> str:
-    """The request for ``n`` pairs about one table, equation or figure of a paper."""
+def component_prompt(component: dict, n: int, title: str | None = None, max_chars: int | None = None) -> str:
+    """The request for ``n`` pairs about one table, equation or figure of a paper. ``max_chars``: about the
+    most characters the component and the text around it may take, so the request fits the model's context
+    (the text around it is shortened first, to a sixth of them each at most; then a long table is cut)."""
     kind = component["kind"]
+    context = CONTEXT_CHARS if max_chars is None else min(CONTEXT_CHARS, max_chars // 6)
     return COMPONENT_PROMPT.format(
         shown=SHOWN[kind],
         title=f" ({' '.join(title.split())})" if title and title.strip() else "",
-        block=_block(component),
-        before=_before(component.get("context_before")),
-        after=_after(component.get("context_after")),
+        block=_block(component, None if max_chars is None else max(max_chars - 2 * context, 200)),
+        before=_before(component.get("context_before"), context),
+        after=_after(component.get("context_after"), context),
         n=n,
         about=ABOUT[kind],
         kind=kind,
@@ -146,11 +148,12 @@ def component_prompt(component: dict, n: int, title: str | None = None) -> str:
     )
 
 
-def component_messages(component: dict, n: int, title: str | None = None) -> list[dict]:
+def component_messages(component: dict, n: int, title: str | None = None, max_chars: int | None = None) -> list[dict]:
     """The request as chat messages (one user turn)."""
-    return [{"role": "user", "content": component_prompt(component, n, title)}]
+    return [{"role": "user", "content": component_prompt(component, n, title, max_chars)}]
 
 
-def component_raw_prompt(component: dict, n: int, title: str | None = None) -> str:
+def component_raw_prompt(component: dict, n: int, title: str | None = None, max_chars: int | None = None) -> str:
     """The request in the released generator's Alpaca template, for a plain completions endpoint."""
-    return ALPACA_TEMPLATE.format(instruction=ALPACA_INSTRUCTION, input=component_prompt(component, n, title))
+    prompt = component_prompt(component, n, title, max_chars)
+    return ALPACA_TEMPLATE.format(instruction=ALPACA_INSTRUCTION, input=prompt)

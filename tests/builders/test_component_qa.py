@@ -24,7 +24,7 @@ from sciqag_dataset.evaluation import numeric
 from sciqag_dataset.evaluation.evaluate import run_evaluate
 from sciqag_dataset.hub.publish import write_folder
 from sciqag_dataset.llm import LLMClient, ResponseCache
-from sciqag_dataset.qa.components import COMPONENT_PROMPT
+from sciqag_dataset.qa.components import COMPONENT_PROMPT, component_prompt
 
 JATS = Path(__file__).resolve().parents[1] / "fixtures" / "components" / "jats_paper.xml"
 MIX = {"table": 2, "equation": 1, "figure": 1}
@@ -140,6 +140,24 @@ def test_without_a_mix_nothing_but_the_prose_is_asked_and_the_records_fingerprin
     [rec] = read_jsonl(work / "seed.jsonl")
     assert rec["status"] == "ok" and "components_asked" not in rec
     assert [p["grounding"] for p in rec["qa"]] == [{"kind": "prose", "component_id": None}] * 2
+
+
+def test_a_long_table_and_the_text_around_it_are_cut_to_fit_the_request():
+    rows = "\n".join(f"| sample {i} | {i / 10:.1f} |" for i in range(2000))
+    long = {
+        "id": "T9",
+        "kind": "table",
+        "label": "Table 9",
+        "caption": "Conductivity of every sample.",
+        "content": f"| Sample | κ |\n| --- | --- |\n{rows}",
+        "context_before": "The samples were dried. " * 400,
+        "context_after": "Each was measured twice. " * 400,
+    }
+    instruction = len(component_prompt({**long, "content": "", "context_before": "", "context_after": ""}, 2))
+    prompt = component_prompt(long, 2, max_chars=3000)
+    assert len(prompt) <= instruction + 3000 and "| sample 0 | 0.0 |" in prompt and "[... cut ...]" in prompt
+    assert "The samples were dried." in prompt and "Each was measured twice." in prompt  # whole sentences
+    assert rows in component_prompt(long, 2)  # no budget: the whole table
 
 
 def test_the_mix_is_a_yaml_key_and_a_flag_and_a_wrong_one_is_refused(tmp_path):
