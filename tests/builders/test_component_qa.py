@@ -120,6 +120,8 @@ def test_a_component_mix_gives_table_grounded_pairs_whose_numbers_numeric_valida
     out = write_folder(work, tmp_path / "pub", Config(work_dir=str(work)))
     rows = [r for split in datasets.load_dataset(str(out), "seed").values() for r in split]
     assert [p["grounding"] for p in rows[0]["qa"]][2] == {"kind": "table", "component_id": "T1"}
+    # the training example's input is the prose: its target holds the prose pairs only
+    assert "A2: Their pores" in rows[0]["output"] and "Q3:" not in rows[0]["output"]
     evaluated = [r for split in datasets.load_dataset(str(out), "evaluated").values() for r in split]
     assert [(r["grounding"]["kind"], r["numeric_ratio"]) for r in evaluated if r["grounding"]["kind"] == "table"] == [
         ("table", 1.0)
