@@ -100,7 +100,8 @@ def _block(component: dict, max_chars: int | None) -> str:
         body = _table(component)
     elif kind == "equation":
         body = (component.get("content") or "").strip()
-        body = f"$$ {body} $$" if component.get("content_format") == "latex" else body
+        if component.get("content_format") == "latex" and not body.startswith("\\begin"):
+            body = f"$$ {body} $$"  # display math, as a model has read it in papers; an environment stands alone
     else:
         return head
     if max_chars is not None and len(body) > max_chars:
