@@ -255,6 +255,11 @@ def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
                 "model": manifest.get("model") or endpoint.model or "n/a",
                 "prompt_style": settings.get("prompt_style") or section.prompt_style or "paper",
                 "n_pairs": settings.get("n_pairs", section.n_pairs),
+                # the components asked about, as the run recorded them (absent: none were)
+                "components": ", ".join(
+                    f"{n} {k}{'s' if n != 1 else ''}" for k, n in settings.get("components", {}).items() if n
+                ),
+                "component_pairs": settings.get("component_pairs"),
                 "temperature": request.get("temperature", endpoint.temperature),
                 "top_p": request.get("top_p", endpoint.top_p),
                 "fine_tuned": manifest.get("fine_tuned"),

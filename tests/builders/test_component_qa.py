@@ -129,6 +129,10 @@ def test_a_component_mix_gives_table_grounded_pairs_whose_numbers_numeric_valida
     card = (out / "README.md").read_text()
     assert "## What the pairs were asked from" in card and "| config | prose | table | equation | figure |\n" in card
     assert "| `seed` | 2 | 4 | 0 | 1 |" in card and "| `evaluated` | 2 | 4 | 0 | 1 |" in card
+    assert (
+        "2 pairs requested per paper from its prose, and\n  2 about each of up to 2 tables, 1 equation, 1 figure"
+        in card
+    )
 
 
 def test_without_a_mix_nothing_but_the_prose_is_asked_and_the_records_fingerprints_stay(tmp_path):
