@@ -5,6 +5,9 @@ template (raw completion), and the reply is parsed; the record keeps the raw rep
 warnings either way. A reply cut at ``max_tokens`` loses the pair it was cut in, with a warning. The
 embedded profile (``prompt_style: small``) instead writes each pair a line at a time (``paced_pairs``):
 its record keeps the transcript of the lines it kept, and a warning counts the attempts it discarded.
+
+With ``components`` set, the paper's tables, equations and figures are asked about too, one request each
+(``qa/components.py``); every pair records its ``grounding`` (prose, or the component it was asked about).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from sciqag_dataset.config.config_file import QAGenConfig
 from sciqag_dataset.core import records
 from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.llm import LLMClient, LLMResponse
+from sciqag_dataset.qa import components as comps
 from sciqag_dataset.qa import small_model
 from sciqag_dataset.qa.parse import parse_qa
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt, fit_to_context
@@ -76,11 +80,21 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
             # the reply stopped inside its last pair: never publish that pair as if it were whole
             warnings.append("the reply hit max_tokens" + ("; its last pair, cut short, was dropped" if got else ""))
             got = got[:-1]
-        pairs += [{**p, "origin": origin} for p in got]
+        pairs += [{**p, "origin": origin, "grounding": comps.prose()} for p in got]
         model_keywords += parsed.keywords
         if parsed.reason:
             reasons.append(parsed.reason)
-    status = "ok" if len(pairs) >= cfg.n_pairs else "short" if pairs else "unparsed"
+    asked = comps.pick(paper.get("components"), cfg.components)
+    if asked:
+        got, component_replies, component_warnings, component_reasons = await component_pairs(
+            paper, asked, client, cfg, origin
+        )
+        pairs += got
+        replies = [*replies, *component_replies]
+        warnings += component_warnings
+        reasons += component_reasons
+    expected = cfg.n_pairs + cfg.component_pairs * len(asked)
+    status = "ok" if len(pairs) >= expected else "short" if pairs else "unparsed"
     paper_words, seen_words = len(text.split()), sum(len(p.split()) for p in pieces)
     return {
         "id": paper["id"],
@@ -101,7 +115,40 @@ async def request_qa(paper: dict, client: LLMClient, cfg: QAGenConfig, origin: s
         "prompt_tokens": sum(r.prompt_tokens for r in replies),
         "completion_tokens": sum(r.completion_tokens for r in replies),
         **({"chunk_filter": filtered} if filtered else {}),
+        **({"components_asked": [c["id"] for c in asked]} if asked else {}),
     }
+
+
+async def component_pairs(
+    paper: dict, asked: list[dict], client: LLMClient, cfg: QAGenConfig, origin: str
+) -> tuple[list[dict], list[LLMResponse], list[str], list[str]]:
+    """``cfg.component_pairs`` pairs about each component in ``asked``, one request each (chat, or the Alpaca
+    template as a raw completion where the paper's pairs are asked so). Returns the pairs, each with its
+    ``grounding``; the replies; warnings; and, per reply that gave no pair or fewer than asked, the reason,
+    named by the component. A reply that cannot be parsed costs its own pairs only."""
+    n, title = cfg.component_pairs, paper.get("title")
+    budget = paper_char_budget(cfg, client.params.get("max_tokens", 2048))  # what the paper may take of a request
+
+    def ask(component: dict):
+        if cfg.prompt_style == "alpaca" and cfg.raw_completion:
+            return client.complete(comps.component_raw_prompt(component, n, title, budget))
+        return client.chat(comps.component_messages(component, n, title, budget))
+
+    replies = await asyncio.gather(*(ask(c) for c in asked))
+    pairs, warnings, reasons = [], [], []
+    for component, reply in zip(asked, replies):
+        name = f"{component.get('label') or component['kind']} ({component['id']})"
+        parsed = parse_qa(reply.text, expected=n)
+        got = parsed.pairs
+        if reply.finish_reason == "length":
+            warnings.append(
+                f"{name}: the reply hit max_tokens" + ("; its last pair, cut short, was dropped" if got else "")
+            )
+            got = got[:-1]
+        pairs += [{**p, "origin": origin, "grounding": comps.grounding_of(component)} for p in got]
+        if parsed.reason:
+            reasons.append(f"{name}: {parsed.reason}")
+    return pairs, list(replies), warnings, reasons
 
 
 def most_paced_requests(n_pairs: int, n_pieces: int, retries: int = small_model.RETRIES_PER_CHUNK) -> int:
@@ -131,13 +178,14 @@ def most_requests(paper: dict, record: dict, cfg: QAGenConfig) -> int | None:
     again (a reply per piece of the paper, or no model asked)."""
     if record.get("prompt_style") != "small" or not cfg.chunk_words:
         return None
+    components = len(comps.pick(paper.get("components"), cfg.components))  # asked once each, whatever the reply
     filtered = record.get("chunk_filter")
     if filtered:  # the chunks left to ask about, and the model's checks of them (the llm filter)
-        return most_paced_requests(cfg.n_pairs, filtered["asked"]) + filtered.get("checks", 0)
+        return most_paced_requests(cfg.n_pairs, filtered["asked"]) + filtered.get("checks", 0) + components
     pieces, _ = small_model.chunks(
         paper.get("text") or "", cfg.chunk_words, cfg.max_chunks, paper.get("section_starts")
     )
-    return most_paced_requests(cfg.n_pairs, len(pieces))
+    return most_paced_requests(cfg.n_pairs, len(pieces)) + components
 
 
 async def _line(
@@ -230,8 +278,9 @@ def qa_stage(
     flight per endpoint; the manifest records who answered and at what cost, and ``about`` (what the card
     says of the model)."""
     client.cache_namespace = client.cache_namespace or name  # teacher and generator may be one model
-    # the chunk filter's options only where it is on: a run without it keeps its records' fingerprints
+    # options that change no request while off are left out: a run without them keeps its records' fingerprints
     unset = {"shard"} | ({"chunk_filter", "chunk_check_batch"} if cfg.chunk_filter == "off" else set())
+    unset |= set() if cfg.components else {"components", "component_pairs"}
     settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in unset}
     started = time.monotonic()
     dropped: Counter = Counter()  # this run's chunks dropped by the chunk filter, by reason
@@ -275,7 +324,9 @@ def qa_stage(
     return Stage(
         name=name,
         output=output,
-        inputs=functools.partial(records.with_keywords, sections=bool(cfg.chunk_words)),
+        inputs=functools.partial(
+            records.with_keywords, sections=bool(cfg.chunk_words), components=bool(cfg.components)
+        ),
         process=counted,
         params={"model": client.name, "request": client.params, "settings": settings},
         concurrency=client.concurrency * len(client.urls) if client.urls else 1,  # embedded: one at a time

@@ -18,6 +18,7 @@ from sciqag_dataset.core.jsonl import iter_latest
 from sciqag_dataset.core.wiring import PAPERS, PLAN
 from sciqag_dataset.llm.budget import spend_by_stage
 from sciqag_dataset.llm.models import DEMO_QUALITY, REAL_DATA
+from sciqag_dataset.qa.components import GROUNDING_KINDS
 
 
 def markdown_text(text: str) -> str:
@@ -32,6 +33,20 @@ def _filter_rules(quality: dict | None) -> list[str]:
         return []
     # `sciqag filter` records its rules in words; a summary from before that shows them as recorded
     return filt.get("rules_described") or [f"`{json.dumps(filt.get('rules'))}`"]
+
+
+def _grounding_rows(grounding: list[dict]) -> dict | None:
+    """The card's table of pairs by what they were asked from: its columns (the grounding kinds, and "not
+    recorded" where some pairs record none) and a row per QA config; None where no config has pairs."""
+    if not grounding:
+        return None
+    unrecorded = any(g["counts"].get(None) for g in grounding)
+    columns = [*GROUNDING_KINDS, *(["not recorded"] if unrecorded else [])]
+    rows = [
+        {"config": g["config"], "cells": [g["counts"].get(k, 0) for k in (*GROUNDING_KINDS, None)][: len(columns)]}
+        for g in grounding
+    ]
+    return {"columns": columns, "rows": rows}
 
 
 def plan_vs_sent(work: Path) -> list[dict] | None:
@@ -88,11 +103,14 @@ def render_card(
     excluded: list[dict],
     models: list[dict],
     split_notes: list[str],
+    grounding: list[dict] | None = None,
     quality: dict | None = None,
     review: dict | None = None,
 ) -> DatasetCard:
     """The card of a publish: ``counts`` (rows per config and split), ``configs_yaml`` (the front matter's
-    ``configs:``), ``models`` (who wrote each config's pairs), ``quality`` and ``review`` (their sections, if any)."""
+    ``configs:``), ``models`` (who wrote each config's pairs), ``grounding`` (per QA config, ``counts`` of its
+    pairs by grounding kind, None for pairs that record none), ``quality`` and ``review`` (their sections, if
+    any)."""
     pc = cfg.publish
     formats = Counter(p.get("source_format") or "unknown" for p in iter_latest(work / PAPERS))  # streamed
     n_pairs = sum(r["pairs"] for r in counts)
@@ -127,6 +145,7 @@ def render_card(
             train=pc.train,
             validation=pc.validation,
             split_notes=split_notes,
+            grounding=_grounding_rows(grounding or []),
             n_papers=sum(formats.values()),
             formats=", ".join(f"{n} {f}" for f, n in formats.most_common()),
             n_keywords=cfg.keywords.n,

@@ -1,18 +1,18 @@
 """Numeric source validation (SciQAG Eq. 2), no LLM needed.
 
-For each answer: extract its numbers, and count how many occur in the paper's text (title + body),
-compared as values, not strings (0.50 == 0.5, 1,200 == 1200, 1.2e-3 == 1.2 × 10^-3). Per pair:
-``numbers`` (distinct values, in order of first appearance), ``unsupported_numbers`` and
-``numeric_ratio`` = supported / distinct numbers (None when the answer has none). Per dataset
-(``numeric_summary``): the share of answers with numbers (paper: 54 %) and the share of all their
-numbers found in the source (paper: 96.7 %).
+For each answer: extract its numbers, and count how many occur in the paper: its title and text, and the
+captions and contents of its tables, equations and figures, which the text leaves out (``components``). Numbers
+are compared as values, not strings (0.50 == 0.5, 1,200 == 1200, 1.2e-3 == 1.2 × 10^-3). Per pair: ``numbers``
+(distinct values, in order of first appearance), ``unsupported_numbers`` and ``numeric_ratio`` = supported /
+distinct numbers (None when the answer has none). Per dataset (``numeric_summary``): the share of answers with
+numbers (paper: 54 %) and the share of all their numbers found in the source (paper: 96.7 %).
 
 What counts as a number (``extract_numbers``):
 - decimals (3.5, .5), thousands separators (1,200 -> 1200; only exact 3-digit groups), signs including
   the Unicode minus (−0.61); a sign counts only when no digit or letter is glued to its left, so 3-5 is
   a range and TiO2-5 is not negative;
-- scientific notation: 1.2e-3, 1.2 × 10^-3, 1.2×10−3, 1.2 x 10^-3, 1.2 * 10^(-3), a bare 10^19, and
-  Unicode superscripts (10⁻³);
+- scientific notation: 1.2e-3, 1.2 × 10^-3, 1.2×10−3, 1.2 x 10^-3, 1.2 * 10^(-3), a bare 10^19, Unicode
+  superscripts (10⁻³), and LaTeX as tables and equations keep it ($1.2\times10^{-3}$);
 - percentages (54 % -> 54), ranges (3–5 nm, 3-5, 3 to 5 -> 3 and 5), units glued on the right (25°C,
   10nm, 723K -> 25, 10, 723);
 - skipped: digits glued to a letter or closing bracket on their left, which are formula subscripts or
@@ -58,9 +58,19 @@ _NUMBER = re.compile(
 )
 
 _UNIT_POWER = re.compile(r"\^\s*\(?[-−+]?$")  # the 2 of m^2, the -1 of K^-1
+# LaTeX as a table cell or an equation writes numbers: "$2\times10^{-7}$" -> "2 × 10^(-7)"
+_LATEX = (
+    (re.compile(r"\\(?:times|cdot)(?![A-Za-z])\s*"), " × "),
+    (re.compile(r"\\pm(?![A-Za-z])"), " ± "),
+    (re.compile(r"\^\{([^{}]*)\}"), r"^(\1)"),
+    (re.compile(r"\\%"), "%"),
+    (re.compile(r"\\[,;:! ]|\$"), " "),
+)
 
 
 def _prepare(text: str) -> str:
+    for pattern, replacement in _LATEX:
+        text = pattern.sub(replacement, text)
     # superscripts "10⁻³" -> "10^-3"
     text = re.sub(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+", lambda m: "^" + m.group().translate(_SUPERSCRIPTS), text)
     text = _CITATION.sub(" ", text)
@@ -163,9 +173,27 @@ def pair_numeric(answer: str, source_values: set[Decimal], *, allow_rounding: bo
     }
 
 
+def component_source(components: Iterable[dict] | None) -> str:
+    """The text of a paper's tables, equations and figures that numbers are looked up in: each caption, each
+    table's cells a line each (its Markdown where it has no cells), each equation's LaTeX or text (MathML
+    without its tags, whose namespace URL is no number of the paper)."""
+    parts = []
+    for c in components or []:
+        parts.append(c.get("caption") or "")
+        if c.get("kind") == "table":
+            cells = [cell for row in c.get("cells") or [] for cell in row]
+            parts += cells or [c.get("content") or ""]
+        elif c.get("kind") == "equation":
+            content = c.get("content") or ""
+            parts.append(re.sub(r"<[^>]*>", " ", content) if c.get("content_format") == "mathml" else content)
+    return "\n".join(p for p in parts if p)
+
+
 def numeric_record(paper: dict, *, allow_rounding: bool = False) -> dict:
-    """One paper -> its numeric.jsonl record (numbers of the title and text are the source)."""
-    source = set(extract_values(f"{paper.get('title') or ''}\n{paper.get('text') or ''}"))
+    """One paper -> its numeric.jsonl record (numbers of the title, the text and the components are the
+    source: a pair asked about a table gives the table's numbers)."""
+    text = f"{paper.get('title') or ''}\n{paper.get('text') or ''}\n{component_source(paper.get('components'))}"
+    source = set(extract_values(text))
     pairs = [pair_numeric(p.get("answer") or "", source, allow_rounding=allow_rounding) for p in paper["qa"]]
     return {"id": paper["id"], "status": "ok", "pair_metrics": pairs, "paper_metrics": {}}
 

@@ -52,6 +52,7 @@ SLOW_TESTS = {
     "tests/orchestration/test_plan.py::test_the_plan_predicts_the_runs_requests_and_prompt_tokens",  # noqa: E501 minutes: a real embedded run
     "tests/orchestration/test_plan.py::test_a_recorded_plan_ranges_the_paced_requests_and_the_card_compares_it_with_what_was_sent",  # noqa: E501 3 minutes: a real embedded run
     "tests/orchestration/test_plan.py::test_the_plan_walks_the_runs_steps_and_lists_a_plugin_stage_it_cannot_plan",  # noqa: E501 10 s
+    "tests/orchestration/test_plan.py::test_the_plan_counts_the_component_requests_the_run_then_sends",  # noqa: E501 6 s (plan and run)
     "tests/evaluation/benchmark/test_item_analysis.py::test_a_question_a_small_model_answers_with_its_terms_masked_is_flagged_general_knowledge",  # noqa: E501 3 s (two benchmark runs)
     "tests/evaluation/benchmark/test_item_analysis.py::test_embedded_model_its_transformers_twin_and_fakes_flag_the_planted_items_and_the_card_shows_them",  # noqa: E501 25-55 s (llama.cpp and `transformers serve` answer)
     "tests/test_packaging.py::test_wheel_carries_its_data_and_works_outside_the_repo",  # 5 s

@@ -26,6 +26,7 @@ from pathlib import Path
 import datasets
 
 from sciqag_dataset.core.errors import MissingInput, UserError
+from sciqag_dataset.qa.components import kind_of
 from sciqag_dataset.qa.format import render_output
 from sciqag_dataset.qa.prompts import build_messages, build_raw_prompt
 
@@ -93,15 +94,20 @@ class Prepared:
         }
 
 
+def _prose(row: dict) -> list[dict]:
+    """The pairs asked from the paper's prose (the example's input), not those about its tables or figures."""
+    return [p for p in row.get("qa") or [] if isinstance(p, dict) and kind_of(p) in (None, "prose")]
+
+
 def _target(row: dict) -> str:
     out = row.get("output")
     if isinstance(out, str) and out.strip():
         return out.strip()
-    return render_output(row.get("qa") or [], row.get("keywords") or [])
+    return render_output(_prose(row), row.get("keywords") or [])
 
 
 def _n_pairs(row: dict, default: int) -> int:
-    qa = [p for p in row.get("qa") or [] if isinstance(p, dict) and p.get("question") and p.get("answer")]
+    qa = [p for p in _prose(row) if p.get("question") and p.get("answer")]
     return len(qa) or default  # the prompt asks for as many pairs as the target holds
 
 

@@ -90,6 +90,26 @@ def _csv(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
+def _mapping(value_type):
+    """The parser of a mapping flag: ``table=2,figure=1`` -> {"table": 2, "figure": 1}, each value of
+    ``value_type``; an empty string is the empty mapping."""
+
+    def parse(text: str) -> dict:
+        out = {}
+        for item in _csv(text):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise argparse.ArgumentTypeError(f"{item!r} is not KEY=VALUE")
+            try:
+                out[key.strip()] = value_type(value.strip())
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{item!r}: {value.strip()!r} is not {value_type.__name__}") from None
+        return out
+
+    parse.__name__ = "mapping"  # what argparse names in its message about a value it refused
+    return parse
+
+
 def _base(hint):
     """``X | None`` -> X; ``str | list[str]`` (a URL or replicas) -> list[str]."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -149,6 +169,10 @@ def add_field(
         kw.update(type=_csv, metavar="LIST")
         if "choices" in meta:  # LIST hides them: name them, from the field's own choices
             kw["help"] += f" (any of: {', '.join(meta['choices'])})"
+    elif typing.get_origin(kind) is dict:
+        kw.update(type=_mapping(typing.get_args(kind)[1]), metavar=meta.get("metavar", "KEY=VALUE,..."))
+        if "choices" in meta:  # the keys it takes
+            kw["help"] += f" (keys: {', '.join(meta['choices'])})"
     else:
         kw.update(
             type=kind,

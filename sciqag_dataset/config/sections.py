@@ -13,6 +13,7 @@ from sciqag_dataset.core.options import build_section, check_fields, extend_sect
 from sciqag_dataset.core.options import opt as _opt
 from sciqag_dataset.llm.embedded import ENGINES
 from sciqag_dataset.llm.endpoint import JudgeEndpointConfig, ModelEndpointConfig
+from sciqag_dataset.qa.components import COMPONENT_KINDS
 
 #: What `sciqag evaluate` can run: the registered metrics (read when used, so a plugin's count too). They run
 #: cheapest first (``metrics.run_order``), so an LLM outage loses the least.
@@ -98,6 +99,17 @@ class QAGenConfig:
         "left, a request per chunk_check_batch of them); off: every chunk",
     )
     chunk_check_batch: int = _opt(8, min=1, help="with chunk_filter: llm, the chunks the model judges in one request")
+
+    components: dict[str, int] = _opt(
+        {},
+        choices=COMPONENT_KINDS,
+        what="component kind",
+        min=0,
+        metavar="KIND=N,...",
+        help="besides the prose pairs, ask about this many of each paper's tables, equations and figures, one "
+        "request each (those the text mentions most), e.g. table=2,equation=1,figure=1; empty: none",
+    )
+    component_pairs: int = _opt(2, min=1, help="QA pairs asked for per table, equation or figure (see components)")
 
     def __post_init__(self) -> None:
         if self.chunk_filter is False:  # YAML reads a bare `off` as false

@@ -56,6 +56,9 @@ def _describe(hint) -> str:
     if origin is list:
         args = typing.get_args(hint)
         return f"a list of {_describe(args[0]).removeprefix('a ').removeprefix('an ')}s" if args else "a list"
+    if origin is dict and typing.get_args(hint):
+        key, value = (_describe(a).removeprefix("a ").removeprefix("an ") for a in typing.get_args(hint))
+        return f"a mapping of {key}s to {value}s"
     return names.get(hint, getattr(hint, "__name__", str(hint)))
 
 
@@ -98,10 +101,29 @@ def check_fields(obj, where: str = "") -> None:
         check_value(name, value, hints[f.name], f.metadata)
 
 
+def _mapping_type(hint):
+    """``dict[K, V]`` from ``dict[K, V]`` or ``dict[K, V] | None``."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return next((a for a in typing.get_args(hint) if typing.get_origin(a) is dict), hint)
+    return hint
+
+
 def check_value(name: str, value, hint, meta: typing.Mapping) -> None:
     """One option's value against its type and its ``opt`` constraints; UserError naming the option."""
     if not _fits(value, hint):
         raise UserError(f"{name} must be {_describe(hint)}, got {value!r}")
+    if isinstance(value, dict) and {"choices", "min", "max"} & set(meta):
+        # a mapping with constraints: its keys and values are of its type's, ``choices`` are its keys and
+        # ``min`` and ``max`` bound its values (a mapping without them, as ``train``'s TRL fields, is passed on)
+        key_type, value_type = typing.get_args(_mapping_type(hint)) or (Any, Any)
+        if not all(_fits(k, key_type) and _fits(v, value_type) for k, v in value.items()):
+            raise UserError(f"{name} must be {_describe(hint)}, got {value!r}")
+        keys = {k: meta[k] for k in ("choices", "what") if k in meta}
+        bounds = {k: meta[k] for k in ("min", "max") if k in meta}
+        for key, v in value.items():
+            check_value(name, key, Any, keys)
+            check_value(f"{name}.{key}", v, Any, bounds)
+        return
     for v in value if isinstance(value, list) else [value]:
         if v is None or isinstance(v, bool):
             continue

@@ -43,9 +43,16 @@ def keywords_for(paper: dict, kw_rec: dict | None, qa_rec: dict | None = None) -
 
 
 def qa_pairs(rec: dict) -> list[dict]:
-    """A record's pairs with text fields as strings (so hashes and alignments agree everywhere)."""
+    """A record's pairs with text fields as strings (so hashes and alignments agree everywhere), and the
+    ``grounding`` of those that record one (a pair without it reads as before: metric records computed on it
+    still fit)."""
     return [
-        {"question": p.get("question") or "", "answer": p.get("answer") or "", "origin": p.get("origin")}
+        {
+            "question": p.get("question") or "",
+            "answer": p.get("answer") or "",
+            "origin": p.get("origin"),
+            **({"grounding": p["grounding"]} if p.get("grounding") else {}),
+        }
         for p in rec.get("qa") or []
     ]
 
@@ -74,11 +81,12 @@ def count_papers(work: str | Path) -> int:
     return sum(1 for _ in JsonlIndex(Path(work) / PAPERS).offsets)
 
 
-def with_keywords(work: str | Path, sections: bool = False) -> Iterator[dict]:
+def with_keywords(work: str | Path, sections: bool = False, components: bool = False) -> Iterator[dict]:
     """Papers with their keywords: what a model is asked to write QA pairs from (seed, generate). With
     ``sections``, also where each section starts in the text (``section_starts``), for a stage that asks about
-    chunks of the paper; without it the record holds nothing more, so a stage that reads the whole paper keeps
-    its records' fingerprints."""
+    chunks of the paper; with ``components``, the paper's tables, equations and figures, for a stage that asks
+    about them; without them the record holds nothing more, so a stage that reads the whole paper keeps its
+    records' fingerprints."""
     work = Path(work)
     kw = JsonlIndex(work / KEYWORDS)
     for paper in papers(work):
@@ -90,6 +98,7 @@ def with_keywords(work: str | Path, sections: bool = False) -> Iterator[dict]:
             "keywords": keywords_for(paper, kw.get(paper["id"])),
             "existing_qa": paper.get("existing_qa") or [],
             **({"section_starts": section_starts(text, paper.get("sections"))} if sections else {}),
+            **({"components": paper.get("components") or []} if components else {}),
         }
 
 
@@ -113,7 +122,8 @@ def qa_source(work: str | Path, source: str | None = None) -> str:
 
 def qa_papers(work: str | Path, source: str | None = None) -> Iterator[dict]:
     """Papers that have usable QA pairs in ``source`` (see ``qa_source``): {id, title, text, keywords, qa,
-    source}, in paper order. ``qa`` keeps the QA record's order: every metric list aligns with it."""
+    source}, and the paper's ``components`` where it has any (a pair may be about a table), in paper order.
+    ``qa`` keeps the QA record's order: every metric list aligns with it."""
     work = Path(work)
     source = qa_source(work, source)
     qa_index = JsonlIndex(work / QA_FILES[source])
@@ -130,6 +140,7 @@ def qa_papers(work: str | Path, source: str | None = None) -> Iterator[dict]:
                 "keywords": keywords_for(paper, kw.get(paper["id"]), rec),
                 "qa": qa_pairs(rec),
                 "source": source,
+                **({"components": paper["components"]} if paper.get("components") else {}),
             }
     orphans = sorted(set(qa_index.offsets) - seen)
     if orphans:  # said out loud: these pairs cannot be evaluated without their paper's text

@@ -18,6 +18,10 @@ QA_PAIR = {
     "answer": Value("string"),
     # where the pair came from: "teacher", "generator", "released" (authors' JSON) ...
     "origin": Value("string"),
+    # what it was asked from: kind "prose" (the paper's text; component_id null), or "table", "equation" or
+    # "figure" with the id of that component (``components``); null where the pair does not record it (the
+    # authors' released pairs, pairs written before it was recorded)
+    "grounding": {"kind": Value("string"), "component_id": Value("string")},
 }
 
 SECTION = {"heading": Value("string"), "text": Value("string")}
@@ -161,6 +165,7 @@ EVALUATED_BASE = {
     "question": Value("string"),
     "answer": Value("string"),
     "origin": Value("string"),
+    "grounding": QA_PAIR["grounding"],
 }
 
 

@@ -32,6 +32,7 @@ from sciqag_dataset.core.wiring import (
     PAPERS,
     REVIEWS,
 )
+from sciqag_dataset.qa.components import kind_of
 from sciqag_dataset.qa.format import to_instruction
 from sciqag_dataset.qa.prompts import PROMPT_STYLES
 from sciqag_dataset.qa.rules import refers_to_source
@@ -162,7 +163,11 @@ class SciQAG(datasets.GeneratorBasedBuilder):
             if name == "seed":
                 # the style it was asked in, if a generator can be trained on it (not the embedded profile's)
                 style = rec.get("prompt_style") if rec.get("prompt_style") in PROMPT_STYLES else "paper"
-                rec.update(to_instruction(rec, style=style, n=len(rec["qa"])))
+                # the example's input is the paper's prose: its target holds the pairs asked from that prose, not
+                # those asked about a table or figure the input leaves out (no such pair: no example)
+                prose = [p for p in rec["qa"] if kind_of(p) in (None, "prose")]
+                if prose:
+                    rec.update(to_instruction({**rec, "qa": prose}, style=style, n=len(prose)))
             yield rec
 
     def _generate_examples(self, work: Path, split: str):

@@ -57,6 +57,20 @@ def _excluded(work: Path, config: str) -> list[dict]:
     return [{"config": config, "status": s, "papers": n} for s, n in sorted(statuses.items()) if s not in USABLE]
 
 
+def grounding_counts(table) -> Counter:
+    """The pairs of a published config's table (a QA config's ``qa`` lists, or the `evaluated` rows) by
+    ``grounding.kind``; None counts the pairs that record no grounding. Counted in Arrow: no row becomes a
+    Python object."""
+    if "qa" in table.column_names:
+        grounding = arrow.struct_field(arrow.list_flatten(table["qa"]), "grounding")
+    else:
+        grounding = table["grounding"].combine_chunks()
+    if not len(grounding):
+        return Counter()
+    kinds = arrow.struct_field(grounding, "kind")
+    return Counter({row["values"]: row["counts"] for row in arrow.value_counts(kinds).to_pylist()})
+
+
 def available_configs(work: Path) -> list[str]:
     """The QA configs whose stage has run (what `publish` writes when none are configured)."""
     names = [c for c in ("seed", "generated", "evaluated") if (work / STAGE_FILES[c]).exists()]
@@ -91,6 +105,7 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
     names = pc.configs or available_configs(work)
     staging = new_staging(out)
     counts, configs_yaml, features, excluded = [], [], {}, []
+    grounding: dict[str, Counter] = {}  # per QA config, its pairs by grounding kind (all splits)
     try:
         with tempfile.TemporaryDirectory() as cache:
             for name in names:
@@ -120,6 +135,8 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
                     )
                     papers = arrow.count_distinct(table["paper_id"]).as_py() if name == "evaluated" else len(ds)
                     counts.append({"config": name, "split": split, "papers": papers, "pairs": pairs})
+                    if "qa" in ds.column_names or "grounding" in ds.column_names:
+                        grounding[name] = grounding.get(name, Counter()) + grounding_counts(table)
                 if not data_files:
                     log.warning("config `%s` has no usable records in %s: left out", name, work)
                     excluded += _excluded(work, name)
@@ -148,6 +165,7 @@ def write_folder(work: str | Path, out: str | Path, cfg: Config) -> Path:
             excluded=excluded,
             models=_models(work, cfg, published),
             split_notes=_split_notes(counts),
+            grounding=[{"config": c, "counts": n} for c, n in grounding.items() if c in published and n],
             quality=quality,
             review=review,
         )
@@ -237,6 +255,11 @@ def _models(work: Path, cfg: Config, names: list[str]) -> list[dict]:
                 "model": manifest.get("model") or endpoint.model or "n/a",
                 "prompt_style": settings.get("prompt_style") or section.prompt_style or "paper",
                 "n_pairs": settings.get("n_pairs", section.n_pairs),
+                # the components asked about, as the run recorded them (absent: none were)
+                "components": ", ".join(
+                    f"{n} {k}{'s' if n != 1 else ''}" for k, n in settings.get("components", {}).items() if n
+                ),
+                "component_pairs": settings.get("component_pairs"),
                 "temperature": request.get("temperature", endpoint.temperature),
                 "top_p": request.get("top_p", endpoint.top_p),
                 "fine_tuned": manifest.get("fine_tuned"),

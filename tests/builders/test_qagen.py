@@ -1,5 +1,6 @@
 """The bound on the paced reply's requests (the embedded profile asks a discarded line again), against the code
-that sends them: every way its attempts can be kept or discarded, tried."""
+that sends them: every way its attempts can be kept or discarded, tried; with a paper's components asked about
+too, each one request."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import re
 
 import pytest
 
-from sciqag_dataset.builders.qagen import most_paced_requests, paced_pairs
+from sciqag_dataset.builders.qagen import most_paced_requests, most_requests, paced_pairs, request_qa
+from sciqag_dataset.config.config_file import SeedConfig
 from sciqag_dataset.llm import LLMResponse
 from sciqag_dataset.qa import small_model
 
@@ -26,9 +28,15 @@ class Scripted:
     be steered through every such sequence; the code under test is the real ``paced_pairs``."""
 
     params: dict = {}
+    name = "scripted"
 
     def __init__(self, keep: tuple[bool, ...]):
         self.keep, self.sent, self.asked = list(keep), 0, 0
+
+    async def chat(self, messages: list[dict], **_) -> LLMResponse:
+        """A component's request: answered once, whatever its reply."""
+        self.sent += 1
+        return LLMResponse(text="Q1: Which oxide was grown?\nA1: Zinc oxide.", finish_reason="stop")
 
     async def complete(self, text: str, **_) -> LLMResponse:
         self.sent += 1
@@ -53,3 +61,28 @@ def test_the_most_paced_requests_is_what_the_worst_sequence_of_discards_sends(n_
         sent.append(client.sent)
     assert max(sent) == most_paced_requests(n_pairs, n_pieces)
     assert min(sent) == 2 * n_pairs  # every attempt kept: a question and an answer a pair
+
+
+TABLE = {
+    "id": "T1",
+    "kind": "table",
+    "label": "Table 1",
+    "caption": "Growth of the nanorods.",
+    "content": "| T (C) | t (h) |\n| --- | --- |\n| 90 | 6 |",
+    "mentions": [],
+}
+FIGURE = {"id": "F1", "kind": "figure", "label": "Figure 1", "caption": "Absorption of the nanorods.", "content": ""}
+
+
+def test_the_most_requests_of_a_paper_count_each_component_asked_once():
+    paper = {"id": "zno", "text": " ".join(PIECES[:2]), "keywords": ["zinc oxide"], "components": [TABLE, FIGURE]}
+    cfg = SeedConfig(prompt_style="small", chunk_words=16, n_pairs=2, components={"table": 1, "figure": 1})
+    most = most_requests(paper, {"prompt_style": "small"}, cfg)
+    attempts = cfg.n_pairs + (small_model.RETRIES_PER_CHUNK + 1) * 2
+    sent = []
+    for keep in itertools.product((True, False), repeat=attempts):
+        client = Scripted(keep)
+        record = asyncio.run(request_qa(paper, client, cfg, origin="teacher"))
+        sent.append(client.sent)
+    assert record["components_asked"] == ["T1", "F1"]
+    assert max(sent) == most == most_paced_requests(2, 2) + 2

@@ -22,6 +22,10 @@ EXTRACT_CASES = [
     ("1.2 * 10^(-3)", ["0.0012"]),
     ("1.2e-3 and 3E5", ["0.0012", "300000"]),
     ("10^19 cm^-3 carriers", ["1e19"]),
+    # LaTeX, as tables and equations keep it
+    (r"$2\times10^{-7}$ and $9 \times 10^{-7}$ s$^{-1}$", ["2e-7", "9e-7"]),
+    (r"5 \pm 0.2 mm, 12\,\% and 10^{19} cm^{-3}", ["5", "0.2", "12", "1e19"]),
+    (r"$\sigma = A \sigma^{n}$", []),
     ("a pressure of 10⁻³ Pa", ["0.001"]),
     ("4.1 × 10^20 cm^-3 and 1.5e-9", ["4.1e20", "1.5e-9"]),
     # percentages, ranges, units glued on the right
@@ -116,3 +120,63 @@ def test_run_numeric_stage(tmp_path):
         "numbers": 0,
         "supported_ratio": None,
     }
+
+
+# a film whose table holds numbers its text does not give
+TABLE_TEXT = "Films were annealed at three temperatures; Table 1 lists their resistivity."
+TABLE = {
+    "id": "T1",
+    "kind": "table",
+    "label": "Table 1",
+    "caption": "Resistivity of the films after 2 h anneals.",
+    "content": "| Anneal (°C) | Resistivity (mΩ cm) |\n| --- | --- |\n| 350 | 4.7 |\n| 420 | 2.9 |",
+    "content_format": "markdown",
+    "cells": [["Anneal (°C)", "Resistivity (mΩ cm)"], ["350", "4.7"], ["420", "2.9"]],
+    "header_rows": 1,
+}
+TABLE_QA = [
+    {
+        "question": "What resistivity did the films reach after a 2 h anneal at 420 °C?",
+        "answer": "2.9 mΩ cm after 2 h at 420 °C, down from 4.7 mΩ cm after annealing at 350 °C.",
+        "grounding": {"kind": "table", "component_id": "T1"},
+    }
+]
+
+
+def test_an_answers_numbers_are_found_in_the_papers_tables_not_only_its_text():
+    paper = {"id": "films", "title": "Annealed films", "text": TABLE_TEXT, "qa": TABLE_QA}
+    assert all(n not in TABLE_TEXT for n in ("2.9", "4.7", "420", "350"))
+    alone = num.numeric_record(paper)["pair_metrics"][0]
+    assert alone["unsupported_numbers"] == ["2.9", "2", "420", "4.7", "350"]  # the text alone has none of them
+    rec = num.numeric_record({**paper, "components": [TABLE]})["pair_metrics"][0]
+    # the values from the cells, the 2 h from the caption
+    assert rec == {"numbers": ["2.9", "2", "420", "4.7", "350"], "unsupported_numbers": [], "numeric_ratio": 1.0}
+
+
+def test_table_cells_in_latex_and_equations_are_sources_and_mathml_markup_is_not():
+    latex_table = {
+        "id": "tab:rates",
+        "kind": "table",
+        "caption": "Creep rates.",
+        "content": "",
+        "cells": [["Strut", "Rate (1/s) 400 K"], ["Thin", "$2\\times10^{-7}$"]],
+    }
+    equation = {"id": "eq:1", "kind": "equation", "content": "R = 8.314", "content_format": "latex"}
+    mathml = {
+        "id": "E2",
+        "kind": "equation",
+        "content": '<math xmlns="http://www.w3.org/1998/Math/MathML"><mn>0.42</mn></math>',
+        "content_format": "mathml",
+    }
+    values = set(num.extract_values(num.component_source([latex_table, equation, mathml])))
+    assert num.supported("2 × 10^-7", values) and num.supported("8.314", values) and num.supported("0.42", values)
+    assert not num.supported("1998", values)  # the MathML namespace's year is no number of the paper
+
+
+def test_the_stage_reads_the_papers_components(tmp_path):
+    paper = {"id": "films", "title": "Annealed films", "text": TABLE_TEXT, "components": [TABLE]}
+    (tmp_path / "papers.jsonl").write_text(json.dumps(paper) + "\n")
+    (tmp_path / "generated.jsonl").write_text(json.dumps({"id": "films", "status": "ok", "qa": TABLE_QA}) + "\n")
+    run_stage(num.stage(), tmp_path)
+    rec = json.loads((tmp_path / "numeric.jsonl").read_text())
+    assert rec["pair_metrics"][0]["numeric_ratio"] == 1.0

@@ -234,12 +234,14 @@ def test_builder_splits_are_paper_level_and_deterministic(tmp_path):
             "question": datasets.Value("string"),
             "answer": datasets.Value("string"),
             "origin": datasets.Value("string"),
+            "grounding": {"kind": datasets.Value("string"), "component_id": datasets.Value("string")},
             "pair_id": datasets.Value("string"),
         }
     )
-    # every published pair carries its stable id: the paper id and a hash of the question
+    # every published pair carries its stable id: the paper id and a hash of the question; these pairs were
+    # written without a grounding, and load with none
     for pair in row["qa"]:
-        assert pair["pair_id"] == pair_id(row["id"], pair["question"])
+        assert pair["pair_id"] == pair_id(row["id"], pair["question"]) and pair["grounding"] is None
 
 
 def test_publish_folder_loads_with_load_dataset(tmp_path):

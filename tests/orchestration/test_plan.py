@@ -10,15 +10,18 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import yaml
 from helpers import ScriptedChat, write_jsonl
 
+from sciqag_dataset.builders.ingest import read_file
 from sciqag_dataset.cli import main
 from sciqag_dataset.core.wiring import PLAN
 from sciqag_dataset.llm.budget import LEDGER
 from sciqag_dataset.llm.cache import ResponseCache
+from sciqag_dataset.orchestration.pipeline import sample_papers
 from sciqag_dataset.orchestration.plan import measured_pace, requests_by_stage
 from sciqag_dataset.orchestration.plan_client import read_only_cache
 
@@ -283,3 +286,43 @@ def test_the_plan_counts_the_requests_of_a_run_with_the_chunk_filter(tmp_path, m
     # the two chunks left (the captions and the references dropped), a request each; the llm mode's check too
     assert planned == sent == manifest["usage"]["requests"] == requests
     assert manifest["chunk_filter"]["dropped"] == {"caption": 1, "references": 1}
+
+
+COMPONENTS = Path(__file__).resolve().parents[1] / "fixtures" / "components"
+
+
+def test_the_plan_counts_the_component_requests_the_run_then_sends(tmp_path):
+    # the sample paper with a table and a figure, and the JATS and HTML fixtures (tables, equations, a figure)
+    papers = [
+        read_file(path)[0]
+        for path in (
+            Path(sample_papers()[0]) / "photocatalytic_tio2.xml",
+            COMPONENTS / "jats_paper.xml",
+            COMPONENTS / "html_paper.html",
+        )
+    ]
+    work = tmp_path / "work"
+    write_jsonl(work / "papers.jsonl", papers)
+    write_jsonl(work / "keywords.jsonl", [{"id": p["id"], "keywords": ["heat"], "status": "ok"} for p in papers])
+    reply = "Q1: What was measured?\nA1: The rate of the reaction."
+    with ScriptedChat(lambda body: reply) as fake:
+        config = tmp_path / "config.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "work_dir": str(work),
+                    "stages": ["seed"],
+                    "teacher": {"url": fake.base_url, "model": "teacher"},
+                    "seed": {"n_pairs": 1, "components": {"table": 2, "equation": 1, "figure": 1}},
+                }
+            )
+        )
+        plan_file = tmp_path / "plan.json"
+        assert main(["run", str(config), "--plan-json", str(plan_file)]) == 0
+        assert fake.requests == []  # planned without a request
+        assert main(["run", str(config)]) == 0
+    planned = requests_by_stage(json.loads(plan_file.read_text()))["seed"]["requests"]
+    sent = json.loads((work / "seed_manifest.json").read_text())["usage"]["requests"]
+    # a request for each paper's prose, and one per component asked: the sample's table and figure, the JATS
+    # paper's two tables, an equation and its figure, the HTML paper's two tables and its figure
+    assert planned == sent == len(fake.requests) == 3 + 2 + 4 + 3
