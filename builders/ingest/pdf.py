@@ -229,6 +229,8 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     )
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
     title = _TITLE_MARK.sub("", _join_broken(title, vocab))
+    for component in components:
+        component["caption"] = inline(_join_broken(component["caption"], vocab))
     # the paper's own DOI is printed in its front matter or a running head: not in the body, where a DOI is
     # another work's (a dataset, a cited paper) and would become this paper's id
     front = [ln for ln in first if not blocks or ln.top <= _first_heading_top(blocks, body, opening)]

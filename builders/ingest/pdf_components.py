@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from sciqag_dataset.builders.ingest.components import component, mentioned_as, unique_id
-from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, inline
+from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL
 from sciqag_dataset.builders.ingest.pdf_line import Block, Line
 
 _LABEL = re.compile(r"([A-Za-z]+)\.?\s*(S?\d+[a-z]?)", re.I)  # a caption label's word and number ("Fig. 1A")
@@ -31,7 +31,7 @@ def pdf_components(lines: list[Line], captions: list[Block]) -> list[dict]:
     labels: set[str] = set()
     tables = _boxes(ln for ln in lines if ln.kind == "table")
     for block in captions:
-        text = inline(block.text.replace("\x00", ""))
+        text = " ".join(block.text.split())  # a word broken at a line end still marked ("-\\x00"): pdf.py joins it
         m = CAPTION_LABEL.match(text)
         if not m or m[0].lower() in labels:
             continue  # a caption continued on the next page, or a figure's label inside its own caption
