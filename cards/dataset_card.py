@@ -15,10 +15,10 @@ from sciqag_dataset import __version__
 from sciqag_dataset.cards import CITATION
 from sciqag_dataset.config.config_file import Config
 from sciqag_dataset.core.jsonl import iter_latest
+from sciqag_dataset.core.schema import GROUNDING_KINDS
 from sciqag_dataset.core.wiring import PAPERS, PLAN
 from sciqag_dataset.llm.budget import spend_by_stage
 from sciqag_dataset.llm.models import DEMO_QUALITY, REAL_DATA
-from sciqag_dataset.qa.components import GROUNDING_KINDS
 
 
 def markdown_text(text: str) -> str:

@@ -56,6 +56,7 @@ from sciqag_dataset.evaluation.judgements import (
 )
 from sciqag_dataset.evaluation.judging import DimensionResult, Judge, judge_items, make_judges
 from sciqag_dataset.llm import LLMClient
+from sciqag_dataset.qa.components import asked_about
 from sciqag_dataset.qa.prompts import fit_to_context
 from sciqag_dataset.qa.rules import refers_to_source
 
@@ -98,10 +99,14 @@ async def racar_paper(
     context_tokens: int = 8192,
     chars_per_token: float = 3.5,
 ) -> dict:
-    """One paper {id, title, text, qa} -> its racar.jsonl record (5 calls per judge when replies parse)."""
+    """One paper {id, title, text, qa, components} -> its racar.jsonl record (5 calls per judge when replies
+    parse). The judge reads the text and, after it, the components the pairs were asked from."""
     pairs = paper["qa"]
     budget = paper_char_budget(pairs, judges, context_tokens, chars_per_token)
-    (text,), warnings = fit_to_context(paper.get("text") or "", budget, "truncate")
+    # a pair asked about a table is judged against that table: it goes after the text, which is cut to leave room
+    shown = asked_about(paper, budget // 2)
+    (text,), warnings = fit_to_context(paper.get("text") or "", budget - len(shown), "truncate")
+    text = f"{text}\n\n{shown}" if shown else text
     jobs = [(j, d) for j in judges for d in RACAR_DIMENSIONS]
     results = await asyncio.gather(
         *(judge_dimension(j, d, pairs, text, paper.get("title") or "", max_attempts) for j, d in jobs)

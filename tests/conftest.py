@@ -26,6 +26,7 @@ SLOW_FIXTURES = {
     "test_train.py::trained",  # a LoRA fine-tuning run (~13 s)
     "test_keywords.py::nlp",  # loads the spaCy pipeline (~7 s)
     "evaluated_review_work",  # runs the evaluate stage with the real embedder (~10 s)
+    "grounded_review_work",  # the same, on two papers with components
 }
 # Not listed: test_coverage.py's `model` (MiniLM, ~7 s). Most of that is importing sentence-transformers, which
 # the next quick test to touch the embedder would pay instead, so marking it moves the cost, not removes it.
@@ -53,6 +54,7 @@ SLOW_TESTS = {
     "tests/orchestration/test_plan.py::test_a_recorded_plan_ranges_the_paced_requests_and_the_card_compares_it_with_what_was_sent",  # noqa: E501 3 minutes: a real embedded run
     "tests/orchestration/test_plan.py::test_the_plan_walks_the_runs_steps_and_lists_a_plugin_stage_it_cannot_plan",  # noqa: E501 10 s
     "tests/orchestration/test_plan.py::test_the_plan_counts_the_component_requests_the_run_then_sends",  # noqa: E501 6 s (plan and run)
+    "tests/evaluation/benchmark/test_item_analysis.py::test_scores_per_kind_of_question_in_the_leaderboard_its_table_and_the_predictions",  # noqa: E501 6 s (two benchmark runs)
     "tests/evaluation/benchmark/test_item_analysis.py::test_a_question_a_small_model_answers_with_its_terms_masked_is_flagged_general_knowledge",  # noqa: E501 3 s (two benchmark runs)
     "tests/evaluation/benchmark/test_item_analysis.py::test_embedded_model_its_transformers_twin_and_fakes_flag_the_planted_items_and_the_card_shows_them",  # noqa: E501 25-55 s (llama.cpp and `transformers serve` answer)
     "tests/test_packaging.py::test_wheel_carries_its_data_and_works_outside_the_repo",  # 5 s
@@ -181,14 +183,33 @@ def review_work(evaluated_review_work, tmp_path) -> Path:
     return Path(shutil.copytree(evaluated_review_work, tmp_path / "work"))
 
 
+@pytest.fixture(scope="session")
+def grounded_review_work(tmp_path_factory) -> Path:
+    """Two papers, 10 pairs, some asked from a table, an equation and a figure, evaluated: built once."""
+    from review_samples import grounded_work
+
+    return grounded_work(tmp_path_factory.mktemp("grounded-review"))
+
+
 @pytest.fixture
 def served(review_work):
     """A real `sciqag review` process over an evaluated work directory; yields (work, base URL with token)."""
+    yield from _serve(review_work)
+
+
+@pytest.fixture
+def served_grounded(grounded_review_work, tmp_path):
+    """`sciqag review` over a copy of the grounded work directory; yields (work, base URL with token)."""
+    import shutil
+
+    yield from _serve(Path(shutil.copytree(grounded_review_work, tmp_path / "work")))
+
+
+def _serve(work: Path):
     import re
     import subprocess
     import time
 
-    work = review_work
     proc = subprocess.Popen(
         [sys.executable, "-m", "sciqag_dataset.cli", "review", str(work), "--port", "0"],
         stdout=subprocess.PIPE,

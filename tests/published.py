@@ -36,9 +36,13 @@ def write_pairs_file(path: Path, pairs=PAIRS) -> Path:
     return path
 
 
-def published_folder(tmp_path: Path, pairs=PAIRS, scores=None, teacher: str | None = None) -> Path:
+def published_folder(
+    tmp_path: Path, pairs=PAIRS, scores=None, teacher: str | None = None, grounding: dict | None = None
+) -> Path:
     """A folder written by `sciqag publish` (every paper in the test split), `evaluated` and `seed` configs;
-    with ``teacher``, the seed stage's manifest records that model as the writer of the seed pairs."""
+    with ``teacher``, the seed stage's manifest records that model as the writer of the seed pairs; ``grounding``
+    maps a pair's index to what it records it was asked from."""
+    asked = {j: {"grounding": g} for j, g in (grounding or {}).items()}
     work = tmp_path / "work"
     papers, seed, evaluated = [], [], []
     for i in range(0, len(pairs), 2):
@@ -53,7 +57,9 @@ def published_folder(tmp_path: Path, pairs=PAIRS, scores=None, teacher: str | No
                 "metadata": {"doi": f"10.5555/{i}"},
             }
         )
-        qa = [{"question": q, "answer": a, "origin": "teacher"} for q, a in chunk]
+        qa = [
+            {"question": q, "answer": a, "origin": "teacher", **asked.get(i + k, {})} for k, (q, a) in enumerate(chunk)
+        ]
         seed.append({"id": pid, "qa": qa, "status": "ok", "keywords": [SECRET, "films"]})
         for k, (q, a) in enumerate(chunk):
             s = (scores or {}).get(i + k, {})
@@ -72,6 +78,7 @@ def published_folder(tmp_path: Path, pairs=PAIRS, scores=None, teacher: str | No
                         for d in ("relevance", "agnosticism", "completeness", "accuracy", "reasonableness")
                     },
                     "racar_mean": 3.0,
+                    **asked.get(i + k, {}),
                 }
             )
     write_jsonl(work / "papers.jsonl", papers)

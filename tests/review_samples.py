@@ -109,14 +109,24 @@ def judge_replies() -> dict[str, list[str]]:
     return replies
 
 
-def evaluated_work(tmp_path: Path, qa: dict | None = None) -> Path:
-    """WORK with papers, generated pairs and evaluated.jsonl (RACAR + coverage), as `sciqag evaluate` leaves it."""
+def evaluated_work(
+    tmp_path: Path, qa: dict | None = None, papers: dict | None = None, components: dict | None = None
+) -> Path:
+    """WORK with papers, generated pairs and evaluated.jsonl (RACAR + coverage), as `sciqag evaluate` leaves it.
+    ``qa`` maps a paper to its (question, answer) pairs, or (question, answer, grounding); ``papers`` to its
+    (title, text), ``components`` to its components."""
     work = claim(tmp_path / "work", "work", option="work_dir")  # as `sciqag` makes it: later commands adopt it
     write_jsonl(
         work / "papers.jsonl",
         [
-            {"id": pid, "title": title, "text": text, "metadata": {"doi": f"10.5555/{pid}"}}
-            for pid, (title, text) in PAPERS.items()
+            {
+                "id": pid,
+                "title": title,
+                "text": text,
+                "metadata": {"doi": f"10.5555/{pid}"},
+                **({"components": (components or {})[pid]} if pid in (components or {}) else {}),
+            }
+            for pid, (title, text) in (papers or PAPERS).items()
             if pid in (qa or QA)
         ],
     )
@@ -127,7 +137,10 @@ def evaluated_work(tmp_path: Path, qa: dict | None = None) -> Path:
                 "id": pid,
                 "status": "ok",
                 "model": "test-generator",
-                "qa": [{"question": q, "answer": a, "origin": "generator"} for q, a in pairs],
+                "qa": [
+                    {"question": q, "answer": a, "origin": "generator", **({"grounding": g[0]} if g else {})}
+                    for q, a, *g in pairs
+                ],
             }
             for pid, pairs in (qa or QA).items()
         ],
@@ -139,3 +152,69 @@ def evaluated_work(tmp_path: Path, qa: dict | None = None) -> Path:
             judges=[LLMClient(judge.base_url, "scripted-judge", max_retries=0)],
         )
     return work
+
+
+# Two papers whose pairs were asked from a table, an equation and a figure as well as the text: the zeolite
+# paper's text mentions its table and equation; the figure a pair names is not among the paper's components.
+GROUNDED_TEXT = PAPERS["zeolite"][1] + (
+    " Table 1 lists the uptake at each temperature we measured. The uptake follows Eq. (1) over the whole range."
+)
+
+
+def grounded_components() -> list[dict]:
+    text = GROUNDED_TEXT
+    at = text.index("Table 1")
+    eq = text.index("Eq. (1)")
+    return [
+        {
+            "id": "T1",
+            "kind": "table",
+            "label": "Table 1",
+            "caption": "Water uptake of the membrane at four temperatures.",
+            "content": "| T (°C) | uptake (g/g) |\n|---|---|\n| 20 | 0.21 |\n| 80 | 0.105 |",
+            "content_format": "markdown",
+            "cells": [["T (°C)", "uptake (g/g)"], ["20", "0.21"], ["80", "0.105"]],
+            "header_rows": 1,
+            "context_before": "",
+            "context_after": "",
+            "mentions": [{"start": at, "end": at + len("Table 1")}],
+        },
+        {
+            "id": "E1",
+            "kind": "equation",
+            "label": "Eq. (1)",
+            "caption": "",
+            "content": r"q(T) = q_0 \exp\left(-\frac{E_a}{R T}\right)",
+            "content_format": "latex",
+            "cells": [],
+            "header_rows": 0,
+            "context_before": "",
+            "context_after": "",
+            "mentions": [{"start": eq, "end": eq + len("Eq. (1)")}],
+        },
+    ]
+
+
+def grounded_work(tmp_path: Path) -> Path:
+    table = {"kind": "table", "component_id": "T1"}
+    zeolite = [
+        ("How much water does the zeolite take up at 20 °C?", "0.21 g of water per gram of zeolite.", table),
+        (
+            "How does uptake depend on temperature?",
+            "It falls exponentially with 1/T.",
+            {"kind": "equation", "component_id": "E1"},
+        ),
+        (
+            "What does the membrane look like under a microscope?",
+            "Dense grains.",
+            {"kind": "figure", "component_id": "F9"},
+        ),
+        *QA["zeolite"][3:4],
+        (*QA["zeolite"][4], {"kind": "prose", "component_id": None}),
+    ]
+    return evaluated_work(
+        tmp_path,
+        qa={"zeolite": zeolite, "catalyst": QA["catalyst"]},
+        papers={"zeolite": (PAPERS["zeolite"][0], GROUNDED_TEXT), "catalyst": PAPERS["catalyst"]},
+        components={"zeolite": grounded_components()},
+    )

@@ -1,12 +1,14 @@
 """Predictions files and the leaderboard.
 
-``write_predictions``: one row per question of the set (answered or not) with the prediction and every
-score as a column -> ``models/<model>/predictions.jsonl`` (``load_dataset("json", data_files=...)`` reads
-it). ``leaderboard``: per model, each metric's mean over the answered questions (``number_agreement`` over
-those whose reference has numbers) with a 95 % percentile-bootstrap confidence interval (questions resampled
-with replacement), questions answered and failed, and tokens -> ``leaderboard.json``, ``leaderboard.md`` and
-``leaderboard.png``. Models answered on another question set, system prompt or BERTScore model are left out,
-and named. Scores and judgements join an answer only while they are of that very answer.
+``write_predictions``: one row per question of the set (answered or not) with the prediction, what the question
+was asked from and every score as a column -> ``models/<model>/predictions.jsonl``
+(``load_dataset("json", data_files=...)`` reads it). ``leaderboard``: per model, each metric's mean over the
+answered questions (``number_agreement`` over those whose reference has numbers) with a 95 % percentile-bootstrap
+confidence interval (questions resampled with replacement), questions answered and failed, tokens, and the same
+means per kind of question where some were asked from tables, equations or figures (``by_asked_from``) ->
+``leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png``. Models answered on another question set, system
+prompt or BERTScore model are left out, and named. Scores and judgements join an answer only while they are of
+that very answer.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 from sciqag_dataset.core.atomic import write_whole
 from sciqag_dataset.core.console import plural
 from sciqag_dataset.core.jsonl import iter_latest, read_jsonl
+from sciqag_dataset.core.schema import GROUNDING_KINDS
 from sciqag_dataset.core.stage import digest
 from sciqag_dataset.evaluation.benchmark.items import item_analysis
 from sciqag_dataset.evaluation.benchmark.judge import JUDGE_DIMENSIONS
@@ -61,6 +64,7 @@ def write_predictions(results: Path, folder: str, info: dict) -> Path:
             {
                 "id": q["id"],
                 "paper_id": q.get("paper_id"),
+                "asked_from": q.get("asked_from") or "prose",
                 "question": q["question"],
                 "reference": q["reference"],
                 "prediction": ans.get("prediction") if ok else None,
@@ -90,8 +94,8 @@ def bootstrap_ci(values, *, samples: int = 1000, seed: int = 0, level: float = 0
     return float(low), float(high)
 
 
-def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[str, Any]:
-    answered = [r for r in rows if r["status"] == "answered"]
+def _metrics(answered: list[dict], samples: int) -> dict[str, dict]:
+    """Each metric's mean over ``answered`` with its bootstrap interval and count (metrics no row has: left out)."""
     metrics = {}
     for m in METRICS:
         values = [r[m] for r in answered if r.get(m) is not None]
@@ -103,6 +107,22 @@ def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[st
             "ci95": [round(low, 4), round(high, 4)],
             "n": len(values),
         }
+    return metrics
+
+
+def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[str, Any]:
+    answered = [r for r in rows if r["status"] == "answered"]
+    metrics = _metrics(answered, samples)
+    kinds = sorted({r.get("asked_from") or "prose" for r in rows}, key=_kind_order)
+    by_kind = {}
+    if kinds != ["prose"]:  # questions asked from tables, equations or figures too: scores per kind
+        for kind in kinds:
+            of_kind = [r for r in answered if (r.get("asked_from") or "prose") == kind]
+            by_kind[kind] = {
+                "questions": sum((r.get("asked_from") or "prose") == kind for r in rows),
+                "answered": len(of_kind),
+                "metrics": _metrics(of_kind, samples),
+            }
     return {
         "model": info["model"],
         "endpoint": info.get("endpoints"),
@@ -112,6 +132,7 @@ def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[st
         "prompt_tokens": sum(r.get("prompt_tokens") or 0 for r in answered),
         "completion_tokens": sum(r.get("completion_tokens") or 0 for r in answered),
         "metrics": metrics,
+        "by_asked_from": by_kind,  # empty when every question was asked from the text
         "wrote_the_questions": info.get("wrote_the_questions"),  # its role when it wrote them, else None
     }
 
@@ -146,6 +167,10 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
     return board
 
 
+def _kind_order(kind: str) -> tuple:
+    return (GROUNDING_KINDS.index(kind), "") if kind in GROUNDING_KINDS else (len(GROUNDING_KINDS), kind)
+
+
 def _cell(metric: dict | None, scale: float = 1.0) -> str:
     if not metric:
         return "–"
@@ -172,10 +197,37 @@ def markdown(board: dict) -> str:
             + " | ".join(cells)
             + f" | {e['completion_tokens']} |"
         )
+    lines += _by_kind_lines(board, shown)
     own = [f"**{e['model']}** is {e['wrote_the_questions']}" for e in board["models"] if e.get("wrote_the_questions")]
     if own:
         lines += ["", "Warning: " + "; ".join(own) + " of this dataset: it answers questions it wrote itself."]
     return "\n".join(lines) + "\n"
+
+
+def _by_kind_lines(board: dict, shown: list[str]) -> list[str]:
+    """A table of each model's scores per kind of question (asked from the text, a table, an equation, a
+    figure): the ranking metric, else the first shown; nothing when every question was asked from the text."""
+    metric = board["ranked_by"] or next(iter(shown), None)
+    kinds = sorted({k for e in board["models"] for k in e.get("by_asked_from") or {}}, key=_kind_order)
+    if not kinds or metric is None:
+        return []
+    counts = {k: max(e["by_asked_from"].get(k, {}).get("questions", 0) for e in board["models"]) for k in kinds}
+    lines = [
+        "",
+        f"{metric} by what the question was asked from: mean [95 % bootstrap CI] over the answered questions of "
+        "that kind.",
+        "",
+        "| model | " + " | ".join(f"{k} ({plural(counts[k], 'question')})" for k in kinds) + " |",
+        "|---|" + "---:|" * len(kinds),
+    ]
+    for e in board["models"]:
+        per = e.get("by_asked_from") or {}
+        lines.append(
+            f"| {e['model']} | "
+            + " | ".join(_cell(per.get(k, {}).get("metrics", {}).get(metric)) for k in kinds)
+            + " |"
+        )
+    return lines
 
 
 def board_title(board: dict, width: int = 72) -> str:

@@ -4,7 +4,8 @@ A published dataset is read with ``load_dataset`` (config ``evaluated``, else ``
 split ``test``): the `evaluated` config has a row per pair, the others a row per paper with its ``qa`` list.
 A file is JSON (a list of pairs), JSON Lines or parquet, with ``question``/``answer`` or ``Q``/``A`` keys.
 Only what a closed-book model may see and what scoring needs is kept: an id, the question, the reference
-answer and the paper id; never the paper's text or keywords. The pair's (or its paper's) keywords, where the
+answer, the paper id and what the pair was asked from (``asked_from``: prose, table, equation or figure, which the
+leaderboard breaks scores down by); never the paper's text or keywords. The pair's (or its paper's) keywords, where the
 data has them, go to ``RESULTS/question_keywords.jsonl`` apart, for the general-knowledge check to mask.
 """
 
@@ -90,8 +91,27 @@ def _from_file(path: Path) -> tuple[list[dict], dict]:
             bad.append(n)
             continue
         qid = str(row.get("id") or f"q{n:05d}")
-        questions.append({"id": qid, "question": q, "reference": a, "paper_id": row.get("paper_id"), **_keywords(row)})
+        questions.append(
+            {
+                "id": qid,
+                "question": q,
+                "reference": a,
+                "paper_id": row.get("paper_id"),
+                **_asked_from(row),
+                **_keywords(row),
+            }
+        )
     return questions, {"data": str(path), "format": path.suffix.lstrip("."), "rows_without_pair": bad}
+
+
+def _asked_from(*rows: dict) -> dict:
+    """``{"asked_from": kind}``: what the pair was asked from (its ``grounding`` kind; "prose" where it records
+    none: pairs were asked from the text before components were)."""
+    for row in rows:
+        kind = ((row.get("grounding") if isinstance(row, dict) else None) or {}).get("kind")
+        if kind:
+            return {"asked_from": kind}
+    return {"asked_from": "prose"}
 
 
 def _keywords(*rows: dict) -> dict:
@@ -164,6 +184,7 @@ def _from_dataset(data: str, config: str | None, split: str, authors_test_set: b
                     "question": q,
                     "reference": a,
                     "paper_id": row.get("paper_id", row.get("id")),
+                    **_asked_from(pair),
                     **_keywords(pair, row),
                 }
             )

@@ -11,9 +11,9 @@ from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.metrics import NAMES, default_metrics, get_metric, on_register
 from sciqag_dataset.core.options import build_section, check_fields, extend_section
 from sciqag_dataset.core.options import opt as _opt
+from sciqag_dataset.core.schema import COMPONENT_KINDS
 from sciqag_dataset.llm.embedded import ENGINES
 from sciqag_dataset.llm.endpoint import JudgeEndpointConfig, ModelEndpointConfig
-from sciqag_dataset.qa.components import COMPONENT_KINDS
 
 #: What `sciqag evaluate` can run: the registered metrics (read when used, so a plugin's count too). They run
 #: cheapest first (``metrics.run_order``), so an LLM outage loses the least.

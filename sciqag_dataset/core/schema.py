@@ -13,6 +13,9 @@ from datasets import Features, List, Value
 
 from sciqag_dataset.core import metrics
 
+COMPONENT_KINDS = ("table", "equation", "figure")
+GROUNDING_KINDS = ("prose", *COMPONENT_KINDS)  # what a pair can be asked from
+
 QA_PAIR = {
     "question": Value("string"),
     "answer": Value("string"),

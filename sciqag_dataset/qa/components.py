@@ -11,10 +11,8 @@ what it asks about instead of pointing at "Table 2". Every pair records where it
 
 from __future__ import annotations
 
+from sciqag_dataset.core.schema import COMPONENT_KINDS
 from sciqag_dataset.qa.prompts import ALPACA_INSTRUCTION, ALPACA_TEMPLATE
-
-COMPONENT_KINDS = ("table", "equation", "figure")
-GROUNDING_KINDS = ("prose", *COMPONENT_KINDS)
 
 #: the most characters of the text before and after a component that a prompt shows
 CONTEXT_CHARS = 1500
@@ -89,7 +87,7 @@ def _table(component: dict) -> str:
     return "\n".join(" | ".join(row) for row in component.get("cells") or [])
 
 
-def _block(component: dict, max_chars: int | None) -> str:
+def component_block(component: dict, max_chars: int | None = None) -> str:
     """The component as the prompt shows it: its label and caption, then its content (cut at a line end to
     ``max_chars``, a long table's first rows)."""
     kind = component["kind"]
@@ -125,6 +123,19 @@ def _after(text: str | None, max_chars: int) -> str:
     return head[: head.rfind(". ") + 1] if ". " in head else head  # to a sentence's end
 
 
+def asked_about(paper: dict, max_chars: int) -> str:
+    """The tables, equations and figures a paper's pairs were asked from, as their prompt showed them, for a
+    judge that reads the paper's text beside the pairs (the text alone lacks them); "" when every pair was asked
+    from the prose. At most ``max_chars`` (each component gets an equal share; a long table is cut)."""
+    wanted = {(p.get("grounding") or {}).get("component_id") for p in paper.get("qa") or []} - {None}
+    found = [c for c in paper.get("components") or [] if c.get("id") in wanted]
+    if not found:
+        return ""
+    head = "Tables, equations and figures of the paper that some questions were asked from:"
+    share = max((max_chars - len(head)) // len(found) - 2, 200)
+    return "\n\n".join([head, *(component_block(c, share)[:share] for c in found)])
+
+
 def _format(n: int) -> str:
     return "\n".join(f"Q{i}: ...\nA{i}: ..." for i in range(1, n + 1))
 
@@ -138,7 +149,7 @@ def component_prompt(component: dict, n: int, title: str | None = None, max_char
     return COMPONENT_PROMPT.format(
         shown=SHOWN[kind],
         title=f" ({' '.join(title.split())})" if title and title.strip() else "",
-        block=_block(component, None if max_chars is None else max(max_chars - 2 * context, 200)),
+        block=component_block(component, None if max_chars is None else max(max_chars - 2 * context, 200)),
         before=_before(component.get("context_before"), context),
         after=_after(component.get("context_after"), context),
         n=n,

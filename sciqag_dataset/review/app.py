@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from sciqag_dataset.core.errors import UserError
-from sciqag_dataset.review.session import SCORE_FILTERS, STATUSES, NotInQueue, ReviewSession
+from sciqag_dataset.review.session import ASKED_FROM, SCORE_FILTERS, STATUSES, NotInQueue, ReviewSession
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {"review.js": "text/javascript", "review.css": "text/css"}
@@ -86,11 +86,13 @@ def create_app(session: ReviewSession, token: str | None = None) -> Starlette:
 
     async def find(request: Request) -> Response:
         p = request.query_params
-        status, score = p.get("status", "all"), p.get("score", "all")
-        if status not in STATUSES or score not in SCORE_FILTERS:
-            raise UserError(f"status is one of {STATUSES}, score one of {SCORE_FILTERS}")
+        status, score, asked_from = p.get("status", "all"), p.get("score", "all"), p.get("asked_from", "all")
+        if status not in STATUSES or score not in SCORE_FILTERS or asked_from not in ASKED_FROM:
+            raise UserError(
+                f"status is one of {STATUSES}, score one of {SCORE_FILTERS}, asked_from one of {ASKED_FROM}"
+            )
         step = -1 if p.get("step") == "-1" else 1
-        i = session.find(p.get("reviewer", ""), int(p.get("from", 0)), step, status, score)
+        i = session.find(p.get("reviewer", ""), int(p.get("from", 0)), step, status, score, asked_from)
         return JSONResponse({"i": i})
 
     async def save(request: Request) -> Response:

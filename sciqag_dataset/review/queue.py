@@ -35,6 +35,7 @@ class Entry:
     paper_id: str
     mean: float | None  # the judge's RACAR mean
     offset: int  # of the row in evaluated.jsonl
+    asked_from: str = "prose"  # the pair's grounding kind: "prose", "table", "equation" or "figure"
 
 
 def scan(work: Path) -> list[Entry]:
@@ -55,7 +56,8 @@ def scan(work: Path) -> list[Entry]:
                 continue
             pid = ids(row)
             entries.pop(pid, None)
-            entries[pid] = Entry(pid, paper, row.get("racar_mean"), offset)
+            kind = (row.get("grounding") or {}).get("kind") or "prose"  # unrecorded: asked from the text
+            entries[pid] = Entry(pid, paper, row.get("racar_mean"), offset, kind)
             offset += len(line)
     return list(entries.values())
 

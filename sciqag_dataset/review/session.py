@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.jsonl import JsonlIndex
-from sciqag_dataset.core.schema import RACAR_DIMENSIONS, REASONING_TYPES
+from sciqag_dataset.core.schema import GROUNDING_KINDS, RACAR_DIMENSIONS, REASONING_TYPES
 from sciqag_dataset.core.spans import find_span, merged
 from sciqag_dataset.core.wiring import EVALUATED, PAPERS
 from sciqag_dataset.review.queue import Entry, build_queue, scan, stratum
@@ -27,6 +27,8 @@ class NotInQueue(LookupError):
 
 STATUSES = ("all", "todo", "done", "kept", "dropped", "edited")
 SCORE_FILTERS = ("all", "low", "mid", "high", "unscored")
+ASKED_FROM = ("all", *GROUNDING_KINDS)  # the filter by what a pair was asked from
+SHOWN_FIELDS = ("id", "kind", "label", "caption", "content", "content_format", "cells", "header_rows")
 
 
 def evidence_spans(text: str, evidence: list[str]) -> list[tuple[int, int]]:
@@ -34,17 +36,34 @@ def evidence_spans(text: str, evidence: list[str]) -> list[tuple[int, int]]:
     return merged([s for sentence in evidence or [] if (s := find_span(text, sentence))])
 
 
-def passage(text: str, evidence: list[str]) -> list[dict]:
-    """The paper text as segments, the evidence ones marked (the page builds them as text, never as HTML)."""
-    out, at = [], 0
-    for start, end in evidence_spans(text, evidence):
-        if start > at:
-            out.append({"text": text[at:start], "mark": False})
-        out.append({"text": text[start:end], "mark": True})
-        at = end
-    if at < len(text):
-        out.append({"text": text[at:], "mark": False})
+def passage(text: str, evidence: list[str], mentions: list[dict] = ()) -> list[dict]:
+    """The paper text as segments, the evidence ones marked and those where the text mentions the pair's
+    component (``mentions``: offsets, as a component records them) flagged (the page builds them as text,
+    never as HTML)."""
+    marks = evidence_spans(text, evidence)
+    refs = merged([(m["start"], m["end"]) for m in mentions or [] if 0 <= m["start"] < m["end"] <= len(text)])
+    cuts = sorted({0, len(text), *(x for span in marks + refs for x in span)})
+    out = []
+    for start, end in zip(cuts, cuts[1:]):
+        seg = {"text": text[start:end], "mark": any(a <= start and end <= b for a, b in marks)}
+        if any(a <= start and end <= b for a, b in refs):
+            seg["mention"] = True
+        if out and (out[-1]["mark"], out[-1].get("mention")) == (seg["mark"], seg.get("mention")):
+            out[-1]["text"] += seg["text"]  # neighbours of one kind are one segment
+        else:
+            out.append(seg)
     return out
+
+
+def shown_component(paper: dict, grounding: dict | None) -> dict | None:
+    """The table, equation or figure a pair was asked from, as the page shows it (None for a prose pair);
+    ``missing`` where the paper record no longer has that component (or the dataset has no papers)."""
+    if not grounding or grounding.get("kind") in (None, "prose"):
+        return None
+    found = next((c for c in paper.get("components") or [] if c.get("id") == grounding.get("component_id")), None)
+    if found is None:
+        return {"id": grounding.get("component_id"), "kind": grounding["kind"], "missing": True}
+    return {k: found.get(k) for k in SHOWN_FIELDS} | {"mentions": found.get("mentions") or []}
 
 
 def _evidence_only(evidence: list[str]) -> list[dict]:
@@ -124,8 +143,10 @@ class ReviewSession:
                 raise NotInQueue("this pair is no longer in evaluated.jsonl: reload the page")
         raise UserError(f"{self.work / EVALUATED} keeps changing: try again in a moment")
 
-    def _matches(self, reviewer: str, entry: Entry, status: str, score: str) -> bool:
+    def _matches(self, reviewer: str, entry: Entry, status: str, score: str, asked_from: str) -> bool:
         if score != "all" and stratum(entry.mean) != score:
+            return False
+        if asked_from != "all" and entry.asked_from != asked_from:
             return False
         if status == "all":
             return True
@@ -134,7 +155,9 @@ class ReviewSession:
             return status in status_of(state, {}) - {"edited"}
         return status in status_of(state, self._row(entry))
 
-    def find(self, reviewer: str, start: int, step: int, status: str = "all", score: str = "all") -> int | None:
+    def find(
+        self, reviewer: str, start: int, step: int, status: str = "all", score: str = "all", asked_from: str = "all"
+    ) -> int | None:
         """The first index from ``start`` (inclusive) going by ``step`` whose pair passes the filters."""
         reviewer = check_reviewer(reviewer)
         if self.blind and score != "all":
@@ -143,7 +166,7 @@ class ReviewSession:
         q = self.queue(reviewer)
         i = start
         while 0 <= i < len(q):
-            if self._matches(reviewer, q[i], status, score):
+            if self._matches(reviewer, q[i], status, score, asked_from):
                 return i
             i += step
         return None
@@ -154,7 +177,7 @@ class ReviewSession:
         self._refresh()
         q = self.queue(reviewer)
         if not q:
-            return {"total": 0, "done": 0, "reviewer": reviewer, "blind": self.blind}
+            return {"total": 0, "done": 0, "reviewer": reviewer, "blind": self.blind, "asked_from": []}
         index = min(max(index, 0), len(q) - 1)
         entry = q[index]
         row = self._row(entry)
@@ -162,6 +185,7 @@ class ReviewSession:
         state = self.log.of(reviewer, entry.pair_id)
         done = sum(reviewed(self.log.of(reviewer, e.pair_id)) for e in q)
         evidence = row.get("context") or []
+        component = shown_component(paper, row.get("grounding"))
         judge = None
         if not self.blind and any(row.get(d) is not None for d in RACAR_DIMENSIONS):
             reasons = row.get("racar_reasons") or {}
@@ -179,7 +203,13 @@ class ReviewSession:
             "doi": row.get("doi"),
             "question": row.get("question"),
             "answer": row.get("answer"),
-            "passage": passage(paper["text"], evidence) if paper.get("text") else _evidence_only(evidence),
+            "passage": (
+                passage(paper["text"], evidence, (component or {}).get("mentions"))
+                if paper.get("text")
+                else _evidence_only(evidence)
+            ),
+            "component": component and {k: v for k, v in component.items() if k != "mentions"},
+            "asked_from": sorted({e.asked_from for e in q}, key=GROUNDING_KINDS.index),
             "text_missing": not paper.get("text"),
             "judge": judge,
             "reasoning_types": list(REASONING_TYPES),

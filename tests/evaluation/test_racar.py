@@ -280,3 +280,52 @@ def test_long_paper_is_fitted_to_the_context_and_plain_mode_sends_no_schema(tmp_
         content = r["messages"][0]["content"]
         assert len(content) <= (4096 - 1024) * 3.5  # paper, prompt and pairs fit beside the reply
         assert ("Paragraph 0:" in content) == ("Rate the agnosticism" not in content)  # all but Agnosticism
+
+
+def test_a_pair_asked_from_a_table_is_judged_with_the_table_beside_the_text(tmp_path):
+    table = {
+        "id": "T1",
+        "kind": "table",
+        "label": "Table 1",
+        "caption": "Capacity retention of the cathodes.",
+        "content": "| cobalt (%) | retention after 300 cycles (%) |\n|---|---|\n| 0 | 64 |\n| 5 | 91 |",
+        "content_format": "markdown",
+        "cells": [["cobalt (%)", "retention after 300 cycles (%)"], ["0", "64"], ["5", "91"]],
+        "header_rows": 1,
+    }
+    unused = {**table, "id": "T2", "label": "Table 2", "content": "| a | b |\n|---|---|\n| 7777 | 8888 |"}
+    grounded = [
+        {**PAIRS[0], "grounding": {"kind": "prose", "component_id": None}},
+        {
+            "question": "How much capacity does an undoped layered sodium cathode keep after 300 cycles?",
+            "answer": "64 %.",
+            "origin": "teacher",
+            "grounding": {"kind": "table", "component_id": "T1"},
+        },
+    ]
+    work = tmp_path / "work"
+    long_text = "\n".join(f"Paragraph {i}: " + "cation mixing in layered oxides " * 10 for i in range(300))
+    write_jsonl(
+        work / "papers.jsonl",
+        [
+            {"id": "p0", "title": "Cathodes", "text": long_text, "components": [table, unused]},
+            {"id": "p1", "title": "Cathodes", "text": PAPER_TEXT, "components": [table]},
+        ],
+    )
+    write_jsonl(
+        work / "seed.jsonl", [{"id": "p0", "qa": grounded, "status": "ok"}, {"id": "p1", "qa": PAIRS, "status": "ok"}]
+    )
+    with ScriptedJudge({d: [_judgements([3, 3])] for d in RACAR_DIMENSIONS}) as fake:
+        judge = LLMClient(fake.base_url, "judge", params={"max_tokens": 1024})
+        run_racar(work, [judge], context_tokens=4096, chars_per_token=3.5)
+        requests = [r["messages"][0]["content"] for r in fake.requests]
+    accuracy = [c for c in requests if "Rate the accuracy" in c]
+    long_paper, prose_paper = (next(c for c in accuracy if ("Paragraph 0:" in c) == first) for first in (True, False))
+    # the table survives the cut of a long text, after it; a table no pair was asked from is not shown
+    assert "| 0 | 64 |" in long_paper and "Table 1: Capacity retention" in long_paper and "8888" not in long_paper
+    assert long_paper.index("Paragraph 0:") < long_paper.index("| 0 | 64 |")
+    assert len(long_paper) <= (4096 - 1024) * 3.5
+    # a paper whose pairs were asked from its text is judged on its text alone, as before
+    assert "| 0 | 64 |" not in prose_paper and "asked from" not in prose_paper
+    agnosticism = next(c for c in requests if "Rate the agnosticism" in c and "undoped" in c)
+    assert "| 0 | 64 |" not in agnosticism  # closed-book still: agnosticism sees the questions alone

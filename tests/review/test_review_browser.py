@@ -23,11 +23,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 
 def browser(tmp_path, name: str):
@@ -145,3 +146,38 @@ def test_keyboard_review_edit_drop_reload_and_two_reviewers(served, tmp_path):
     assert sum(len(s) - 1 for s in bobs.values()) == 9  # 5 scores + drop, then 3 scores
     for png in tmp_path.glob("*.png"):
         assert png.stat().st_size > 10_000  # a rendered page, not a blank one
+
+
+def test_the_page_shows_the_table_a_pair_was_asked_from_and_filters_by_it(served_grounded, tmp_path):
+    work, url = served_grounded
+    page = browser(tmp_path, "ann")
+    try:
+        page.get(url + "&reviewer=ann")
+        wait_text(page, "position", r"^\d+ / 10$")
+        assert page.find_element(By.ID, "asked-from").is_displayed()
+        Select(page.find_element(By.ID, "filter-asked")).select_by_value("table")
+        wait_text(page, "question", r"^How much water does the zeolite take up")
+
+        def shown(d):
+            grid = d.find_element(By.CSS_SELECTOR, "#component-body table")
+            return (
+                d.find_element(By.ID, "component-label").text,
+                [th.text for th in grid.find_elements(By.TAG_NAME, "th")],
+                [td.text for td in grid.find_elements(By.TAG_NAME, "td")],
+                [m.text for m in d.find_elements(By.CSS_SELECTOR, "#passage .mention")],
+            )
+
+        expected = ("Table 1", ["T (°C)", "uptake (g/g)"], ["20", "0.21", "80", "0.105"], ["Table 1"])
+        # read again while the page is still drawing (an element replaced under the read is stale)
+        WebDriverWait(page, 15, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: shown(d) == expected
+        )
+        page.save_screenshot(str(tmp_path / "table.png"))
+        Select(page.find_element(By.ID, "filter-asked")).select_by_value("equation")
+        wait_text(page, "component-label", r"^Eq\. \(1\)$")
+        assert page.find_element(By.CSS_SELECTOR, "#component-body pre").text.startswith("q(T) =")
+        Select(page.find_element(By.ID, "filter-asked")).select_by_value("prose")
+        WebDriverWait(page, 15).until(lambda d: not d.find_element(By.ID, "component").is_displayed())
+    finally:
+        page.quit()
+    assert (tmp_path / "table.png").stat().st_size > 10_000

@@ -151,18 +151,30 @@ function render(full = true) {
   $("pair-id").textContent = p.pair_id;
   for (const key of ["question", "answer"]) { $(key + "-box").hidden = true; $(key).hidden = false; }
   $("comment").value = p.state.comment || "";
+  renderComponent(p.component);
   const box = $("passage");
   box.replaceChildren();
   let marks = 0;
   for (const seg of p.passage) {
+    let node = document.createTextNode(seg.text);
+    if (seg.mention) {  // where the text refers to the component the pair was asked from
+      const span = document.createElement("span");
+      span.className = "mention";
+      span.title = "refers to " + ((p.component && p.component.label) || "the component");
+      span.append(node);
+      node = span;
+    }
+    if (seg.mark && box.lastChild && box.lastChild.nodeName === "MARK") {
+      box.lastChild.append(node);  // one evidence passage, cut by a mention inside it
+      continue;
+    }
     if (seg.mark) {
       const m = document.createElement("mark");
-      m.textContent = seg.text;
-      box.append(m);
+      m.append(node);
+      node = m;
       marks++;
-    } else {
-      box.append(document.createTextNode(seg.text));
     }
+    box.append(node);
   }
   $("evidence-count").textContent = p.text_missing
     ? "· the paper's text is not in this dataset: the answer's evidence sentences"
@@ -170,6 +182,42 @@ function render(full = true) {
   markAt = -1;
   box.scrollTop = 0;
   nextMark();
+}
+
+// The table, equation or figure a pair was asked from: a table as a grid of its cells (header rows as
+// headings), an equation as its source text, a figure by its caption (the image is not in the data).
+function renderComponent(c) {
+  $("component").hidden = !c;
+  if (!c) return;
+  $("component-label").textContent = c.label || c.kind;
+  $("component-caption").textContent = c.missing
+    ? `the paper record has no ${c.kind} ${c.id || ""} any more`
+    : c.caption || "";
+  const body = $("component-body");
+  body.replaceChildren();
+  if (c.missing) return;
+  if (c.kind === "table" && c.cells && c.cells.length) {
+    const table = document.createElement("table");
+    for (const [r, row] of c.cells.entries()) {
+      const tr = table.insertRow();
+      for (const cell of row) {
+        const td = document.createElement(r < (c.header_rows || 0) ? "th" : "td");
+        td.textContent = cell;
+        tr.append(td);
+      }
+    }
+    body.append(table);
+  } else if (c.kind !== "figure" && c.content) {
+    const pre = document.createElement("pre");
+    pre.textContent = c.content;
+    pre.title = c.content_format ? `as ${c.content_format}` : "";
+    body.append(pre);
+  } else if (c.kind === "figure") {
+    const note = document.createElement("span");
+    note.className = "muted";
+    note.textContent = "the figure itself is not in the data: its caption and the text that mentions it are";
+    body.append(note);
+  }
 }
 
 function nextMark() {
@@ -189,6 +237,7 @@ async function load(i) {
   pair = p;
   index = p.index;
   $("filter-score").parentElement.hidden = p.blind;  // a blind review hides every trace of the judge
+  $("asked-from").hidden = !(p.asked_from || []).some((k) => k !== "prose");
   history.replaceState(null, "", `${location.pathname}${location.search}#i=${index}`);
   setActive(0);
   render(true);
@@ -197,7 +246,7 @@ async function load(i) {
 async function step(dir) {
   const q = new URLSearchParams({
     reviewer, from: String(index + dir), step: String(dir),
-    status: $("filter-status").value, score: $("filter-score").value,
+    status: $("filter-status").value, score: $("filter-score").value, asked_from: $("filter-asked").value,
   });
   const { i } = await api(`api/find?${q}`);
   if (i === null) { showSaved(dir > 0 ? "No more pairs this way" : "No earlier pair this way"); return; }
@@ -279,7 +328,7 @@ function start() {
   $("next-mark").addEventListener("click", nextMark);
   // saved on every change (arrow keys and type-ahead change it too); Enter or Esc leaves the menu
   $("reasoning-type").addEventListener("change", () => save({ reasoning_type: $("reasoning-type").value || null }));
-  for (const id of ["filter-status", "filter-score"]) {
+  for (const id of ["filter-status", "filter-score", "filter-asked"]) {
     $(id).addEventListener("change", async () => { $(id).blur(); index = -1; await step(1); });
   }
   document.addEventListener("keydown", onKey);

@@ -114,6 +114,47 @@ def test_four_models_item_analysis_in_results_and_card_filter_drops_flagged(tmp_
     assert not any((results / name).exists() for name in FILES)
 
 
+def test_scores_per_kind_of_question_in_the_leaderboard_its_table_and_the_predictions(tmp_path):
+    table, equation = {"kind": "table", "component_id": "T1"}, {"kind": "equation", "component_id": "E2"}
+    pub = published_folder(tmp_path, grounding={0: table, 1: table, 2: equation, 3: {"kind": "prose"}})
+    results = tmp_path / "res"
+    servers = [scripted(k) for k in KNOWS[:2]]  # a knows q0-q3, b q0-q2
+    try:
+        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore"]
+        for s, name in zip(servers, "ab"):
+            args += ["--endpoint", s.base_url, "--model", f"model-{name}"]
+        assert main(args) == 0
+    finally:
+        for s in servers:
+            s.close()
+    asked = [r["asked_from"] for r in read_jsonl(results / "questions.jsonl")]
+    assert asked == ["table", "table", "equation", "prose", "prose", "prose"]  # q4, q5 record none: the text
+    board = json.loads((results / "leaderboard.json").read_text())
+    per = {e["model"]: e["by_asked_from"] for e in board["models"]}
+    assert list(per["model-a"]) == ["prose", "table", "equation"]
+    em = {m: {k: v["metrics"]["exact_match"]["mean"] for k, v in kinds.items()} for m, kinds in per.items()}
+    assert em == {
+        "model-a": {"prose": 0.3333, "table": 1.0, "equation": 1.0},  # rounded to 4 places
+        "model-b": {"prose": 0.0, "table": 1.0, "equation": 1.0},
+    }
+    assert per["model-b"]["prose"]["questions"] == 3 and per["model-b"]["table"]["metrics"]["f1"]["n"] == 2
+    md = (results / "leaderboard.md").read_text()
+    assert "by what the question was asked from" in md and "| prose (3 questions) | table (2 questions) |" in md
+    preds = read_jsonl(results / "models" / "model-a" / "predictions.jsonl")
+    assert [p["asked_from"] for p in preds] == asked
+    # every question asked from the text: no breakdown
+    plain = published_folder(tmp_path / "plain")
+    solo = scripted(KNOWS[0])
+    try:
+        args = ["benchmark", str(plain), "-o", str(tmp_path / "res2"), "--no-bertscore"]
+        assert main([*args, "--endpoint", solo.base_url, "--model", "model-a"]) == 0
+    finally:
+        solo.close()
+    board = json.loads((tmp_path / "res2" / "leaderboard.json").read_text())
+    assert board["models"][0]["by_asked_from"] == {}
+    assert "asked from" not in (tmp_path / "res2" / "leaderboard.md").read_text()
+
+
 def test_a_2pl_fit_recovers_simulated_item_parameters_and_needs_enough_models():
     rng = np.random.default_rng(1)
     theta, a, b = rng.normal(size=40), np.exp(rng.normal(0, 0.4, size=30)), rng.normal(0, 1, size=30)
