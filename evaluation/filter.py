@@ -20,7 +20,7 @@ from sciqag_dataset.core.errors import MissingInput, UserError
 from sciqag_dataset.core.jsonl import JsonlIndex
 from sciqag_dataset.core.pair_ids import RowIds
 from sciqag_dataset.core.runner import run_stage
-from sciqag_dataset.core.schema import RACAR_DIMENSIONS
+from sciqag_dataset.core.schema import RACAR_DIMENSIONS, grounding_rank
 from sciqag_dataset.core.stage import Stage
 from sciqag_dataset.core.wiring import EVALUATED, EVALUATION_SUMMARY, FILTER_SUMMARY, FILTERED
 from sciqag_dataset.evaluation.decontaminate import Benchmarks
@@ -204,6 +204,7 @@ def filter_pairs(
     verdicts = JsonlIndex(work / VERDICTS)
     counts = {"pairs": 0, "kept": 0, "dropped": 0, "missing": 0}
     failed_by, missing_by = Counter(), Counter()
+    by_kind: dict[str, Counter] = {}  # what each verdict was, per kind of pair (asked from the text, a table ...)
     with replacing(work / FILTERED) as out:
         for paper in evaluated_papers(work):
             verdict = verdicts.get(paper["id"]) or {}
@@ -213,12 +214,11 @@ def filter_pairs(
                 counts["pairs"] += 1
                 failed_by.update(failed)
                 missing_by.update(missing)
-                if failed:
-                    counts["dropped"] += 1
-                elif missing:
-                    counts["missing"] += 1
-                else:
-                    counts["kept"] += 1
+                verdict_of = "dropped" if failed else "missing" if missing else "kept"
+                counts[verdict_of] += 1
+                kind = (row.get("grounding") or {}).get("kind") or "prose"
+                by_kind.setdefault(kind, Counter()).update(["pairs", verdict_of])
+                if verdict_of == "kept":
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
     result = {
         **counts,
@@ -227,6 +227,8 @@ def filter_pairs(
         "rules": verdicts_stage.params["rules"],
         "rules_described": describe_rules(verdicts_stage.params["rules"]),
     }
+    if set(by_kind) - {"prose"}:  # some pairs asked from tables, equations or figures: how each kind fared
+        result["by_asked_from"] = {k: {c: by_kind[k][c] for c in counts} for k in sorted(by_kind, key=grounding_rank)}
     if dups is not None:
         d = dups.describe()
         result["duplicates"] = {**d, "dropped": failed_by[DUPLICATE]}

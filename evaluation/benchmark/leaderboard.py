@@ -23,7 +23,7 @@ import numpy as np
 from sciqag_dataset.core.atomic import write_whole
 from sciqag_dataset.core.console import plural
 from sciqag_dataset.core.jsonl import iter_latest, read_jsonl
-from sciqag_dataset.core.schema import GROUNDING_KINDS
+from sciqag_dataset.core.schema import grounding_rank
 from sciqag_dataset.core.stage import digest
 from sciqag_dataset.evaluation.benchmark.items import item_analysis
 from sciqag_dataset.evaluation.benchmark.judge import JUDGE_DIMENSIONS
@@ -113,7 +113,7 @@ def _metrics(answered: list[dict], samples: int) -> dict[str, dict]:
 def model_entry(rows: list[dict], info: dict, *, samples: int = 1000) -> dict[str, Any]:
     answered = [r for r in rows if r["status"] == "answered"]
     metrics = _metrics(answered, samples)
-    kinds = sorted({r.get("asked_from") or "prose" for r in rows}, key=_kind_order)
+    kinds = sorted({r.get("asked_from") or "prose" for r in rows}, key=grounding_rank)
     by_kind = {}
     if kinds != ["prose"]:  # questions asked from tables, equations or figures too: scores per kind
         for kind in kinds:
@@ -167,10 +167,6 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
     return board
 
 
-def _kind_order(kind: str) -> tuple:
-    return (GROUNDING_KINDS.index(kind), "") if kind in GROUNDING_KINDS else (len(GROUNDING_KINDS), kind)
-
-
 def _cell(metric: dict | None, scale: float = 1.0) -> str:
     if not metric:
         return "–"
@@ -208,7 +204,7 @@ def _by_kind_lines(board: dict, shown: list[str]) -> list[str]:
     """A table of each model's scores per kind of question (asked from the text, a table, an equation, a
     figure): the ranking metric, else the first shown; nothing when every question was asked from the text."""
     metric = board["ranked_by"] or next(iter(shown), None)
-    kinds = sorted({k for e in board["models"] for k in e.get("by_asked_from") or {}}, key=_kind_order)
+    kinds = sorted({k for e in board["models"] for k in e.get("by_asked_from") or {}}, key=grounding_rank)
     if not kinds or metric is None:
         return []
     counts = {k: max(e["by_asked_from"].get(k, {}).get("questions", 0) for e in board["models"]) for k in kinds}

@@ -170,6 +170,8 @@ def filtered(work: Path, result: dict) -> int:
     for label, by in (("failed", result["failed_by_rule"]), ("missing", result["missing_by_rule"])):
         if by:
             print(f"  {label}: " + ", ".join(f"{k} {n}" for k, n in by.items()))
+    for kind, n in (result.get("by_asked_from") or {}).items():
+        print(f"  asked from {kind}: {n['kept']} of {plural(n['pairs'], 'pair')} kept")
     return EXIT_OK
 
 

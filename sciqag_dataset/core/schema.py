@@ -16,6 +16,12 @@ from sciqag_dataset.core import metrics
 COMPONENT_KINDS = ("table", "equation", "figure")
 GROUNDING_KINDS = ("prose", *COMPONENT_KINDS)  # what a pair can be asked from
 
+
+def grounding_rank(kind: str) -> tuple:
+    """Sort key of grounding kinds: the known ones in their order, then any other by name."""
+    return (GROUNDING_KINDS.index(kind), "") if kind in GROUNDING_KINDS else (len(GROUNDING_KINDS), kind)
+
+
 QA_PAIR = {
     "question": Value("string"),
     "answer": Value("string"),

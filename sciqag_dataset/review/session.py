@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sciqag_dataset.core.errors import UserError
 from sciqag_dataset.core.jsonl import JsonlIndex
-from sciqag_dataset.core.schema import GROUNDING_KINDS, RACAR_DIMENSIONS, REASONING_TYPES
+from sciqag_dataset.core.schema import GROUNDING_KINDS, RACAR_DIMENSIONS, REASONING_TYPES, grounding_rank
 from sciqag_dataset.core.spans import find_span, merged
 from sciqag_dataset.core.wiring import EVALUATED, PAPERS
 from sciqag_dataset.review.queue import Entry, build_queue, scan, stratum
@@ -209,7 +209,7 @@ class ReviewSession:
                 else _evidence_only(evidence)
             ),
             "component": component and {k: v for k, v in component.items() if k != "mentions"},
-            "asked_from": sorted({e.asked_from for e in q}, key=GROUNDING_KINDS.index),
+            "asked_from": sorted({e.asked_from for e in q}, key=grounding_rank),
             "text_missing": not paper.get("text"),
             "judge": judge,
             "reasoning_types": list(REASONING_TYPES),

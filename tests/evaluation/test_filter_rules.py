@@ -4,7 +4,9 @@ near-duplicates keeps the pair people and scores say is best."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
 
 import datasets
@@ -154,3 +156,20 @@ def test_filter_and_publish_judge_questions_as_they_stand_and_the_card_counts_wh
     assert "2 pairs dropped" in card  # the near-duplicates
     assert "1 was dropped by their reviewers" in card and "2 were edited" in card
     assert not re.search(r"\b1 (?:pairs|were)\b", card)
+
+
+def test_the_filter_counts_what_it_kept_of_each_kind_of_pair(grounded_review_work, tmp_path, capsys):
+    work = Path(shutil.copytree(grounded_review_work, tmp_path / "work"))
+    # the scripted judge's RACAR means of pairs 0-4 of each paper: 3.0, 2.6, 1.8, 2.8, 1.2; the zeolite paper's
+    # first three were asked from a table, an equation and a figure, the rest of the pairs from the text
+    assert main(["filter", str(work), "--min-racar", "2.5"]) == 0
+    out = capsys.readouterr().out
+    assert len(read_jsonl(work / "filtered.jsonl")) == 6
+    by = json.loads((work / "filter_summary.json").read_text())["by_asked_from"]
+    assert by == {
+        "prose": {"pairs": 7, "kept": 4, "dropped": 3, "missing": 0},
+        "table": {"pairs": 1, "kept": 1, "dropped": 0, "missing": 0},
+        "equation": {"pairs": 1, "kept": 1, "dropped": 0, "missing": 0},
+        "figure": {"pairs": 1, "kept": 0, "dropped": 1, "missing": 0},
+    }
+    assert "asked from table: 1 of 1 pair kept" in out and "asked from prose: 4 of 7 pairs kept" in out
