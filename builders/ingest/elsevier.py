@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sciqag_dataset.builders.ingest.components import keep_marks
+from sciqag_dataset.builders.ingest.elsevier_components import elsevier_components
 from sciqag_dataset.builders.ingest.normalize import inline
 from sciqag_dataset.builders.ingest.xml_common import drop_citations, local_name, ns_kind, paragraphs, xml_text
 
@@ -30,6 +32,11 @@ def read_elsevier(root, warn) -> dict:
 
     def text(el) -> str:
         return drop_citations(xml_text(el, skip)) if el is not None else ""
+
+    components, around = elsevier_components(root, text)
+
+    def prose(el) -> str:  # the text of a paragraph, marked where it mentions a component and where one stands
+        return keep_marks(xml_text(el, skip, around), drop_citations) if el is not None else ""
 
     def first(kind, local, pred=lambda el: True):
         return next((el for el in idx.get((kind, local), []) if pred(el)), None)
@@ -60,15 +67,15 @@ def read_elsevier(root, warn) -> dict:
     sections: list[list[str]] = []
     abstract = first("ce", "abstract", lambda el: el.get("class") in (None, "author"))  # not graphical/highlights
     if abstract is not None:
-        paras = [inline(text(p)) for p in abstract.iter() if local_name(p) in _ELS_PARAS]
+        paras = [inline(prose(p)) for p in abstract.iter() if local_name(p) in _ELS_PARAS]
         sections.append(["Abstract", "\n\n".join(paras)])
     if first("ce", "sections") is not None:
-        _elsevier_sections(first("ce", "sections"), "", text, sections)
+        _elsevier_sections(first("ce", "sections"), "", text, prose, sections)
     elif any_ns("rawtext") is not None:  # some API views carry only unstructured text
         sections.append(["", text(any_ns("rawtext"))])
     for appendices in idx.get(("ce", "appendices"), []):
         found: list[list[str]] = []
-        _elsevier_sections(appendices, "", text, found)
+        _elsevier_sections(appendices, "", text, prose, found)
         sections += [[f"Appendix: {h}" if h else "Appendix", body] for h, body in found]
     keywords = [
         inline(text(k.find("{*}text") if k.find("{*}text") is not None else k)) for k in idx.get(("ce", "keyword"), [])
@@ -79,16 +86,17 @@ def read_elsevier(root, warn) -> dict:
         "extractor": "elsevier/lxml",
         "title": text(first_of(("dc", "title"), ("ce", "title"))),
         "sections": sections,
+        "components": components,
         "metadata": meta,
         "keywords": keywords,
     }
 
 
-def _elsevier_sections(container, heading: str, text, out: list[list[str]]) -> None:
-    paras = paragraphs(container, _ELS_PARAS, text)
+def _elsevier_sections(container, heading: str, text, prose, out: list[list[str]]) -> None:
+    paras = paragraphs(container, _ELS_PARAS, prose)
     if paras:
         out.append([heading, paras])
     for sec in container:
         if local_name(sec) == "section":
             title = next((c for c in sec if local_name(c) == "section-title"), None)
-            _elsevier_sections(sec, inline(text(title)) if title is not None else "", text, out)
+            _elsevier_sections(sec, inline(text(title)) if title is not None else "", text, prose, out)

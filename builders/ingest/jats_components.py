@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from copy import deepcopy
-
-from lxml import etree
 
 from sciqag_dataset.builders.ingest.components import component, mention_marks, place_marks, unique_id
 from sciqag_dataset.builders.ingest.normalize import inline
-from sciqag_dataset.builders.ingest.xml_common import formula_tex, local_name
+from sciqag_dataset.builders.ingest.xml_common import equation_content, equation_label, local_name
 from sciqag_dataset.builders.ingest.xml_tables import table_cells
 
 KIND = {"table-wrap": "table", "fig": "figure", "disp-formula": "equation"}
 _WORD = {"table": "Table", "figure": "Figure"}
 _GROUPS = ("fig-group", "table-wrap-group", "disp-formula-group")
-_TEX = ("tex", "latex", "application/x-tex", "application/x-latex")
 
 
 def jats_components(art, text: Callable[[object], str]) -> tuple[list[dict], Callable[[object], tuple[str, str]]]:
@@ -59,8 +55,8 @@ def _component(el, kind: str, id_: str, text) -> dict:
     caption = _child(el, "caption")
     caption = inline(text(caption)) if caption is not None else ""
     if kind == "equation":
-        content, fmt = _equation(el)
-        return component(kind, id_, label=_equation_label(label), content=content, content_format=fmt)
+        content, fmt = equation_content(el)
+        return component(kind, id_, label=equation_label(label), content=content, content_format=fmt)
     if label and re.fullmatch(r"[A-Z]?\d+[a-z]?", label):  # "2" printed after the word the style adds
         label = f"{_WORD[kind]} {label}"
     if kind == "figure":
@@ -77,27 +73,6 @@ def _component(el, kind: str, id_: str, text) -> dict:
         made["content"] = "\n\n".join(filter(None, [made["content"], *notes]))
         made["content_format"] = made["content_format"] or "text"
     return made
-
-
-def _equation(el) -> tuple[str, str]:
-    """An equation's LaTeX (``tex-math``, a TeX annotation), else its MathML as markup, else its text."""
-    for node in el.iter():
-        name = local_name(node)
-        if name == "tex-math" or (name == "annotation" and (node.get("encoding") or "").lower() in _TEX):
-            return formula_tex(el), "latex"
-    math = next((n for n in el.iter() if local_name(n) == "math"), None)
-    if math is not None:
-        math = deepcopy(math)  # alone, with the namespaces it uses declared and no others
-        etree.cleanup_namespaces(math)
-        markup = etree.tostring(math, encoding="unicode", with_tail=False)
-        return " ".join(markup.split()), "mathml"
-    return formula_tex(el), "text"
-
-
-def _equation_label(label: str) -> str:
-    """ "(3)" or "3" -> "Eq. (3)"; a label with its own word stays as printed."""
-    bare = label.strip().strip("()").strip()
-    return f"Eq. ({bare})" if bare and not re.search(r"[A-Za-z]{2,}", bare) else label
 
 
 def _child(el, local: str):

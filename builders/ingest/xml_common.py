@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from copy import deepcopy
 
 from lxml import etree
 
@@ -145,6 +146,27 @@ def _mathml(el) -> str:
     if name == "mtr":
         return " & ".join(parts)
     return " ".join(p for p in parts if p)
+
+
+def equation_content(el) -> tuple[str, str]:
+    """An equation's LaTeX (``tex-math``, a TeX annotation), else its MathML as markup, else its text."""
+    for node in el.iter():
+        name = local_name(node)
+        if name == "tex-math" or (name == "annotation" and (node.get("encoding") or "").lower() in _TEX_ANNOTATION):
+            return formula_tex(el), "latex"
+    math = next((n for n in el.iter() if local_name(n) == "math"), None)
+    if math is not None:
+        math = deepcopy(math)  # alone, with the namespaces it uses declared and no others
+        etree.cleanup_namespaces(math)
+        markup = etree.tostring(math, encoding="unicode", with_tail=False)
+        return " ".join(markup.split()), "mathml"
+    return formula_tex(el), "text"
+
+
+def equation_label(label: str) -> str:
+    """ "(3)" or "3" -> "Eq. (3)"; a label with its own word stays as printed."""
+    bare = label.strip().strip("()").strip()
+    return f"Eq. ({bare})" if bare and not re.search(r"[A-Za-z]{2,}", bare) else label
 
 
 def drop_citations(text: str) -> str:

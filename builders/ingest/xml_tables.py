@@ -1,4 +1,5 @@
-"""A ``<table>`` of JATS or HTML markup (``tr``, ``th``, ``td``, ``thead``) as rows of cell texts."""
+"""A ``<table>`` of JATS or HTML markup (``tr``, ``th``, ``td``, ``thead``), or a CALS table (Elsevier's
+``tgroup``, ``row``, ``entry``), as rows of cell texts."""
 
 from __future__ import annotations
 
@@ -46,6 +47,50 @@ def table_cells(table, cell_text: Callable[[object], str]) -> tuple[list[list[st
             rows.append(row)
         elif heads_only:
             header -= 1
+    return rows, min(header, max(len(rows) - 1, 0)) if len(rows) > 1 else 0
+
+
+def cals_cells(table, cell_text: Callable[[object], str]) -> tuple[list[list[str]], int]:
+    """(rows, header rows) of a CALS table (its ``tgroup``s; the header rows are the first group's ``thead``): an
+    entry spanning columns (``namest``/``nameend``, named by the group's ``colspec``s) or rows (``morerows``)
+    repeats its text in every position it covers, as in ``table_cells``."""
+    rows: list[list[str]] = []
+    header = 0
+    for group in (g for g in table.iter() if local_name(g) == "tgroup"):
+        specs = [c for c in group if local_name(c) == "colspec"]
+        column = {
+            c.get("colname"): _span(c.get("colnum"), _MAX_COLSPAN) - 1 if c.get("colnum") else k
+            for k, c in enumerate(specs)
+            if c.get("colname")
+        }
+        spans: dict[int, tuple[str, int]] = {}  # column -> (text, rows below it still covers)
+        for part in (p for p in group if local_name(p) in ("thead", "tbody", "tfoot")):
+            for tr in (r for r in part if local_name(r) == "row"):
+                row = {col: text for col, (text, _) in spans.items()}
+                spans = {col: (text, left - 1) for col, (text, left) in spans.items() if left > 1}
+                at = 0
+                for entry in (e for e in tr if local_name(e) == "entry"):
+                    start = column.get(entry.get("namest") or entry.get("colname"))
+                    if start is None:  # no column named: the next one no entry above covers
+                        while at in row:
+                            at += 1
+                        start = at
+                    end = max(column.get(entry.get("nameend"), start), start)
+                    text = cell_text(entry)
+                    below = (
+                        _span(entry.get("morerows"), _MAX_ROWSPAN) if entry.get("morerows") not in (None, "0") else 0
+                    )
+                    for col in range(start, min(end, start + _MAX_COLSPAN - 1) + 1):
+                        row[col] = text
+                        if below:
+                            spans[col] = (text, below)
+                    at = end + 1
+                cells = [row.get(col, "") for col in range(max(row, default=-1) + 1)]
+                if any(cells):
+                    rows.append(cells)
+                    header += local_name(part) == "thead" and header == len(rows) - 1
+    width = max(map(len, rows), default=0)
+    rows = [r + [""] * (width - len(r)) for r in rows]
     return rows, min(header, max(len(rows) - 1, 0)) if len(rows) > 1 else 0
 
 
