@@ -1,5 +1,7 @@
 """An HTML page's components: its tables (``<table>``) and figures (``<figure>``, or a publisher's figure
-markup, ``div.figure`` with an image), read from the page before ``html_clean`` takes them out of the text.
+markup, ``div.figure`` with an image), read from the page before ``html_clean`` takes them out of the text, and
+its displayed equations (a publisher's equation markup, ``<math display="block">``, MathJax's display scripts)
+where the page gives them as MathML or TeX (not as an image); the text keeps its own copy of an equation.
 
 trafilatura drops the private-use marks the other readers leave in their text (``components``), so a component
 here says instead how the text refers to it (``mentioned_as``: "Table 2", "Fig. 2", from its label) and how the
@@ -12,6 +14,7 @@ import re
 from sciqag_dataset.builders.ingest.components import component, mentioned_as, unique_id
 from sciqag_dataset.builders.ingest.html_rules import CAPTION_START, REF_CONTAINER
 from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, inline
+from sciqag_dataset.builders.ingest.xml_common import equation_content, equation_label
 from sciqag_dataset.builders.ingest.xml_tables import table_cells
 
 # a publisher's own wrapper of one figure or table ("figure", "fig", "table-wrap", "tbl")
@@ -25,20 +28,112 @@ _FOLLOWS_WORDS = 6  # the start of the paragraph before a component, as the reco
 def html_components(tree) -> list[dict]:
     """The components of a page (its ``lxml.html`` tree, before anything is removed), in page order: those
     inside navigation, headers, footers, asides, forms and reference lists left out, a table of fewer than two
-    cells (layout) too, and a figure with neither an image nor a caption."""
+    cells (layout) too, a figure with neither an image nor a caption, and an equation given only as an image."""
     found: list[dict] = []
     taken: set[str] = set()
     roots: list = []
     for el in tree.iter():
-        if not isinstance(el.tag, str) or not _is_root(el) or any(r in roots for r in el.iterancestors()):
+        if not isinstance(el.tag, str) or any(r in roots for r in el.iterancestors()):
+            continue
+        equation = _is_equation(el)
+        if not (equation or _is_root(el)):
             continue
         if any(a.tag in _OUTSIDE or REF_CONTAINER.search(_classes(a)) for a in el.iterancestors()):
             continue
-        made = _component(el, taken)
+        made = _equation(el, taken) if equation else _component(el, taken)
         if made:
             roots.append(el)
             found.append(made)
     return found
+
+
+# a publisher's wrapper of one displayed equation (NLM's "disp-formula", Springer's, arXiv's LaTeXML)
+_EQUATION_CLASSES = {"disp-formula", "display-formula", "c-article-equation", "ltx_equation", "ltx_equationgroup"}
+_EQUATION_NUMBER = re.compile(r"[(\[]?\s*([A-Z]?\d+(?:\.\d+)?[a-z]?)\s*[)\]]?")  # "(3)", "[3]", "3"
+_NUMBER_CLASS = re.compile(r"label|number|tag", re.I)
+_TEX_SCRIPT = re.compile(r"math/tex", re.I)
+
+
+def _is_equation(el) -> bool:
+    if el.tag == "math":
+        return el.get("display") == "block"
+    if el.tag == "script":
+        kind = el.get("type") or ""
+        return bool(_TEX_SCRIPT.search(kind)) and "mode=display" in kind
+    return bool(_EQUATION_CLASSES & set((el.get("class") or "").split())) and el.tag != "a"
+
+
+def _equation(root, taken: set[str]) -> dict | None:
+    """A displayed equation: its TeX (a MathJax script, a TeX annotation, ``$$...$$`` text), else its MathML
+    (markup, or MathML a page shows as code for MathJax); None where the page has only its image."""
+    content, fmt = _equation_source(root)
+    if not content:
+        return None
+    number = _equation_number(root, content)
+    ids = [e.get("id") for e in root.iter() if isinstance(e.tag, str) and e.get("id")]
+    made = component(
+        "equation",
+        unique_id(ids[0] if ids else None, "equation", taken),
+        label=equation_label(number) if number else "",
+        content=content,
+        content_format=fmt,
+    )
+    if number:
+        made["mentioned_as"] = mentioned_as("equation", number)
+    follows = _paragraph_before(root)
+    if follows:
+        made["follows"] = follows
+    return made
+
+
+def _equation_source(root) -> tuple[str, str]:
+    for script in root.iter("script"):
+        kind = script.get("type") or ""
+        if _TEX_SCRIPT.search(kind) and (script.text or "").strip():
+            return _tex(script.text), "latex"
+        if "math/mml" in kind and (script.text or "").strip():
+            return " ".join(script.text.split()), "mathml"
+    math = root if root.tag == "math" else next((m for m in root.iter("math")), None)
+    if math is not None:
+        return equation_content(math)
+    for code in root.iter("code"):  # MathML the page shows as text for MathJax to typeset
+        text = (code.text_content() or "").strip()
+        if re.match(r"<(?:mml:)?math\b", text):
+            return " ".join(text.split()), "mathml"
+    shown = " ".join((root.text_content() or "").split())
+    tex = re.search(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]", shown)
+    return (_tex(tex[1] or tex[2]), "latex") if tex else ("", "")
+
+
+def _tex(text: str) -> str:
+    return " ".join(text.split()).strip().strip("$").strip()
+
+
+def _equation_number(root, content: str) -> str | None:
+    """The equation's number: an element of the wrapper whose class says label, number or tag, else "(3)" at the
+    end of its text, else a TeX ``\\tag{3}``."""
+    for el in root.iter():
+        if isinstance(el.tag, str) and el is not root and _NUMBER_CLASS.search(el.get("class") or ""):
+            found = _EQUATION_NUMBER.fullmatch(_text(el))
+            if found:
+                return found[1]
+    shown = re.sub(r"\s+", " ", "".join(t for t in _own_text(root))).strip()
+    found = re.search(r"[(\[]\s*([A-Z]?\d+(?:\.\d+)?[a-z]?)\s*[)\]]$", shown)
+    if found:
+        return found[1]
+    tag = re.search(r"\\tag\s*\{\s*([A-Z]?\d+(?:\.\d+)?[a-z]?)\s*\}", content)
+    return tag[1] if tag else None
+
+
+def _own_text(root):
+    """The text of an equation's wrapper outside its math and scripts (where a number is printed)."""
+    if root.tag in ("math", "script"):
+        return
+    yield root.text or ""
+    for child in root:
+        if isinstance(child.tag, str) and child.tag not in ("math", "script", "code", "annotation", "noscript"):
+            yield from _own_text(child)
+        yield child.tail or ""
 
 
 def _is_root(el) -> bool:

@@ -61,3 +61,29 @@ def test_the_shipped_html_samples():
     [article] = read_file(FIX / "ingest" / "article_page.html")
     # its figure has a caption; its table of one cell is layout, not data
     assert [(c["kind"], c["caption"]) for c in article["components"]] == [("figure", "Figure caption not wanted.")]
+
+
+EQUATIONS = FIX / "components" / "html_equations.html"
+
+
+def test_displayed_equations_given_as_mathml_or_tex_are_components_and_images_are_not():
+    [rec] = read_file(EQUATIONS)
+    page = lxml.html.parse(str(EQUATIONS)).getroot()
+    article = next(page.iter("article"))
+    wrappers = [el for el in article.iter("span") if "disp-formula" in (el.get("class") or "").split()]
+    wrappers += [el for el in article.iter("div") if el.get("class") == "c-article-equation"]
+    wrappers += [el for el in article.iter("script") if "mode=display" in (el.get("type") or "")]
+    with_source = [w for w in wrappers if next(w.iter("img"), None) is None]  # not the one given as an image
+    assert len(rec["components"]) == len(with_source) == 3  # the navigation's formula is not the paper's
+    assert [(c["id"], c["label"], c["content_format"]) for c in rec["components"]] == [
+        ("eqn-1", "Eq. (1)", "mathml"),  # MathML in a publisher's wrapper, its number in a label element
+        ("Equ2", "Eq. (2)", "latex"),  # TeX between $$ in Springer-style markup
+        ("equation-1", "Eq. (3)", "latex"),  # a MathJax display script, its number a \tag
+    ]
+    found = components_by_id(rec)
+    assert found["eqn-1"]["content"].startswith('<math xmlns="http://www.w3.org/1998/Math/MathML"')
+    assert found["Equ2"]["content"] == r"k = \frac{\pi^2 D}{4 L^2}"
+    assert [mentioned(rec, c) for c in rec["components"]] == [["Eq. (1)"], ["Equation 2"], ["Eq. (3)"]]
+    assert found["equation-1"]["context_before"].startswith("The diffusivity itself depends on temperature")
+    no_marks(rec)
+    assert schema.conform(rec, schema.features_for("papers")) == rec
