@@ -78,7 +78,8 @@ def mentioned_as(kind: str, number: str) -> str:
     """A regex of the text that mentions component ``number`` ("2", "S1", "3b") of ``kind`` (``_NAMED_AS``'s
     keys), for a reader whose text carries no marks (``resolve``'s ``mentioned_as``)."""
     brackets = r"\(?{}\)?" if kind == "equation" else "{}"
-    return rf"\b(?:{_NAMED_AS[kind]})\s?{brackets.format(re.escape(number))}(?![\w.]\d|\d)"
+    # the word in any case: "equation (3)" and "table 2" in running text are mentions too
+    return rf"\b(?i:{_NAMED_AS[kind]})\s?{brackets.format(re.escape(number))}(?![\w.]\d|\d)"
 
 
 def unique_id(wanted: str | None, kind: str, taken: set[str]) -> str:

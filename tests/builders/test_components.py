@@ -14,6 +14,7 @@ from sciqag_dataset.builders.ingest.components import (
     keep_marks,
     markdown_table,
     mention_marks,
+    mentioned_as,
     place_marks,
     resolve,
     unmark,
@@ -94,6 +95,12 @@ def test_a_mention_of_a_number_alone_takes_its_word_and_brackets():
     assert [text[m["start"] : m["end"]] for m in e3["mentions"]] == ["Eq. (3)"]
     assert [text[m["start"] : m["end"]] for m in f1["mentions"]] == ["Figure 1A", "Fig. 1"]  # a word: as marked
     assert [text[m["start"] : m["end"]] for m in f2["mentions"]] == ["2"]  # "and 2": no word of its own
+
+
+def test_a_label_is_mentioned_whatever_the_case_of_its_word():
+    text = "As equation (3) shows, and Eq. 3 too; see table 2 and TABLE 2, not Table 22 nor Eq. 3.1 or eq 33."
+    assert [m[0] for m in re.finditer(mentioned_as("equation", "3"), text)] == ["equation (3)", "Eq. 3"]
+    assert [m[0] for m in re.finditer(mentioned_as("table", "2"), text)] == ["table 2", "TABLE 2"]
 
 
 def test_a_deleting_rule_works_on_the_text_as_if_it_had_no_marks():
