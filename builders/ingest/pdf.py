@@ -197,7 +197,9 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     ]
     meta_title = inline(info.get("Title"))
     title_lines = title_of(first, [ln for ln in top if id(ln) not in foot], top, body, meta_title)
-    title = inline(Block(title_lines).text) if title_lines else ""  # a word broken at a line end: joined below
+    # its lines joined with the mark of a word broken at a line end ("-\x00", which inline() would drop): joined
+    # below, where the paper's words are known
+    title = " ".join(Block(title_lines).text.split()) if title_lines else ""
     if not title and meta_title and plausible_title(meta_title):
         title = meta_title
     if not title and first and len(first[0].text.split()) <= 20 and not first[0].text.endswith("."):
@@ -211,7 +213,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text))
     )
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
-    title = _TITLE_MARK.sub("", _join_broken(title, vocab))
+    title = _TITLE_MARK.sub("", inline(_join_broken(title, vocab)))
     for component in components:
         component["caption"] = inline(_join_broken(component["caption"], vocab))
     # the paper's own DOI is printed in its front matter or a running head (pdf_doi.py)

@@ -458,3 +458,28 @@ def test_a_template_banner_in_the_metadata_is_not_the_title():
     ]
     got = title_of(first, first, first, 10.0, "Research Article")
     assert [ln.text for ln in got] == ["Pebbles Settle Where", "Lakes Are Quiet"]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_title_word_broken_at_its_line_end_is_joined_as_the_body_spells_it(tmp_path, monkeypatch, backend):
+    """A two-line title broken inside a word ("Pebblecar-" / "bonate"), the body spelling the word whole: the
+    title has the word whole; a title's real hyphen at its line end ("Self-" / "sorted", hyphenated in the body)
+    stays."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+
+    def title_of_paper(name, head, tail, word):
+        lines = body_lines(40, 82)
+        lines[3] = f"the {word} grains were counted in each lake"
+        lines[20] = f"every core held {word} grains under the silt"
+        page = [
+            (LEFT, 70, "Times-Bold", 18, head),
+            (LEFT, 92, "Times-Bold", 18, tail),
+            (LEFT, 125, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+            *column(LEFT, 160, lines, 10, "Times-Roman"),
+        ]
+        return _read(draw(tmp_path / name, [page]))["title"]
+
+    got = title_of_paper("broken.pdf", "Quiet Lakes Hold Fine Pebblecar-", "bonate Grains", "pebblecarbonate")
+    assert got == "Quiet Lakes Hold Fine Pebblecarbonate Grains"
+    got = title_of_paper("hyphen.pdf", "Quiet Lakes Hold Fine Self-", "sorted Grains", "self-sorted")
+    assert got == "Quiet Lakes Hold Fine Self-sorted Grains"
