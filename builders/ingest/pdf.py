@@ -5,9 +5,9 @@ Lines are read block by block (the model's) or column by column (the rules'), an
 removed by their repetition across pages (``pdf_layout.py``); paragraphs from the model's blocks or line spacing,
 headings from its class or from font size, weight and numbering, the abstract found, the reference list and
 figure/table captions removed (``pdf_blocks.py``); here the title from the model's title block or page 1's largest
-text, the DOI from the front matter, and ligatures, loose accents and line-end hyphens repaired. Pages without a
-text layer are named in a warning and make the paper partial; a paper that is mostly such pages fails with "run
-OCR first"."""
+text, the DOI from the front matter (``pdf_doi.py``), and ligatures, loose accents and line-end hyphens repaired.
+Pages without a text layer are named in a warning and make the paper partial; a paper that is mostly such pages
+fails with "run OCR first"."""
 
 from __future__ import annotations
 
@@ -16,23 +16,21 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import nullcontext
-from urllib.parse import unquote
 
 import pdfplumber
 from pdfplumber.utils.exceptions import PdfminerException
 
 from sciqag_dataset.builders.ingest import pdf_backends, pdf_mupdf, pdf_pdfium, pdf_worker
 from sciqag_dataset.builders.ingest.errors import IngestError
-from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT, MAX_TITLE_CHARS, inline, parse_authors
+from sciqag_dataset.builders.ingest.normalize import MAX_TITLE_CHARS, inline, parse_authors
 from sciqag_dataset.builders.ingest.pdf_blocks import (
     font_family,
     is_caption,
-    is_heading,
     line_blocks,
     paper_sections,
 )
 from sciqag_dataset.builders.ingest.pdf_components import pdf_components
-from sciqag_dataset.builders.ingest.pdf_furniture import front_notes
+from sciqag_dataset.builders.ingest.pdf_doi import links, paper_doi
 from sciqag_dataset.builders.ingest.pdf_glyphs import spell
 from sciqag_dataset.builders.ingest.pdf_layout import article_info_box, page_lines, running_furniture
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
@@ -56,13 +54,10 @@ _LOOSE_ACCENT = re.compile("([" + "".join(_SPACING_ACCENTS) + r"])\s?([A-Za-z\u0
 _CITE_NUMBER = r"(?!0)(?![0-2]{3}\b)\d{1,3}"
 # not a chemical name's bracket ("[60]fullerene", "[5]helicene"): a letter right after it
 _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})*\](?![A-Za-z])")
-# "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
-_DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
 # a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
 _CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d{3,}\b")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z][A-Za-z]+")
 _TITLE_MARK = re.compile(r"\s*[*∗†‡§¶]+$")  # a footnote's mark after the title
-_CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 
 
 def read(source: Source) -> Iterator[RawPaper]:
@@ -150,18 +145,7 @@ def _open(path, backend: str, warn) -> tuple:
                 )
             warn(f"PyMuPDF read no page of this file ({pages[0]}): read with pdfplumber instead")
     pdf = pdfplumber.open(path, password="")
-    return {**(pdf.metadata or {}), "links": _links(pdf.pages[:2])}, pdf.pages, pdf, "pdfplumber"
-
-
-def _links(pages) -> list[tuple[int, str]]:
-    """(page number, address) of the pages' links: a hint for the DOI, so a damaged annotation loses its page's."""
-    links = []
-    for page in pages:
-        try:
-            links += [(page.page_number, a["uri"]) for a in page.hyperlinks if a.get("uri")]
-        except Exception:  # pdfplumber raises KeyError, ValueError ... on an annotation without its rectangle
-            continue
-    return links
+    return {**(pdf.metadata or {}), "links": links(pdf.pages[:2])}, pdf.pages, pdf, "pdfplumber"
 
 
 class _Unread:
@@ -198,7 +182,6 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     _prose_in_tables(read)
     _text_at_the_edges(read, body)
     lines = [ln for ln in read if ln.kind not in ASIDE]
-    aside = [ln for ln in read if ln.kind in ASIDE]
     family = families.most_common(1)[0][0] if families else None
     opening = min((ln.page for ln in lines), default=1)  # the first page with text (a scanned cover before it)
     foot = _front_foot([ln for ln in lines if ln.page == opening], body)
@@ -214,7 +197,9 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     ]
     meta_title = inline(info.get("Title"))
     title_lines = title_of(first, [ln for ln in top if id(ln) not in foot], top, body, meta_title)
-    title = inline(Block(title_lines).text) if title_lines else ""  # a word broken at a line end: joined below
+    # its lines joined with the mark of a word broken at a line end ("-\x00", which inline() would drop): joined
+    # below, where the paper's words are known
+    title = " ".join(Block(title_lines).text.split()) if title_lines else ""
     if not title and meta_title and plausible_title(meta_title):
         title = meta_title
     if not title and first and len(first[0].text.split()) <= 20 and not first[0].text.endswith("."):
@@ -228,29 +213,12 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text))
     )
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
-    title = _TITLE_MARK.sub("", _join_broken(title, vocab))
+    title = _TITLE_MARK.sub("", inline(_join_broken(title, vocab)))
     for component in components:
         component["caption"] = inline(_join_broken(component["caption"], vocab))
-    # the paper's own DOI is printed in its front matter or a running head: not in the body, where a DOI is
-    # another work's (a dataset, a cited paper) and would become this paper's id
-    front = [ln for ln in first if not blocks or ln.top <= _first_heading_top(blocks, body, opening)]
+    # the paper's own DOI is printed in its front matter or a running head (pdf_doi.py)
     heads = [ln for lines_ in pages[: opening + 1] for ln in lines_ if (ln.page, ln.top) in furniture]
-    doi = info.get("doi") or info.get("DOI")
-    # "doi:10.1186/...", then "Cite this article as: ..." (BMC prints them last): the line and its neighbours
-    cite_as = [ln for k, ln in enumerate(lines) for near in lines[max(k - 1, 0) : k + 2] if _CITE_AS.search(near.text)]
-    # then the front page's foot, licence block and the paper's own citation line ("ACM Reference Format")
-    notes = [b.text for b in front_notes(blocks, body, opening, title)] + [ln.text for ln in foot.values()]
-    notes += [ln.text for ln in aside if ln.page <= opening + 1]
-    if not doi:
-        found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
-        found = found or DOI_IN_TEXT.search(" ".join(notes))
-        # last, a line that is a DOI and nothing else on the first page (its foot); not later, where such a line
-        # is a reference entry's
-        alone = (ln.text for ln in read if ln.page == opening)
-        found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
-        doi = (
-            found[1] if found else _linked_doi(info.get("links") or [], opening) or _published_at(read, opening, body)
-        )
+    doi = paper_doi(info, read, heads, foot, blocks, body, opening, title)
     title = title if len(title) <= 1.5 * MAX_TITLE_CHARS else ""  # set in the largest type: longer than a guess
     return {
         "format": "pdf",
@@ -327,30 +295,6 @@ def _text_at_the_edges(lines: list[Line], body: float) -> None:
             ln.kind = ""
 
 
-def _linked_doi(links: list[tuple[int, str]], opening: int) -> str | None:
-    """The DOI of the first text page's Crossmark badge link: the paper's own, whatever else the page links to (a
-    doi.org link alone may be a cited work's or a dataset's)."""
-    uris = [unquote(uri) for page, uri in links if page == opening]
-    return next((m[1] for m in map(_CROSSMARK.search, uris) if m), None)
-
-
-def _published_at(lines: list[Line], opening: int, body: float) -> str | None:
-    """The DOI of the first text page's small print that says where the article is published ("Article published
-    online ahead of print ... at http://.../doi/10..."), when it names one DOI alone."""
-    small = [ln for ln in lines if ln.page == opening and ln.size < 0.95 * body]
-    found = {
-        m[1]
-        for k, ln in enumerate(small)
-        if any(_PUBLISHED.search(near.text) for near in small[max(k - 1, 0) : k + 1])
-        for m in DOI_IN_TEXT.finditer(ln.text)
-    }
-    return found.pop() if len(found) == 1 else None
-
-
-_CROSSMARK = re.compile(r"crossmark\.crossref\.org/.*[?&]doi=(10\.\d{4,9}/[^&#\s]+)", re.I)
-_PUBLISHED = re.compile(r"\b(?:published|this (?:article|paper)|article (?:and|is|was))\b", re.I)
-
-
 def _badge(lines: list[Line]) -> set[int]:
     """The lines of a "Check for updates" badge (Crossmark's, beside a title): whole on a line, or over two lines
     of one page, set apart from the rest (a block of its own to a layout model, so one heading: "updates")."""
@@ -378,19 +322,6 @@ def _front_foot(first: list[Line], body: float) -> dict[int, Line]:
     if low is None:
         return {}
     return {id(ln): ln for ln in first if ln.top > low and ln.size < 0.95 * body}
-
-
-def _first_heading_top(blocks: list[Block], body: float, opening: int) -> float:
-    """Where the first section heading of the first text page stands (its whole height when it has none)."""
-    tops = [
-        b.lines[0].top
-        for b in blocks
-        if b.lines[0].page == opening
-        and len(b.lines) == 1
-        and is_heading(b.lines[0], body)
-        and not b.lines[0].text.lower().startswith("abstract")
-    ]
-    return min(tops, default=float("inf"))
 
 
 def _repair(text: str, vocab: Counter) -> str:

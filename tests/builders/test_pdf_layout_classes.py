@@ -18,6 +18,27 @@ from sciqag_dataset.builders.ingest.pdf_line import Line
 from sciqag_dataset.builders.ingest.pdf_title import title_of
 
 DOI = "10.5555/imag.2031.077"
+TITLE = "Pebbles Settle Where Lakes Are Quiet"
+
+
+def _drawn_paper(path, items=None, *, title=TITLE, body=(), meta_title=None, more=None):
+    """A one-page paper drawn on a reportlab canvas, for what ``draw`` cannot set: ``items`` as ``draw``'s rows
+    (x, y from the top, font, size, text), by default ``title`` in 16 pt bold at the top and ``body``'s lines in
+    10 pt under it; ``meta_title`` the PDF's Title metadata; ``more(canvas)`` draws on the page what a test is
+    about (links, text with its own word spacing)."""
+    c = canvas.Canvas(str(path), pagesize=LETTER)
+    if meta_title:
+        c.setTitle(meta_title)
+    if items is None:
+        items = [(LEFT, 70, "Times-Bold", 16, title), *column(LEFT, 110, list(body), 10, "Times-Roman")]
+    for x, y, font, size, text in items:
+        c.setFont(font, size)
+        c.drawString(x, HEIGHT - y, text)
+    if more:
+        more(c)
+    c.showPage()
+    c.save()
+    return path
 
 
 def test_auto_is_pdfplumber_without_pymupdf(monkeypatch):
@@ -225,18 +246,11 @@ def test_a_doi_only_in_the_first_pages_links_is_found(tmp_path, monkeypatch, bac
     monkeypatch.setattr(pdf, "BACKEND", backend)
 
     def paper(name, uris):
-        path = tmp_path / name
-        c = canvas.Canvas(str(path), pagesize=LETTER)
-        c.setFont("Times-Bold", 16)
-        c.drawString(LEFT, HEIGHT - 70, "Pebbles Settle Where Lakes Are Quiet")
-        c.setFont("Times-Roman", 10)
-        for k, text in enumerate(body_lines(50, 41)):
-            c.drawString(LEFT, HEIGHT - 110 - 12.5 * k, text)
-        for k, uri in enumerate(uris):
-            c.linkURL(uri, (LEFT + 40 * k, HEIGHT - 120, LEFT + 40 * k + 30, HEIGHT - 100), relative=0)
-        c.showPage()
-        c.save()
-        return _read(path)["metadata"]["doi"]
+        def links(c):
+            for k, uri in enumerate(uris):
+                c.linkURL(uri, (LEFT + 40 * k, HEIGHT - 120, LEFT + 40 * k + 30, HEIGHT - 100), relative=0)
+
+        return _read(_drawn_paper(tmp_path / name, body=body_lines(50, 41), more=links))["metadata"]["doi"]
 
     cited = "https://doi.org/10.5555/cited.2020.001"
     assert paper("badge.pdf", [cited, f"https://crossmark.crossref.org/dialog/?doi={DOI}&domain=pdf"]) == DOI
@@ -281,20 +295,13 @@ def test_a_banner_over_the_title_gives_way_to_the_title_the_metadata_names(tmp_p
     the PDF's Title metadata, printed on the page, says which lines are the title."""
     monkeypatch.setattr(pdf, "BACKEND", backend)
     title = "Counting Quiet Pebbles Across Two Winters"
-    path = tmp_path / "banner.pdf"
-    c = canvas.Canvas(str(path), pagesize=LETTER)
-    c.setTitle(title)
-    for x, y, font, size, text in [
+    page = [
         (LEFT, 60, "Helvetica", 26, "Lake Letters"),
         (LEFT, 120, "Times-Bold", 16, title),
         (LEFT, 145, "Times-Roman", 10, "Ada Quill and Bo Renner"),
         *column(LEFT, 180, body_lines(40, 71), 10, "Times-Roman"),
-    ]:
-        c.setFont(font, size)
-        c.drawString(x, HEIGHT - y, text)
-    c.showPage()
-    c.save()
-    assert _read(path)["title"] == title
+    ]
+    assert _read(_drawn_paper(tmp_path / "banner.pdf", page, meta_title=title))["title"] == title
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
@@ -365,19 +372,13 @@ def test_a_doi_in_a_url_of_the_first_pages_small_print_is_found(tmp_path, monkey
 def test_metadata_naming_only_the_titles_second_line_does_not_cut_the_title(tmp_path):
     """The metadata gives the subtitle alone ("Extracting Figures ..." under "Looking Beyond Text:"): no run of
     the page starts with it, so the title is the printed one, whole."""
-    path = tmp_path / "subtitle.pdf"
-    c = canvas.Canvas(str(path), pagesize=LETTER)
-    c.setTitle("Counting Pebbles in Quiet Lakes")
-    for x, y, font, size, text in [
+    page = [
         (LEFT, 80, "Times-Bold", 16, "Beyond the Shore:"),
         (LEFT, 100, "Times-Bold", 16, "Counting Pebbles in Quiet Lakes"),
         (LEFT, 130, "Times-Roman", 10, "Ada Quill and Bo Renner"),
         *column(LEFT, 170, body_lines(40, 76), 10, "Times-Roman"),
-    ]:
-        c.setFont(font, size)
-        c.drawString(x, HEIGHT - y, text)
-    c.showPage()
-    c.save()
+    ]
+    path = _drawn_paper(tmp_path / "subtitle.pdf", page, meta_title="Counting Pebbles in Quiet Lakes")
     assert _read(path)["title"] == "Beyond the Shore: Counting Pebbles in Quiet Lakes"
 
 
@@ -386,37 +387,30 @@ def test_words_a_narrow_space_apart_are_not_joined_as_a_script(tmp_path, monkeyp
     """A justified line whose word spaces are squeezed to a point ("A value of P"): the words are not joined as if
     one were a script of the other ("Avalue")."""
     monkeypatch.setattr(pdf, "BACKEND", backend)
-    path = tmp_path / "narrow.pdf"
-    c = canvas.Canvas(str(path), pagesize=LETTER)
-    c.setFont("Times-Bold", 16)
-    c.drawString(LEFT, HEIGHT - 70, "Pebbles Settle Where Lakes Are Quiet")
-    for k, line in enumerate(body_lines(40, 77)):
-        text = c.beginText(LEFT, HEIGHT - 110 - 12 * k)
-        text.setFont("Times-Roman", 8)
-        if k == 10:
-            text.setWordSpace(-0.6)  # Times' space at 8 pt is 2 pt: 1.4 pt left
-            line = "A value of P less than a tenth was taken as a change"
-        text.textLine(line)
-        c.drawText(text)
-    c.showPage()
-    c.save()
-    assert "A value of P less than a tenth" in _read(path)["text"]
+
+    def squeezed(c):
+        for k, line in enumerate(body_lines(40, 77)):
+            text = c.beginText(LEFT, HEIGHT - 110 - 12 * k)
+            text.setFont("Times-Roman", 8)
+            if k == 10:
+                text.setWordSpace(-0.6)  # Times' space at 8 pt is 2 pt: 1.4 pt left
+                line = "A value of P less than a tenth was taken as a change"
+            text.textLine(line)
+            c.drawText(text)
+
+    assert "A value of P less than a tenth" in _read(_drawn_paper(tmp_path / "narrow.pdf", more=squeezed))["text"]
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
 def test_a_link_without_its_rectangle_loses_the_link_not_the_paper(tmp_path, monkeypatch, backend):
     """A damaged link annotation (no /Rect, which pdfplumber cannot read): the paper is read; the link is gone."""
     monkeypatch.setattr(pdf, "BACKEND", backend)
-    path = tmp_path / "drawn.pdf"
-    c = canvas.Canvas(str(path), pagesize=LETTER)
-    c.setFont("Times-Bold", 16)
-    c.drawString(LEFT, HEIGHT - 70, "Pebbles Settle Where Lakes Are Quiet")
-    c.setFont("Times-Roman", 10)
-    for k, text in enumerate(body_lines(40, 78)):
-        c.drawString(LEFT, HEIGHT - 110 - 12.5 * k, text)
-    c.linkURL(f"https://crossmark.crossref.org/dialog/?doi={DOI}", (LEFT, HEIGHT - 80, LEFT + 30, HEIGHT - 60))
-    c.showPage()
-    c.save()
+    uri = f"https://crossmark.crossref.org/dialog/?doi={DOI}"
+    path = _drawn_paper(
+        tmp_path / "drawn.pdf",
+        body=body_lines(40, 78),
+        more=lambda c: c.linkURL(uri, (LEFT, HEIGHT - 80, LEFT + 30, HEIGHT - 60)),
+    )
     reader, writer = pypdf.PdfReader(path), pypdf.PdfWriter()
     writer.append(reader)
     for annot in writer.pages[0]["/Annots"]:
@@ -447,19 +441,9 @@ def test_a_bracketed_number_of_a_chemical_name_is_no_citation(tmp_path):
     """ "[60]Fullerene" in the title (confirmed by the metadata) and the body keeps its bracket; "[12]" after a word
     is a citation and goes."""
     title = "Functionalized [60]Fullerenes as Quiet Acceptors"
-    path = tmp_path / "fullerene.pdf"
-    c = canvas.Canvas(str(path), pagesize=LETTER)
-    c.setTitle(title)
-    c.setFont("Times-Bold", 16)
-    c.drawString(LEFT, HEIGHT - 70, title)
-    c.setFont("Times-Roman", 10)
     lines = body_lines(40, 80)
     lines[5] = "the [60]fullerene cages settled as reported before [12] in the lakes"
-    for k, text in enumerate(lines):
-        c.drawString(LEFT, HEIGHT - 110 - 12.5 * k, text)
-    c.showPage()
-    c.save()
-    rec = _read(path)
+    rec = _read(_drawn_paper(tmp_path / "fullerene.pdf", title=title, body=lines, meta_title=title))
     assert rec["title"] == title
     assert "the [60]fullerene cages settled as reported before in the lakes" in rec["text"]
 
@@ -474,3 +458,28 @@ def test_a_template_banner_in_the_metadata_is_not_the_title():
     ]
     got = title_of(first, first, first, 10.0, "Research Article")
     assert [ln.text for ln in got] == ["Pebbles Settle Where", "Lakes Are Quiet"]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_title_word_broken_at_its_line_end_is_joined_as_the_body_spells_it(tmp_path, monkeypatch, backend):
+    """A two-line title broken inside a word ("Pebblecar-" / "bonate"), the body spelling the word whole: the
+    title has the word whole; a title's real hyphen at its line end ("Self-" / "sorted", hyphenated in the body)
+    stays."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+
+    def title_of_paper(name, head, tail, word):
+        lines = body_lines(40, 82)
+        lines[3] = f"the {word} grains were counted in each lake"
+        lines[20] = f"every core held {word} grains under the silt"
+        page = [
+            (LEFT, 70, "Times-Bold", 18, head),
+            (LEFT, 92, "Times-Bold", 18, tail),
+            (LEFT, 125, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+            *column(LEFT, 160, lines, 10, "Times-Roman"),
+        ]
+        return _read(draw(tmp_path / name, [page]))["title"]
+
+    got = title_of_paper("broken.pdf", "Quiet Lakes Hold Fine Pebblecar-", "bonate Grains", "pebblecarbonate")
+    assert got == "Quiet Lakes Hold Fine Pebblecarbonate Grains"
+    got = title_of_paper("hyphen.pdf", "Quiet Lakes Hold Fine Self-", "sorted Grains", "self-sorted")
+    assert got == "Quiet Lakes Hold Fine Self-sorted Grains"

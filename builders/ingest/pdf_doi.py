@@ -1,0 +1,100 @@
+"""A PDF's own DOI, from where a paper prints it: the metadata, the front matter above the first heading, a running
+head, a "Cite this article as" line, the first page's foot, licence block and small print, a line that is a DOI
+alone on the first page, the Crossmark badge's link, or the small print that says where the article is
+published. Not the body, where a DOI is another work's (a dataset, a cited paper) and would become this paper's
+id."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT
+from sciqag_dataset.builders.ingest.pdf_blocks import is_heading
+from sciqag_dataset.builders.ingest.pdf_furniture import front_notes
+from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
+
+# "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
+_DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
+_CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
+_CROSSMARK = re.compile(r"crossmark\.crossref\.org/.*[?&]doi=(10\.\d{4,9}/[^&#\s]+)", re.I)
+_PUBLISHED = re.compile(r"\b(?:published|this (?:article|paper)|article (?:and|is|was))\b", re.I)
+
+
+def paper_doi(
+    info: dict,
+    read: list[Line],
+    heads: list[Line],
+    foot: dict[int, Line],
+    blocks: list[Block],
+    body: float,
+    opening: int,
+    title: str,
+) -> str | None:
+    """The paper's DOI: ``info`` is the PDF's metadata (with its first pages' ``links``), ``read`` the paper's
+    lines without running furniture, ``heads`` the running heads and feet of the pages up to the one after
+    ``opening`` (the first text page), ``foot`` that page's foot (by line id), ``blocks`` the paper's blocks."""
+    doi = info.get("doi") or info.get("DOI")
+    if doi:
+        return doi
+    lines = [ln for ln in read if ln.kind not in ASIDE and id(ln) not in foot]
+    aside = [ln for ln in read if ln.kind in ASIDE]
+    first = [ln for ln in lines if ln.page == opening]
+    front = [ln for ln in first if not blocks or ln.top <= _first_heading_top(blocks, body, opening)]
+    # "doi:10.1186/...", then "Cite this article as: ..." (BMC prints them last): the line and its neighbours
+    cite_as = [ln for k, ln in enumerate(lines) for near in lines[max(k - 1, 0) : k + 2] if _CITE_AS.search(near.text)]
+    # then the front page's foot, licence block and the paper's own citation line ("ACM Reference Format")
+    notes = [b.text for b in front_notes(blocks, body, opening, title)] + [ln.text for ln in foot.values()]
+    notes += [ln.text for ln in aside if ln.page <= opening + 1]
+    found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
+    found = found or DOI_IN_TEXT.search(" ".join(notes))
+    # last, a line that is a DOI and nothing else on the first page (its foot); not later, where such a line
+    # is a reference entry's
+    alone = (ln.text for ln in read if ln.page == opening)
+    found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
+    return found[1] if found else _linked_doi(info.get("links") or [], opening) or _published_at(read, opening, body)
+
+
+def links(pages) -> list[tuple[int, str]]:
+    """(page number, address) of pdfplumber pages' links: a hint for the DOI, so a damaged annotation loses its
+    page's."""
+    out = []
+    for page in pages:
+        try:
+            out += [(page.page_number, a["uri"]) for a in page.hyperlinks if a.get("uri")]
+        except Exception:  # pdfplumber raises KeyError, ValueError ... on an annotation without its rectangle
+            continue
+    return out
+
+
+def _first_heading_top(blocks: list[Block], body: float, opening: int) -> float:
+    """Where the first section heading of the first text page stands (its whole height when it has none)."""
+    tops = [
+        b.lines[0].top
+        for b in blocks
+        if b.lines[0].page == opening
+        and len(b.lines) == 1
+        and is_heading(b.lines[0], body)
+        and not b.lines[0].text.lower().startswith("abstract")
+    ]
+    return min(tops, default=float("inf"))
+
+
+def _linked_doi(links: list[tuple[int, str]], opening: int) -> str | None:
+    """The DOI of the first text page's Crossmark badge link: the paper's own, whatever else the page links to (a
+    doi.org link alone may be a cited work's or a dataset's)."""
+    uris = [unquote(uri) for page, uri in links if page == opening]
+    return next((m[1] for m in map(_CROSSMARK.search, uris) if m), None)
+
+
+def _published_at(lines: list[Line], opening: int, body: float) -> str | None:
+    """The DOI of the first text page's small print that says where the article is published ("Article published
+    online ahead of print ... at http://.../doi/10..."), when it names one DOI alone."""
+    small = [ln for ln in lines if ln.page == opening and ln.size < 0.95 * body]
+    found = {
+        m[1]
+        for k, ln in enumerate(small)
+        if any(_PUBLISHED.search(near.text) for near in small[max(k - 1, 0) : k + 1])
+        for m in DOI_IN_TEXT.finditer(ln.text)
+    }
+    return found.pop() if len(found) == 1 else None
