@@ -56,7 +56,7 @@ from sciqag_dataset.evaluation.judgements import (
 )
 from sciqag_dataset.evaluation.judging import DimensionResult, Judge, judge_items, make_judges
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.qa.components import asked_about
+from sciqag_dataset.qa.components import asked_about, asked_components
 from sciqag_dataset.qa.prompts import fit_to_context
 from sciqag_dataset.qa.rules import refers_to_source
 
@@ -90,6 +90,12 @@ def paper_char_budget(
     return max(1000, int((context_tokens - max_tokens) * chars_per_token) - prompt)
 
 
+def _judged_as(paper: dict) -> dict:
+    """A paper as the stage fingerprints it: one whose pairs were asked from components says the judge reads
+    them, so a judgement made without them is made again; a paper of prose pairs is fingerprinted as before."""
+    return {**paper, "judge_reads": "components"} if asked_components(paper) else paper
+
+
 async def racar_paper(
     paper: dict,
     judges: Sequence[Judge],
@@ -105,7 +111,7 @@ async def racar_paper(
     budget = paper_char_budget(pairs, judges, context_tokens, chars_per_token)
     # a pair asked about a table is judged against that table: it goes after the text, which is cut to leave room
     shown = asked_about(paper, budget // 2)
-    (text,), warnings = fit_to_context(paper.get("text") or "", budget - len(shown), "truncate")
+    (text,), warnings = fit_to_context(paper.get("text") or "", max(budget - len(shown), 0), "truncate")
     text = f"{text}\n\n{shown}" if shown else text
     jobs = [(j, d) for j in judges for d in RACAR_DIMENSIONS]
     results = await asyncio.gather(
@@ -202,7 +208,7 @@ def stage(
 
     return Stage(
         name="racar",
-        inputs=lambda work: records.qa_papers(work, source),
+        inputs=lambda work: map(_judged_as, records.qa_papers(work, source)),
         process=one,
         params={
             "judges": [[j.name, j.client.params] for j in members],

@@ -14,7 +14,10 @@ from sciqag_dataset.builders.ingest.xml_tables import cals_cells
 
 KIND = {"table": "table", "figure": "figure", "formula": "equation"}
 _WORD = {"table": "Table", "figure": "Fig."}
-_SKIPPED_IN = ("e-component", "textbox")  # supplementary files and boxed asides: not the paper's own floats
+# supplementary files, boxed asides and a graphical abstract: not the paper's own floats
+_SKIPPED_IN = ("e-component", "textbox", "abstract")
+# where a cross-reference is not the prose's (the text leaves these out)
+_NOT_PROSE = ("table", "figure", "caption", "table-footnote", "legend", "footnote", "bibliography", "e-component")
 
 
 def elsevier_components(root, text: Callable[[object], str]) -> tuple[list[dict], Callable[[object], tuple[str, str]]]:
@@ -25,9 +28,9 @@ def elsevier_components(root, text: Callable[[object], str]) -> tuple[list[dict]
     index: dict[object, int] = {}
     by_id: dict[str, int] = {}
     taken: set[str] = set()
-    mentioned: set[str] = set()  # the ids a cross-reference names
+    mentioned: set[str] = set()  # the ids a cross-reference in the prose names
     for el in root.iter():
-        if local_name(el) in ("cross-ref", "cross-refs"):
+        if local_name(el) in ("cross-ref", "cross-refs") and not _inside(el, _NOT_PROSE) and not _aside(el):
             mentioned.update((el.get("refid") or "").split())
         kind = KIND.get(local_name(el))
         if kind is None or ns_kind(el) != "ce" or _inside(el, _SKIPPED_IN):
@@ -82,6 +85,14 @@ def _component(el, kind: str, id_: str, text) -> dict:
 
 def _child(el, local: str):
     return next((c for c in el if local_name(c) == local), None)
+
+
+def _aside(el) -> bool:
+    """Inside a graphical abstract, highlights or a text box (the text leaves them out)."""
+    return any(
+        local_name(a) == "textbox" or (local_name(a) == "abstract" and a.get("class") not in (None, "author"))
+        for a in el.iterancestors()
+    )
 
 
 def _inside(el, locals_: tuple[str, ...]) -> bool:

@@ -48,7 +48,9 @@ def html_components(tree) -> list[dict]:
 
 
 # a publisher's wrapper of one displayed equation (NLM's "disp-formula", Springer's, arXiv's LaTeXML)
-_EQUATION_CLASSES = {"disp-formula", "display-formula", "c-article-equation", "ltx_equation", "ltx_equationgroup"}
+# (LaTeXML sets a group of equations, align or eqnarray, as a table of ``ltx_equation`` rows: each row is one)
+_EQUATION_CLASSES = {"disp-formula", "display-formula", "c-article-equation", "ltx_equation"}
+_TYPESET = re.compile(r"^(?:MathJax|MJX|mjx)", re.I)  # what MathJax wrote beside the equation's own script
 _EQUATION_NUMBER = re.compile(r"[(\[]?\s*([A-Z]?\d+(?:\.\d+)?[a-z]?)\s*[)\]]?")  # "(3)", "[3]", "3"
 _NUMBER_CLASS = re.compile(r"label|number|tag", re.I)
 _TEX_SCRIPT = re.compile(r"math/tex", re.I)
@@ -56,7 +58,9 @@ _TEX_SCRIPT = re.compile(r"math/tex", re.I)
 
 def _is_equation(el) -> bool:
     if el.tag == "math":
-        return el.get("display") == "block"
+        return el.get("display") == "block" and not any(
+            _TYPESET.match(c) for a in el.iterancestors() for c in (a.get("class") or "").split()
+        )
     if el.tag == "script":
         kind = el.get("type") or ""
         return bool(_TEX_SCRIPT.search(kind)) and "mode=display" in kind
@@ -93,9 +97,12 @@ def _equation_source(root) -> tuple[str, str]:
             return _tex(script.text), "latex"
         if "math/mml" in kind and (script.text or "").strip():
             return " ".join(script.text.split()), "mathml"
-    math = root if root.tag == "math" else next((m for m in root.iter("math")), None)
-    if math is not None:
-        return equation_content(math)
+    maths = [root] if root.tag == "math" else list(root.iter("math"))
+    if maths:  # a row set in cells ("a", "= b + c") has a formula per cell: the equation is all of them
+        # LaTeXML and MathJax keep the TeX source in ``alttext``
+        parts = [(_tex(m.get("alttext")), "latex") if m.get("alttext") else equation_content(m) for m in maths]
+        fmt = parts[0][1] if len({f for _, f in parts}) == 1 else "text"
+        return " ".join(c for c, _ in parts if c), fmt
     for code in root.iter("code"):  # MathML the page shows as text for MathJax to typeset
         text = (code.text_content() or "").strip()
         if re.match(r"<(?:mml:)?math\b", text):
@@ -137,7 +144,9 @@ def _own_text(root):
 
 
 def _is_root(el) -> bool:
-    if el.tag in ("table", "figure"):
+    if el.tag == "table":
+        return "ltx_eqn_table" not in (el.get("class") or "").split()  # LaTeXML's layout of equations
+    if el.tag == "figure":
         return True
     if el.tag not in ("div", "section") or not _WRAPPER.search(_classes(el)):
         return False

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from sciqag_dataset.builders.ingest.xml_common import local_name
 
 _MAX_COLSPAN, _MAX_ROWSPAN = 100, 1000  # larger spans are markup errors, not tables
+_MAX_COLUMNS = 10_000
 
 
 def table_cells(table, cell_text: Callable[[object], str]) -> tuple[list[list[str]], int]:
@@ -59,7 +60,7 @@ def cals_cells(table, cell_text: Callable[[object], str]) -> tuple[list[list[str
     for group in (g for g in table.iter() if local_name(g) == "tgroup"):
         specs = [c for c in group if local_name(c) == "colspec"]
         column = {
-            c.get("colname"): _span(c.get("colnum"), _MAX_COLSPAN) - 1 if c.get("colnum") else k
+            c.get("colname"): _span(c.get("colnum"), _MAX_COLUMNS) - 1 if c.get("colnum") else k
             for k, c in enumerate(specs)
             if c.get("colname")
         }

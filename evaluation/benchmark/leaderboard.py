@@ -142,6 +142,9 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
     on the same question set, with the same system prompt and the same BERTScore model."""
     qinfo = json.loads((results / QUESTIONS_INFO).read_text(encoding="utf-8"))
     entries, stale, rows = [], [], {}
+    # what each question was asked from, as the question set says (a model answered in an earlier run has
+    # predictions written before the set recorded it)
+    asked = {q["id"]: q.get("asked_from") or "prose" for q in read_questions(results)}
     for path in sorted((results / "models").glob(f"*/{MODEL_INFO}")):
         info = json.loads(path.read_text(encoding="utf-8"))
         if info.get("questions_digest") != qinfo["digest"] or any(
@@ -149,7 +152,10 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
         ):
             stale.append(info.get("model") or path.parent.name)
             continue
-        rows[info["model"]] = list(read_jsonl(path.parent / PREDICTIONS))
+        rows[info["model"]] = [
+            {**r, "asked_from": asked.get(r["id"], r.get("asked_from") or "prose")}
+            for r in read_jsonl(path.parent / PREDICTIONS)
+        ]
         entries.append(model_entry(rows[info["model"]], info, samples=samples))
     if stale:
         log.warning(

@@ -108,8 +108,9 @@ def _asked_from(*rows: dict) -> dict:
     """``{"asked_from": kind}``: what the pair was asked from (its ``grounding`` kind; "prose" where it records
     none: pairs were asked from the text before components were)."""
     for row in rows:
-        kind = ((row.get("grounding") if isinstance(row, dict) else None) or {}).get("kind")
-        if kind:
+        grounding = row.get("grounding") if isinstance(row, dict) else None
+        kind = grounding.get("kind") if isinstance(grounding, dict) else None
+        if isinstance(kind, str) and kind:
             return {"asked_from": kind}
     return {"asked_from": "prose"}
 

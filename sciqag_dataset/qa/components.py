@@ -123,17 +123,23 @@ def _after(text: str | None, max_chars: int) -> str:
     return head[: head.rfind(". ") + 1] if ". " in head else head  # to a sentence's end
 
 
+def asked_components(paper: dict) -> list[dict]:
+    """The components of a paper (``components``) that some of its pairs (``qa``) were asked from."""
+    wanted = {(p.get("grounding") or {}).get("component_id") for p in paper.get("qa") or []} - {None}
+    return [c for c in paper.get("components") or [] if c.get("id") in wanted]
+
+
 def asked_about(paper: dict, max_chars: int) -> str:
     """The tables, equations and figures a paper's pairs were asked from, as their prompt showed them, for a
     judge that reads the paper's text beside the pairs (the text alone lacks them); "" when every pair was asked
-    from the prose. At most ``max_chars`` (each component gets an equal share; a long table is cut)."""
-    wanted = {(p.get("grounding") or {}).get("component_id") for p in paper.get("qa") or []} - {None}
-    found = [c for c in paper.get("components") or [] if c.get("id") in wanted]
+    from the prose. At most ``max_chars``: each component gets an equal share (a long table is cut), and those
+    past the limit are left out."""
+    found = asked_components(paper)
     if not found:
         return ""
     head = "Tables, equations and figures of the paper that some questions were asked from:"
     share = max((max_chars - len(head)) // len(found) - 2, 200)
-    return "\n\n".join([head, *(component_block(c, share)[:share] for c in found)])
+    return "\n\n".join([head, *(component_block(c, share)[:share] for c in found)])[:max_chars]
 
 
 def _format(n: int) -> str:

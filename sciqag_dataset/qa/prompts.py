@@ -198,6 +198,7 @@ def fit_to_context(text: str, budget: int, mode: str) -> tuple[list[str], list[s
         return pieces, [f"paper of {len(text)} chars split into {len(pieces)} chunks to fit the context"]
     if mode != "truncate":
         raise ValueError(f"long_paper must be 'truncate' or 'chunk', not {mode!r}")
+    budget = max(budget, 0)  # a negative end would slice from the end of the text
     cut = text.rfind("\n", 0, budget)
     cut = cut if cut > budget // 2 else budget  # prefer a paragraph boundary
     return [text[:cut]], [f"paper truncated from {len(text)} to {cut} chars to fit the context"]

@@ -41,7 +41,8 @@ def passage(text: str, evidence: list[str], mentions: list[dict] = ()) -> list[d
     component (``mentions``: offsets, as a component records them) flagged (the page builds them as text,
     never as HTML)."""
     marks = evidence_spans(text, evidence)
-    refs = merged([(m["start"], m["end"]) for m in mentions or [] if 0 <= m["start"] < m["end"] <= len(text)])
+    spans = [(m.get("start"), m.get("end")) for m in mentions or [] if isinstance(m, dict)]
+    refs = merged([(a, b) for a, b in spans if isinstance(a, int) and isinstance(b, int) and 0 <= a < b <= len(text)])
     cuts = sorted({0, len(text), *(x for span in marks + refs for x in span)})
     out = []
     for start, end in zip(cuts, cuts[1:]):
@@ -58,9 +59,13 @@ def passage(text: str, evidence: list[str], mentions: list[dict] = ()) -> list[d
 def shown_component(paper: dict, grounding: dict | None) -> dict | None:
     """The table, equation or figure a pair was asked from, as the page shows it (None for a prose pair);
     ``missing`` where the paper record no longer has that component (or the dataset has no papers)."""
-    if not grounding or grounding.get("kind") in (None, "prose"):
+    if not isinstance(grounding, dict) or grounding.get("kind") in (None, "prose"):
         return None
-    found = next((c for c in paper.get("components") or [] if c.get("id") == grounding.get("component_id")), None)
+    wanted, kind = grounding.get("component_id"), grounding["kind"]
+    found = next(
+        (c for c in paper.get("components") or [] if wanted and c.get("id") == wanted and c.get("kind") == kind),
+        None,
+    )
     if found is None:
         return {"id": grounding.get("component_id"), "kind": grounding["kind"], "missing": True}
     return {k: found.get(k) for k in SHOWN_FIELDS} | {"mentions": found.get("mentions") or []}

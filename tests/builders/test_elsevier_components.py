@@ -78,6 +78,32 @@ def test_the_equation_is_its_mathml_and_stands_where_it_is_displayed():
     assert found["tbl1"]["context_after"].startswith("The absorbed fraction")
 
 
+def test_a_float_cited_only_outside_the_prose_stands_at_its_anchor(tmp_path):
+    """A figure the text never mentions, cited only in a table's footnote and a graphical abstract, stands where
+    its anchor is; one cited in the prose stands after the paragraph that mentions it."""
+    source = ELS.read_text()
+    source = source.replace(
+        "Thicker caps slowed the first cycle but not the later ones.",
+        'Thicker caps slowed the first cycle but not the later ones.<ce:float-anchor refid="fig3"/>',
+    )
+    source = source.replace(
+        "After the first cycle.</ce:note-para>",
+        'After the first cycle, see <ce:cross-ref refid="fig3">Fig. 3</ce:cross-ref>.</ce:note-para>',
+    )
+    source = source.replace(
+        "<ce:table id=",
+        '<ce:figure id="fig3"><ce:label>Fig. 3</ce:label><ce:caption><ce:simple-para>The cell.</ce:simple-para>'
+        "</ce:caption></ce:figure><ce:table id=",
+    )
+    path = tmp_path / "anchored.xml"
+    path.write_text(source)
+    [rec] = read_file(path)
+    fig3 = components_by_id(rec)["fig3"]
+    assert fig3["mentions"] == []
+    assert fig3["context_before"].endswith("Thicker caps slowed the first cycle but not the later ones.")
+    assert fig3["context_after"].startswith("The absorbed fraction follows a first-order rate law,")
+
+
 def test_the_elsevier_prose_is_unchanged_by_its_components(tmp_path):
     [rec] = read_file(ELS)
     stripped = tmp_path / "no_floats.xml"

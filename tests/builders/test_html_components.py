@@ -73,17 +73,31 @@ def test_displayed_equations_given_as_mathml_or_tex_are_components_and_images_ar
     wrappers = [el for el in article.iter("span") if "disp-formula" in (el.get("class") or "").split()]
     wrappers += [el for el in article.iter("div") if el.get("class") == "c-article-equation"]
     wrappers += [el for el in article.iter("script") if "mode=display" in (el.get("type") or "")]
+    # (the MathJax script's typeset copy, a <math display="block"> beside it, is not counted: the script is it)
     with_source = [w for w in wrappers if next(w.iter("img"), None) is None]  # not the one given as an image
-    assert len(rec["components"]) == len(with_source) == 3  # the navigation's formula is not the paper's
+    rows = [el for el in article.iter("tr") if "ltx_equation" in (el.get("class") or "").split()]
+    # the navigation's formula is not the paper's; MathJax's typeset copy beside its script is not another one
+    assert len(rec["components"]) == len(with_source) + len(rows) == 6
     assert [(c["id"], c["label"], c["content_format"]) for c in rec["components"]] == [
         ("eqn-1", "Eq. (1)", "mathml"),  # MathML in a publisher's wrapper, its number in a label element
         ("Equ2", "Eq. (2)", "latex"),  # TeX between $$ in Springer-style markup
         ("equation-1", "Eq. (3)", "latex"),  # a MathJax display script, its number a \tag
+        ("S1.E5", "Eq. (5)", "latex"),  # each row of a LaTeXML group of equations, its cells' formulas joined
+        ("S1.E6", "Eq. (6)", "latex"),
+        ("equation-2", "Eq. (7)", "latex"),
     ]
+    assert components_by_id(rec)["S1.E5"]["content"] == r"J_f = -D \partial_x M"
     found = components_by_id(rec)
     assert found["eqn-1"]["content"].startswith('<math xmlns="http://www.w3.org/1998/Math/MathML"')
     assert found["Equ2"]["content"] == r"k = \frac{\pi^2 D}{4 L^2}"
-    assert [mentioned(rec, c) for c in rec["components"]] == [["Eq. (1)"], ["Equation 2"], ["Eq. (3)"]]
+    assert [mentioned(rec, c) for c in rec["components"]] == [
+        ["Eq. (1)"],
+        ["Equation 2"],
+        ["Eq. (3)"],
+        ["Eq. (5)"],
+        ["Eq. (6)"],
+        ["Eq. (7)"],
+    ]
     assert found["equation-1"]["context_before"].startswith("The diffusivity itself depends on temperature")
     no_marks(rec)
     assert schema.conform(rec, schema.features_for("papers")) == rec

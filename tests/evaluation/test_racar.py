@@ -329,3 +329,26 @@ def test_a_pair_asked_from_a_table_is_judged_with_the_table_beside_the_text(tmp_
     assert "| 0 | 64 |" not in prose_paper and "asked from" not in prose_paper
     agnosticism = next(c for c in requests if "Rate the agnosticism" in c and "undoped" in c)
     assert "| 0 | 64 |" not in agnosticism  # closed-book still: agnosticism sees the questions alone
+
+
+def test_many_components_and_a_small_context_still_fit_and_only_their_papers_are_judged_again(tmp_path):
+    tables = [
+        {"id": f"T{k}", "kind": "table", "label": f"Table {k}", "caption": "Rates.", "content": "| 1 | 2 |\n" * 200}
+        for k in range(8)
+    ]
+    pairs = [{**PAIRS[0], "grounding": {"kind": "table", "component_id": f"T{k}"}} for k in range(8)]
+    work = tmp_path / "work"
+    text = "Cation mixing in layered oxides.\n" * 2500
+    write_jsonl(work / "papers.jsonl", [{"id": "p0", "title": "T", "text": text, "components": tables}])
+    write_jsonl(work / "seed.jsonl", [{"id": "p0", "qa": pairs, "status": "ok"}])
+    with ScriptedJudge({d: [_judgements([3] * 8)] for d in RACAR_DIMENSIONS}) as fake:
+        judge = LLMClient(fake.base_url, "judge", params={"max_tokens": 256})
+        run_racar(work, [judge], context_tokens=1024, chars_per_token=3.5)
+        sizes = [len(r["messages"][0]["content"]) for r in fake.requests]
+    # the paper's text is cut to leave room for the tables, and the tables to their share: nothing near the
+    # 80,000 characters of the text gets through
+    assert len(sizes) == 5 and max(sizes) < 6000
+    # a paper of prose pairs is fingerprinted as it was; one with component pairs says the judge reads them
+    paper = {"id": "p0", "text": text, "qa": pairs, "components": tables}
+    prose = {**paper, "qa": PAIRS}
+    assert racar._judged_as(prose) == prose and racar._judged_as(paper)["judge_reads"] == "components"

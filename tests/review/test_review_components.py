@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.testclient import TestClient
 
 from sciqag_dataset.review.app import create_app
-from sciqag_dataset.review.session import ReviewSession, passage
+from sciqag_dataset.review.session import ReviewSession, passage, shown_component
 
 H = {"X-Review-Token": "t0ken"}
 
@@ -21,6 +21,21 @@ def test_a_mention_inside_evidence_is_flagged_and_the_segments_rebuild_the_text(
     assert [s["text"] for s in segs if s.get("mention")] == ["Table 2"]  # a mention beyond the text is ignored
     assert "".join(s["text"] for s in segs if s["mark"]) == "Table 2 lists the rates at 300 K."
     assert [s["text"] for s in passage(text, [])] == [text]  # no evidence, no mention: one plain segment
+
+
+def test_a_component_is_shown_only_for_its_own_id_and_kind():
+    paper = {"components": [{"kind": "figure", "label": "Fig. 1"}, {"id": "T1", "kind": "figure", "label": "Fig. 2"}]}
+    # no id recorded, or an id naming a component of another kind: never some other component
+    assert shown_component(paper, {"kind": "table"}) == {"id": None, "kind": "table", "missing": True}
+    assert shown_component(paper, {"kind": "table", "component_id": "T1"})["missing"]
+    assert shown_component(paper, {"kind": "figure", "component_id": "T1"})["label"] == "Fig. 2"
+    assert shown_component(paper, "table") is None and shown_component(paper, {"kind": "prose"}) is None
+    # a mention without its offsets is skipped, not a server error
+    assert passage("Table 1 here.", [], [{"start": 0}, {"start": 0, "end": 7}])[0] == {
+        "text": "Table 1",
+        "mark": False,
+        "mention": True,
+    }
 
 
 def _client(work) -> TestClient:

@@ -16,6 +16,8 @@ from sciqag_dataset.cli import main
 from sciqag_dataset.evaluation.benchmark.card import PLOT
 from sciqag_dataset.evaluation.benchmark.general_knowledge import mask
 from sciqag_dataset.evaluation.benchmark.items import FILES, analyse, item_analysis, kr20
+from sciqag_dataset.evaluation.benchmark.leaderboard import leaderboard
+from sciqag_dataset.evaluation.benchmark.questions import load_questions
 from sciqag_dataset.llm import embedded
 
 # models in leaderboard order (strongest first) x six questions: q0 everyone knows, q5 no one, q4 only the weakest
@@ -142,6 +144,14 @@ def test_scores_per_kind_of_question_in_the_leaderboard_its_table_and_the_predic
     assert "by what the question was asked from" in md and "| prose (3 questions) | table (2 questions) |" in md
     preds = read_jsonl(results / "models" / "model-a" / "predictions.jsonl")
     assert [p["asked_from"] for p in preds] == asked
+    # a model answered before questions recorded what they were asked from: the question set says it
+    older = results / "models" / "model-b" / "predictions.jsonl"
+    write_jsonl(older, [{k: v for k, v in p.items() if k != "asked_from"} for p in read_jsonl(older)])
+    again = {e["model"]: e["by_asked_from"] for e in leaderboard(results, samples=50)["models"]}
+    assert again["model-b"]["table"]["metrics"]["exact_match"]["mean"] == 1.0
+    # a grounding that is not an object is no grounding
+    write_jsonl(tmp_path / "odd.jsonl", [{"question": "Q?", "answer": "A.", "grounding": "table"}])
+    assert load_questions(str(tmp_path / "odd.jsonl"))[0][0]["asked_from"] == "prose"
     # every question asked from the text: no breakdown
     plain = published_folder(tmp_path / "plain")
     solo = scripted(KNOWS[0])
