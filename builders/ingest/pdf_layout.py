@@ -255,6 +255,10 @@ def _figure_cells(page) -> set[tuple[int, int]]:
     return figures
 
 
+# a mass number set before an element's symbol, no letter after it ("31P", "13C-NMR", "57Fe"; not "1CNRS")
+_ISOTOPE = re.compile(r"\d{1,3}[A-Z][a-z]?(?![A-Za-z])")
+
+
 def _join_scripts(words: list[dict]) -> list[dict]:
     """pdfplumber cuts a word where the font size changes, so a superscript or subscript set against a word
     is a word of its own, on a baseline of its own. Join them back: a citation or footnote mark goes
@@ -299,10 +303,13 @@ def _join_scripts(words: list[dict]) -> list[dict]:
 def _script_word(parts: list[dict]) -> dict:
     base = max(parts, key=lambda w: w["size"])
     text, dropped = "", False
-    for w in parts:
+    for k, w in enumerate(parts):
         small = w["size"] < 0.85 * base["size"]
         if small and w["bottom"] < base["bottom"] - 0.15 * base["size"]:  # raised: a mark or an exponent
             unit = re.search(r"[^\W\d_]*$", text)[0]
+            if not text and _ISOTOPE.match(w["text"] + "".join(p["text"] for p in parts[k + 1 : k + 2])):
+                text += w["text"]  # a mass number before its element ("³¹P", "¹³C-labelled"): "31P"
+                continue
             if (
                 not text
                 or _SCRIPT_MARK.fullmatch(w["text"])

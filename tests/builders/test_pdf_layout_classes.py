@@ -483,3 +483,28 @@ def test_a_title_word_broken_at_its_line_end_is_joined_as_the_body_spells_it(tmp
     assert got == "Quiet Lakes Hold Fine Pebblecarbonate Grains"
     got = title_of_paper("hyphen.pdf", "Quiet Lakes Hold Fine Self-", "sorted Grains", "self-sorted")
     assert got == "Quiet Lakes Hold Fine Self-sorted Grains"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_mass_number_set_before_its_element_is_kept(tmp_path, monkeypatch, backend):
+    """ "³¹P NMR" and "¹³C-labelled": a raised number before an element's symbol is the isotope's mass number, not a
+    mark of the kind an affiliation or a footnote opens with ("¹Department", dropped)."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+
+    def isotopes(c):
+        for k, line in enumerate(body_lines(40, 77)):
+            text = c.beginText(LEFT, HEIGHT - 110 - 12 * k)
+            text.setFont("Times-Roman", 10)
+            if k == 8:
+                for words, rise in (("Ordering was followed by ", 0), ("31", 4), ("P NMR and by ", 0), ("13", 4)):
+                    text.setFont("Times-Roman", 6 if rise else 10)
+                    text.setRise(rise)
+                    text.textOut(words)
+                text.setFont("Times-Roman", 10)
+                text.setRise(0)
+                line = "C-labelled samples in every run."
+            text.textLine(line)
+            c.drawText(text)
+
+    got = _read(_drawn_paper(tmp_path / "isotopes.pdf", more=isotopes))["text"]
+    assert "followed by 31P NMR and by 13C-labelled samples" in got
