@@ -508,3 +508,17 @@ def test_a_mass_number_set_before_its_element_is_kept(tmp_path, monkeypatch, bac
 
     got = _read(_drawn_paper(tmp_path / "isotopes.pdf", more=isotopes))["text"]
     assert "followed by 31P NMR and by 13C-labelled samples" in got
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_preprint_stamp_running_its_doi_into_the_next_words_gives_the_doi_alone(tmp_path, monkeypatch, backend):
+    """A preprint server's stamp set without a space after the DOI ("…123456.this version posted"): the DOI ends
+    where "this version" begins."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    stamp = "preprint doi: https://doi.org/10.1101/2031.01.02.123456.this version posted January 4, 2031."
+    path = _drawn_paper(
+        tmp_path / "stamp.pdf",
+        body=body_lines(40, 77),
+        more=lambda c: (c.setFont("Helvetica", 6), c.drawString(LEFT, HEIGHT - 30, stamp)),
+    )
+    assert _read(path)["metadata"]["doi"] == "10.1101/2031.01.02.123456"
