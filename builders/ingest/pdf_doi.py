@@ -18,6 +18,7 @@ from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
 _DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 _CROSSMARK = re.compile(r"crossmark\.crossref\.org/.*[?&]doi=(10\.\d{4,9}/[^&#\s]+)", re.I)
+_BROKEN = re.compile(r"\b(10\.\d{4,9}/)\s+(?=\S)")  # a DOI broken at a line end after its prefix ("10.1074/ mcp.M8")
 _PUBLISHED = re.compile(r"\b(?:published|this (?:article|paper)|article (?:and|is|was))\b", re.I)
 
 
@@ -46,13 +47,18 @@ def paper_doi(
     # then the front page's foot, licence block and the paper's own citation line ("ACM Reference Format")
     notes = [b.text for b in front_notes(blocks, body, opening, title)] + [ln.text for ln in foot.values()]
     notes += [ln.text for ln in aside if ln.page <= opening + 1]
-    found = DOI_IN_TEXT.search(" ".join([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
-    found = found or DOI_IN_TEXT.search(" ".join(notes))
+    found = DOI_IN_TEXT.search(_joined([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
+    found = found or DOI_IN_TEXT.search(_joined(notes))
     # last, a line that is a DOI and nothing else on the first page (its foot); not later, where such a line
     # is a reference entry's
     alone = (ln.text for ln in read if ln.page == opening)
     found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
     return found[1] if found else _linked_doi(info.get("links") or [], opening) or _published_at(read, opening, body)
+
+
+def _joined(texts: list[str]) -> str:
+    """Lines as one text, a DOI broken after its prefix whole again."""
+    return _BROKEN.sub(r"\1", " ".join(texts))
 
 
 def links(pages) -> list[tuple[int, str]]:

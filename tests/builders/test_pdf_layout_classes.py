@@ -522,3 +522,17 @@ def test_a_preprint_stamp_running_its_doi_into_the_next_words_gives_the_doi_alon
         more=lambda c: (c.setFont("Helvetica", 6), c.drawString(LEFT, HEIGHT - 30, stamp)),
     )
     assert _read(path)["metadata"]["doi"] == "10.1101/2031.01.02.123456"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_doi_broken_after_its_prefix_in_the_first_pages_foot_is_found_whole(tmp_path, monkeypatch, backend):
+    """The first page's footnote ends a line with "DOI 10.5555/" and goes on with the rest of the DOI: one DOI."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+
+    def foot(c):
+        c.setFont("Times-Roman", 7)
+        c.drawString(LEFT, 60, "Received, May 22, 2031. Published, Papers in Press, November 4, 2031, DOI 10.5555/")
+        c.drawString(LEFT, 51, "jx.M800231-JX200 and available in full at the journal's site.")
+
+    path = _drawn_paper(tmp_path / "foot.pdf", body=body_lines(40, 50), more=foot)
+    assert _read(path)["metadata"]["doi"] == "10.5555/jx.M800231-JX200"
