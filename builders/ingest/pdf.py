@@ -60,6 +60,9 @@ _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A
 _TITLE_MARK = re.compile(r"\s*[*∗†‡§¶]+$")  # a footnote's mark after the title
 
 
+_ABSTRACT_OPENING = re.compile(r"(?:ABSTRACT|Abstract|SUMMARY|Summary)\b\s*[:.—–-]?")
+
+
 def read(source: Source) -> Iterator[RawPaper]:
     warn = source.warn
     partial: list[str] = []  # why part of the paper is missing: pages without text
@@ -180,6 +183,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     body = sizes.most_common(1)[0][0] if sizes else 10.0
     _prose_in_figures([ln for ln in read if ln.kind == "picture"], body)
     _prose_in_tables(read)
+    _abstract_in_captions(read)
     _text_at_the_edges(read, body)
     lines = [ln for ln in read if ln.kind not in ASIDE]
     family = families.most_common(1)[0][0] if families else None
@@ -264,6 +268,19 @@ def _prose_in_tables(lines: list[Line]) -> None:
             n = prose[ln.box]
             if whole or n >= 3 and n >= len(boxes[ln.box]) / 2:
                 ln.kind, ln.box = "", -1
+
+
+def _abstract_in_captions(lines: list[Line]) -> None:
+    """A block the layout model calls a caption that opens with "Abstract" (or "Summary"), as a boxed abstract
+    set under a graphic reads to it: the abstract, given back to the rules. A caption opens with its label."""
+    first: dict[int, Line] = {}
+    for ln in lines:
+        if ln.kind == "caption":
+            first.setdefault(ln.box, ln)
+    abstracts = {box for box, ln in first.items() if _ABSTRACT_OPENING.match(ln.text)}
+    for ln in lines:
+        if ln.kind == "caption" and ln.box in abstracts:
+            ln.kind, ln.box = "", -1
 
 
 def _sentence_like(words: list[str]) -> bool:

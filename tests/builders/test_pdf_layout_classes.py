@@ -319,7 +319,10 @@ def test_an_article_type_larger_than_the_title_is_not_the_title(tmp_path, monkey
 
 
 def _line(text, top, kind="", box=-1, size=10.0, page=1):
-    words = [{"text": w, "x0": 50 + 30 * k, "x1": 75 + 30 * k, "size": size} for k, w in enumerate(text.split())]
+    words = [
+        {"text": w, "x0": 50 + 30 * k, "x1": 75 + 30 * k, "size": size, "fontname": "Times-Roman"}
+        for k, w in enumerate(text.split())
+    ]
     return Line(text, size, False, top, top + size, 50, page, 0, words, kind, box)
 
 
@@ -536,3 +539,23 @@ def test_a_doi_broken_after_its_prefix_in_the_first_pages_foot_is_found_whole(tm
 
     path = _drawn_paper(tmp_path / "foot.pdf", body=body_lines(40, 50), more=foot)
     assert _read(path)["metadata"]["doi"] == "10.5555/jx.M800231-JX200"
+
+
+def test_an_abstract_the_model_reads_as_a_caption_is_the_abstract():
+    """A boxed abstract set under a graphic ("ABSTRACT: ...", full width): the model calls the block a caption.
+    It is the paper's abstract; a figure's caption, opening with its label, stays out of the text."""
+    abstract = [
+        "ABSTRACT: Pebbles on the beds of quiet lakes settle into layers sorted by size over decades,",
+        *body_lines(5, 79),
+    ]
+    first = [
+        _line("Pebbles Settle Where Lakes Are Quiet", 60, "title", 1, size=16),
+        *(_line(t, 120 + 12 * k, "caption", 2) for k, t in enumerate(abstract)),
+        *(_line(t, 220 + 12 * k, "text", 3) for k, t in enumerate(body_lines(12, 73))),
+        _line("Figure 1. Layers of pebbles in a core taken from the north basin.", 400, "caption", 4),
+        *(_line(t, 420 + 12 * k, "text", 5) for k, t in enumerate(body_lines(12, 75))),
+    ]
+    rec = pdf._paper([first], {})
+    text = "\n".join(s[1] for s in rec["sections"])
+    assert "Pebbles on the beds of quiet lakes settle into layers sorted by size" in text
+    assert "Layers of pebbles in a core" not in text
