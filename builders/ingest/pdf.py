@@ -334,11 +334,15 @@ def _masked(ln: Line) -> str:
 
 def _front_foot(first: list[Line], body: float) -> dict[int, Line]:
     """The first page's foot: lines set smaller than the body below its last line of body text (the venue and
-    copyright lines, a split by the column gutter does not matter)."""
-    low = max((ln.bottom for ln in first if abs(ln.size - body) < 0.6), default=None)
+    copyright lines, a split by the column gutter does not matter). More such lines than the page has at the
+    body's size are no foot: a first page of front matter (authors at the body's size, then affiliations and the
+    abstract set smaller), the body starting on the next page."""
+    at_body = [ln for ln in first if abs(ln.size - body) < 0.6]
+    low = max((ln.bottom for ln in at_body), default=None)
     if low is None:
         return {}
-    return {id(ln): ln for ln in first if ln.top > low and ln.size < 0.95 * body}
+    foot = {id(ln): ln for ln in first if ln.top > low and ln.size < 0.95 * body}
+    return foot if len(foot) <= len(at_body) else {}
 
 
 def _repair(text: str, vocab: Counter) -> str:

@@ -559,3 +559,25 @@ def test_an_abstract_the_model_reads_as_a_caption_is_the_abstract():
     text = "\n".join(s[1] for s in rec["sections"])
     assert "Pebbles on the beds of quiet lakes settle into layers sorted by size" in text
     assert "Layers of pebbles in a core" not in text
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_an_abstract_set_smaller_on_a_first_page_of_front_matter_is_kept(tmp_path, monkeypatch, backend):
+    """A preprint's first page holds the title, the authors at the body's size, then affiliations and the abstract
+    set smaller; the body starts on page 2. The small lines under the authors are no page foot: the abstract is
+    the paper's."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    abstract = ["We report how pebbles settle in quiet lakes, sorted by size in layers over decades of calm."]
+    abstract += body_lines(9, 81, 11)
+    first = [
+        (LEFT, 120, "Vera", 17, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 160, "Vera", 12, "Ana Writer, Ben Second, Cleo Third and Dan Fourth"),
+        *column(LEFT, 185, ["Department of Geology, North University, Northtown", "Lake Institute, Southtown"]),
+        (LEFT, 230, "VeraBd", 10, "Abstract."),
+        *column(LEFT, 245, abstract),
+        (LEFT, 400, "Vera", 10, "Keywords: pebbles, lakes"),
+    ]
+    second = [(LEFT, 70, "VeraBd", 12, "1. Introduction"), *column(LEFT, 90, body_lines(40, 82), 12, lead=14)]
+    more = [column(LEFT, 70, body_lines(45, 83 + k), 12, lead=14) for k in range(2)]
+    rec = _read(draw(tmp_path / "front.pdf", [first, second, *more]))
+    assert "We report how pebbles settle in quiet lakes, sorted by size" in rec["text"]
