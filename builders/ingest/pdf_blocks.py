@@ -45,9 +45,10 @@ _CAPTION = re.compile(
 # a word of a heading: two letters or more ("CO2", "MoS2"), a capital alone ("Appendix B"); not "h^!" or "gk;k"
 _WORD = re.compile(r"[(\"“‘]?(?=(?:[^\W_]*[^\W\d_]){2}|[A-Z]\b)[^\W_]+(?:['’/-][^\W_]+)*[)\"”’]?[:,?.]?|&|a")
 _REFERENCES_RUN_IN = re.compile(r"^(?:references|bibliography)\s+(?:\[1\]|1\.)\s", re.I)
-# where a reference entry starts: "[12] ", "12. ", or "Surname, A. B.," / "Surname, A., and" / "Surname, A. (2004)"
+# where a reference entry starts: "[12] ", "12. ", "12) ", or "Surname, A. B.," / "Surname, A., and" /
+# "Surname, A. (2004)"
 _ENTRY_START = re.compile(
-    r"^(?:\[\d{1,3}\]|\d{1,3}\.)\s+\S|"
+    r"^(?:\[\d{1,3}\]|\d{1,3}[.)])\s+\S|"
     r"^(?:(?:van|von|de|da|del|di|le|la)\s)?[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+)?,\s+(?:[A-Z]\.\s?-?){1,3}"
     r"(?:,|\s+and\b|\s*\(?(?:1[89]|20)\d\d)"
 )
@@ -65,7 +66,7 @@ _CITED = re.compile(
     r"\bet al\b|\b[A-Z]\.\s?(?:[A-Z]\.\s?)*[A-Z][\w'’-]+|[A-Z][\w'’-]+,?\s+(?:[A-Z]\.\s?){1,3}|"
     r"\b[A-Z][\w'’-]+\s[A-Z]{1,3},|\b\d+\s*[,:]\s*\d+"
 )
-_ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+\.)\s")
+_ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+[.)])\s")
 
 
 def line_blocks(lines: list[Line], body: float) -> list[Block]:

@@ -581,3 +581,37 @@ def test_an_abstract_set_smaller_on_a_first_page_of_front_matter_is_kept(tmp_pat
     more = [column(LEFT, 70, body_lines(45, 83 + k), 12, lead=14) for k in range(2)]
     rec = _read(draw(tmp_path / "front.pdf", [first, second, *more]))
     assert "We report how pebbles settle in quiet lakes, sorted by size" in rec["text"]
+
+
+_PAREN_ENTRIES = [
+    "1) A. Writer, B. Second, and C. Third: J. Lake Sci. 12 (2008) 345.",
+    "2) D. Fourth and E. Fifth: Sediment Res. 7 (2010) 12.",
+    "3) F. Sixth: Quiet Waters (North Press, Northtown, 2004) p. 88.",
+    "4) G. Seventh, H. Eighth, and I. Ninth: J. Lake Sci. 15 (2011) 901.",
+    "5) J. Tenth: Phys. Pebbles 3 (2012) 45.",
+]
+
+
+def test_reference_entries_numbered_with_a_parenthesis_and_no_heading_are_dropped(tmp_path, monkeypatch):
+    """A letter journal's reference list: no heading, entries "1) A. Writer and B. Second: J. Lake Sci. 12 (2008)
+    345." set smaller after the acknowledgments. They are references, not text."""
+    monkeypatch.setattr(pdf, "BACKEND", "pdfplumber")
+    first = [(LEFT, 60, "VeraBd", 16, "Pebbles Settle Where Lakes Are Quiet"), *column(LEFT, 100, body_lines(50, 84))]
+    last = [
+        *column(LEFT, 60, body_lines(30, 85)),
+        (LEFT, 460, "Vera", 10, "We thank the lake wardens for their help with the cores in every season."),
+        *column(LEFT, 490, _PAREN_ENTRIES, 8, lead=11),
+    ]
+    text = _read(draw(tmp_path / "refs.pdf", [first, last]))["text"]
+    assert "We thank the lake wardens" in text
+    assert "Writer, B. Second" not in text and "Quiet Waters" not in text
+
+
+def test_reference_entries_numbered_with_a_parenthesis_the_model_lists_are_dropped():
+    """The same list as the layout model reads it: each entry a list item of its own, no heading over them."""
+    body = [_line(t, 100 + 12 * k, "text", 1) for k, t in enumerate(body_lines(40, 86))]
+    title = _line("Pebbles Settle Where Lakes Are Quiet", 60, "title", 0, size=16)
+    last = [_line(t, 100 + 12 * k, "text", 2, page=2) for k, t in enumerate(body_lines(20, 87))]
+    last += [_line(t, 400 + 12 * k, "list-item", 3 + k, size=8, page=2) for k, t in enumerate(_PAREN_ENTRIES)]
+    text = "\n".join(s[1] for s in pdf._paper([[title, *body], last], {})["sections"])
+    assert "Writer, B. Second" not in text and "Quiet Waters" not in text
