@@ -28,6 +28,8 @@ _BEGIN = re.compile(
     r"|(?<!\\)(\\\[)"
 )
 _LABEL = re.compile(r"\\label\s*\{([^{}]*)\}")
+_CAPTION = re.compile(r"\\(?:caption|tablecaption)\*?\s*(?:\[[^\]]*\])?(?=\s*\{)")
+_CAPTION_OF = re.compile(r"\\captionof\s*\{(figure|table)\}\s*(?:\[[^\]]*\])?(?=\s*\{)")
 _SYNTHETIC = "sciqag-component-{}"  # a label of our own in each, for the number LaTeX gives it
 _DISPLAY = "\\["  # \[ ... \]: displaymath's short form
 _UNNUMBERED = (*(e for e in EQUATION_ENVS if e.endswith("*")), "displaymath", _DISPLAY)
@@ -60,11 +62,11 @@ def latex_components(
         source = body[start:end]
         own = [x.strip() for x in _LABEL.findall(source)]
         by_label.update(dict.fromkeys(own, i))
-        kind = _KIND[name]
+        kind = _float_kind(name, source)
         wanted = [] if name in _UNNUMBERED else [_SYNTHETIC.format(i), *own]
         numbers = list(dict.fromkeys(labels[x][1] for x in wanted if labels.get(x, ("",))[0] == kind))
         made = _component(
-            name, source, unique_id(own[0] if own else None, kind, taken), numbers, labels, render, resolve
+            name, kind, source, unique_id(own[0] if own else None, kind, taken), numbers, labels, render, resolve
         )
         found.append(made)
     marks = [(at, mark) for i, (_, start, end) in enumerate(envs) for at, mark in zip((start, end), place_marks(i))]
@@ -104,8 +106,16 @@ def _environments(body: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def _component(name, source, id_, numbers, labels, render, resolve) -> dict:
+def _float_kind(name: str, source: str) -> str:
+    """The environment's kind, or, for a float captioned only by ``\\captionof{table}`` (a table set in a
+    ``wrapfigure``), the kind its caption names."""
     kind = _KIND[name]
+    if kind != "equation" and not _CAPTION.search(source) and (of := _CAPTION_OF.search(source)):
+        return of[1]
+    return kind
+
+
+def _component(name, kind, source, id_, numbers, labels, render, resolve) -> dict:
     if kind == "equation":
         inner = source[2:-2] if name == _DISPLAY else source[len(f"\\begin{{{name}}}") : -len(f"\\end{{{name}}}")]
         tex = _LABEL.sub("", inner if name in _ONE_DISPLAY else source)
@@ -125,7 +135,7 @@ def _component(name, source, id_, numbers, labels, render, resolve) -> dict:
 
 def _captions(source: str) -> list[str]:
     out = []
-    for m in re.finditer(r"\\(?:caption|tablecaption)\*?\s*(?:\[[^\]]*\])?(?=\s*\{)", source):
+    for m in re.finditer(_CAPTION.pattern + "|" + _CAPTION_OF.pattern, source):
         arg = group(source, m.end())
         if arg:
             out.append(arg[0])

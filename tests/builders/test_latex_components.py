@@ -210,3 +210,38 @@ def test_the_prose_is_the_same_with_and_without_the_marks_whatever_stands_beside
         assert marked["text"] == plain["text"] and not marked["ingest"]["warnings"]
         for comp in marked["components"]:
             assert all(marked["text"][x["start"] : x["end"]].strip() for x in comp["mentions"])
+
+
+CAPTION_OF = r"""\documentclass{article}
+\usepackage{wrapfig,capt-of}
+\begin{document}
+\section{Setup}
+The pumps are listed in Table~\ref{tab:pumps} and the valves in Table~\ref{tab:valves}.
+\begin{table}
+\caption{Pumps of the rig.}\label{tab:pumps}
+\begin{tabular}{ll} Pump & Flow \\ P1 & 3 \end{tabular}
+\end{table}
+\begin{wrapfigure}{r}{0.4\textwidth}
+\begin{tabular}{ll} Valve & Size \\ V1 & 12 \end{tabular}
+\captionof{table}{Valves of the rig.}
+\label{tab:valves}
+\end{wrapfigure}
+The rig ran for a week, as Figure~\ref{fig:rig} shows.
+\begin{figure}\centering\caption{The rig.}\label{fig:rig}\end{figure}
+\end{document}
+"""
+
+
+def test_a_table_captioned_by_captionof_in_a_wrapfigure_is_a_numbered_table(tmp_path):
+    (tmp_path / "c.tex").write_text(CAPTION_OF)
+    [rec] = read_file(tmp_path / "c.tex")
+    found = components_by_id(rec)
+    assert [(c["id"], c["kind"], c["label"]) for c in rec["components"]] == [
+        ("tab:pumps", "table", "Table 1"),
+        ("tab:valves", "table", "Table 2"),  # the float is a wrapfigure; its caption makes it a table
+        ("fig:rig", "figure", "Figure 1"),
+    ]
+    valves = found["tab:valves"]
+    assert valves["caption"] == "Valves of the rig." and valves["cells"] == [["Valve", "Size"], ["V1", "12"]]
+    assert mentioned(rec, valves) == ["Table 2"] and "the valves in Table 2." in rec["text"]
+    no_marks(rec)
