@@ -87,3 +87,21 @@ def test_displayed_equations_given_as_mathml_or_tex_are_components_and_images_ar
     assert found["equation-1"]["context_before"].startswith("The diffusivity itself depends on temperature")
     no_marks(rec)
     assert schema.conform(rec, schema.features_for("papers")) == rec
+
+
+WRAPPED = FIX / "components" / "html_wrapped.html"
+
+
+def test_a_label_set_in_the_publishers_wrapper_outside_the_table_or_figure_is_its_label():
+    [rec] = read_file(WRAPPED)
+    table, figure, bare = rec["components"]
+    # a Springer-style div.Table: the caption element stands beside the table's own scroll box
+    assert (table["kind"], table["label"]) == ("table", "Table 1")
+    assert table["caption"] == "Build-up of the four test roofs."
+    assert mentioned(rec, table) == ["Table 1"]
+    # an eLife-style header above the <figure>: "Figure 2" alone, the caption in the figcaption
+    assert (figure["kind"], figure["label"]) == ("figure", "Figure 2")
+    assert figure["caption"].startswith("Run-off of the four roofs") and mentioned(rec, figure) == ["Figure 2"]
+    # a bare table in a section: a paragraph's "Table 3" is prose, not its caption
+    assert (bare["kind"], bare["label"], bare["caption"]) == ("table", "", "")
+    no_marks(rec)
