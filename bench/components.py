@@ -16,14 +16,15 @@ Each JATS (``.xml``/``.nxml`` whose root is ``<article>``), LaTeX (a ``.tex`` wi
 - LaTeX: the outermost ``figure``/``table`` float environments (starred, ``wrap``/``sideways``, AASTeX's
   ``deluxetable``, ``longtable``) and display equations (``equation``, ``align``, ``gather``, ``multline``,
   ``eqnarray``, ``flalign``, ``alignat``, starred or not, ``displaymath``, ``\\[...\\]``) in the document body,
-  ``\\input``/``\\include`` expanded, comments out; ``$$...$$`` is counted apart (the reader leaves it out, as
-  docs/FORMATS.md says). Referred to: a ``\\ref``/``\\eqref``/``\\cref``/``\\Cref``/``\\autoref`` to one of
-  its ``\\label``s outside the component environments.
+  ``\\input``/``\\include`` expanded, comments and macro definitions out, and plain TeX's ``$$...$$`` (not the
+  ``$$`` between two inline maths, ``$a$$b$``). Referred to: a ``\\ref``/``\\eqref``/``\\cref``/``\\Cref``/
+  ``\\autoref`` to one of its ``\\label``s outside the component environments.
 - HTML: the ``<table>`` and ``<figure>`` elements of the page's article (the ``<article>`` element with the most
   paragraph text, else ``<main>``, else the body), outside ``nav``/``header``/``footer``/``aside``/``form``: a
   ``<figure>`` not inside another, a table not inside a ``<figure>``, holding no table and at least two cells with
-  text (as tests/builders/test_html_components.py counts them). Referred to: a link ``href="#id"`` in the
-  article's paragraphs naming the element's id, an id inside it, or its parent's.
+  text (as tests/builders/test_html_components.py counts them); such a table of one row, a formula and its number
+  "(3)", is an equation (RSC sets its displays so); other equations are not counted. Referred to: a link
+  ``href="#id"`` in the article's paragraphs naming the element's id, an id inside it, or its parent's.
 
 Checks per component, matched to the record's by id (JATS, and LaTeX by its first ``\\label``), else in order per
 kind: a label where the source has one (JATS ``label``; a numbered LaTeX float with a caption or a numbered
@@ -118,6 +119,7 @@ _EQS = [e for n in ("equation", "align", "gather", "multline", "eqnarray", "flal
 _ENVS = {**_FLOATS, **dict.fromkeys([*_EQS, "displaymath"], "equation")}
 _ENV_RE = re.compile(
     r"\\begin\{(" + "|".join(re.escape(e) for e in sorted(_ENVS, key=len, reverse=True)) + r")\}|(?<!\\)\\\["
+    r"|(?<![\\$])\$\$"
 )
 _REF_RE = re.compile(r"\\(?:ref|eqref|cref|Cref|autoref|vref|cpageref|subref)\*?\s*\{([^{}]*)\}")
 _LABEL_RE = re.compile(r"\\label\s*\{([^{}]*)\}")
@@ -176,11 +178,14 @@ def latex_source(path: Path) -> dict | None:
     for m in _ENV_RE.finditer(body):
         if m.start() < pos:
             continue
-        name = m[1] or "\\["
-        close = body.find("\\]" if name == "\\[" else f"\\end{{{name}}}", m.end())
+        name = m[1] or m[0]
+        if name == "$$" and len(re.findall(r"(?<![\\$])\$(?!\$)", body[pos : m.start()])) % 2:
+            continue  # "$a$$b$": inline maths side by side
+        closing = {"\\[": "\\]", "$$": "$$"}.get(name, f"\\end{{{name}}}")
+        close = body.find(closing, m.end())
         if close < 0:
             continue
-        pos = close + len("\\]" if name == "\\[" else f"\\end{{{name}}}")
+        pos = close + len(closing)
         spans.append((name, m.start(), pos))
     prose, last = [], 0
     for _, s, e in spans:
@@ -199,7 +204,7 @@ def latex_source(path: Path) -> dict | None:
             kind, caption = captionof[1], captionof
         if kind == "equation":
             lines = re.split(r"\\\\", src) if name.rstrip("*") in ("align", "gather", "eqnarray", "flalign") else [src]
-            numbered = not name.endswith("*") and name not in ("displaymath", "\\[")
+            numbered = not name.endswith("*") and name not in ("displaymath", "\\[", "$$")
             numbered = numbered and any(not re.search(r"\\(?:nonumber|notag)\b", ln) for ln in lines)
             numbered = numbered or bool(re.search(r"\\tag\s*\{", src))
         else:
@@ -214,8 +219,7 @@ def latex_source(path: Path) -> dict | None:
                 "where": "",
             }
         )
-    dollars = len(re.findall(r"(?<!\\)\$\$", body)) // 2
-    return {"components": out, "dollar_displays": dollars}
+    return {"components": out}
 
 
 # ---------------------------------------------------------------------------------------------------- HTML
@@ -276,11 +280,23 @@ def html_source(path: Path) -> list[dict]:
             and not any(a.tag in ("p", "a") for a in d.iterancestors())
             and d.tag not in ("p", "a")
         ]
+        kind = "table" if table is not None else "figure"
+        if el.tag == "table":  # a table of one row, a formula and its number "(3)": a displayed equation
+            cells = [[_text(c) for c in r.iter("td", "th") if _text(c)] for r in el.iter("tr")]
+            cells = [r for r in cells if r]
+            if (
+                len(cells) == 1
+                and len(cells[0]) == 2
+                and re.fullmatch(r"\(\s*[A-Z]?\d+(?:\.\d+)?[a-z]?\s*\)", cells[0][1])
+            ):
+                kind = "equation"
         out.append(
             {
-                "kind": "table" if table is not None else "figure",
+                "kind": kind,
                 "key": None,
-                "wants_label": bool(_CAPTION_LABEL.match(_text(cap))) or any(map(_LABEL_ONLY.fullmatch, heads)),
+                "wants_label": kind == "equation"
+                or bool(_CAPTION_LABEL.match(_text(cap)))
+                or any(map(_LABEL_ONLY.fullmatch, heads)),
                 "has_caption": bool(_text(cap)),
                 "refs": sum(links[i] for i in ids),
                 "where": "",
@@ -399,7 +415,6 @@ def measure(path: Path) -> dict | None:
     elif fmt == "latex":
         got = latex_source(path)
         src = got and got["components"]
-        extra = {"dollar_displays": got["dollar_displays"]} if got else {}
         src = src if got else None
     elif fmt == "html":
         src = html_source(path)

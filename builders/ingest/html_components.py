@@ -164,6 +164,8 @@ def _component(root, taken: set[str]) -> dict | None:
         rows, header = table_cells(table, _text)
         if sum(bool(c) for r in rows for c in r) < 2:
             return None
+        if not label and (equation := _equation_row(root, rows, taken)):
+            return equation
         made = component("table", unique_id(ids[0] if ids else None, kind, taken), cells=rows, header_rows=header)
     else:
         if not caption and next((d for d in root.iter(*_IMAGE)), None) is None:
@@ -173,6 +175,31 @@ def _component(root, taken: set[str]) -> dict | None:
     number = re.search(r"S?\d+[a-z]?", label or "")
     if number:
         made["mentioned_as"] = mentioned_as(kind, number[0])
+    follows = _paragraph_before(root)
+    if follows:
+        made["follows"] = follows
+    return made
+
+
+_BRACKETED_NUMBER = re.compile(r"\(\s*([A-Z]?\d+(?:\.\d+)?[a-z]?)\s*\)")
+
+
+def _equation_row(root, rows: list[list[str]], taken: set[str]) -> dict | None:
+    """A displayed equation set as a table of one row, the formula and its number "(3)" (RSC's pages): an
+    equation whose content is the formula's text; None for any other table."""
+    filled = [[c for c in row if c] for row in rows]
+    filled = [row for row in filled if row]
+    if len(filled) != 1 or len(filled[0]) != 2 or not (number := _BRACKETED_NUMBER.fullmatch(filled[0][1])):
+        return None
+    ids = [e.get("id") for e in root.iter() if isinstance(e.tag, str) and e.get("id")]
+    made = component(
+        "equation",
+        unique_id(ids[0] if ids else None, "equation", taken),
+        label=equation_label(number[1]),
+        content=filled[0][0],
+        content_format="text",
+    )
+    made["mentioned_as"] = mentioned_as("equation", number[1])
     follows = _paragraph_before(root)
     if follows:
         made["follows"] = follows
