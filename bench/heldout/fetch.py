@@ -5,6 +5,7 @@ not ours).
     python bench/heldout/fetch.py --mirror DIR         # read from local bare mirrors: DIR/<owner>+<name>/repo
     python bench/heldout/fetch.py --out OTHER_DIR      # write somewhere else (default: bench/heldout/papers)
     python bench/heldout/fetch.py --set bench/heldout2 # another set: its sources.json, into its papers/
+    python bench/heldout/fetch.py --sources bench/components_sources.json --out bench/components_papers
 
 ``--set DIR`` (default: this script's folder, set 1) names the set: the sources are read from DIR/sources.json
 and the files written to DIR/papers, unless ``--sources`` or ``--out`` say otherwise.
@@ -72,6 +73,7 @@ def main() -> int:
             if digest != src["sha256"]:
                 bad.append(f"{name}: sha256 {digest} != {src['sha256']}")
                 continue
+            target.parent.mkdir(parents=True, exist_ok=True)  # a multi-file LaTeX source keeps its folders
             target.write_bytes(data)
     print(f"{args.out}: {len(sources) - len(bad)} of {len(sources)} files present and checked")
     for line in bad:

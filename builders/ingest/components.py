@@ -32,7 +32,7 @@ _KEPT = re.compile(rf"[^\s{INVISIBLE_CHARS}]")
 _LABEL_WORD = re.compile(
     r"(?:\b(?:Tables?|Tabs?\.|Figures?|Figs?\.|Eqs?\.|Eqns?\.|Equations?|Schemes?)\s?\(?|\()$", re.I
 )
-_NUMBER = re.compile(r"\(?[A-Z]?\d+(?:\.\d+)?[A-Za-z]?\)?")  # "2", "S1", "3b", "1A", "(4)"
+_NUMBER = re.compile(r"\(?(?:[A-Z]\.?)?\d+(?:\.\d+)*[A-Za-z]?\)?")  # "2", "S1", "3b", "1A", "(4)", "A.1", "2.1.3"
 
 
 def component(

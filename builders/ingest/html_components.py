@@ -162,6 +162,10 @@ def _component(root, taken: set[str]) -> dict | None:
         caption = caption[label.end() :].lstrip(" .:|")
         label = label[0]
     kind = "table" if table is not None else "figure"
+    if not label and root.tag in ("table", "figure") and (caption or kind == "table"):
+        outer = _outer_caption(root)  # the label (or the whole caption) in a publisher's wrapper around it
+        if found := CAPTION_LABEL.match(outer):
+            label, caption = found[0], caption or outer[found.end() :].lstrip(" .:|")
     ids = [e.get("id") for e in root.iter() if isinstance(e.tag, str) and e.get("id")]
     if kind == "table":
         if any(True for _ in table.iterdescendants("table")):
@@ -169,6 +173,8 @@ def _component(root, taken: set[str]) -> dict | None:
         rows, header = table_cells(table, _text)
         if sum(bool(c) for r in rows for c in r) < 2:
             return None
+        if not label and (equation := _equation_row(root, rows, taken)):
+            return equation
         made = component("table", unique_id(ids[0] if ids else None, kind, taken), cells=rows, header_rows=header)
     else:
         if not caption and next((d for d in root.iter(*_IMAGE)), None) is None:
@@ -178,6 +184,31 @@ def _component(root, taken: set[str]) -> dict | None:
     number = re.search(r"S?\d+[a-z]?", label or "")
     if number:
         made["mentioned_as"] = mentioned_as(kind, number[0])
+    follows = _paragraph_before(root)
+    if follows:
+        made["follows"] = follows
+    return made
+
+
+_BRACKETED_NUMBER = re.compile(r"\(\s*([A-Z]?\d+(?:\.\d+)?[a-z]?)\s*\)")
+
+
+def _equation_row(root, rows: list[list[str]], taken: set[str]) -> dict | None:
+    """A displayed equation set as a table of one row, the formula and its number "(3)" (RSC's pages): an
+    equation whose content is the formula's text; None for any other table."""
+    filled = [[c for c in row if c] for row in rows]
+    filled = [row for row in filled if row]
+    if len(filled) != 1 or len(filled[0]) != 2 or not (number := _BRACKETED_NUMBER.fullmatch(filled[0][1])):
+        return None
+    ids = [e.get("id") for e in root.iter() if isinstance(e.tag, str) and e.get("id")]
+    made = component(
+        "equation",
+        unique_id(ids[0] if ids else None, "equation", taken),
+        label=equation_label(number[1]),
+        content=filled[0][0],
+        content_format="text",
+    )
+    made["mentioned_as"] = mentioned_as("equation", number[1])
     follows = _paragraph_before(root)
     if follows:
         made["follows"] = follows
@@ -204,6 +235,47 @@ def _caption(root, table) -> str:
     before = root.getprevious()
     if before is not None and CAPTION_START.match(_text(before)):
         return _text(before)
+    return ""
+
+
+_LABEL_ALONE = re.compile(CAPTION_LABEL.pattern + r"\.?$", re.I)  # "Figure 3" in a header above the figure
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _outer_caption(root) -> str:
+    """A caption that a wrapper up to three levels above ``root`` holds outside it ("Table 1 Amount of ..." in
+    the publisher's caption element, or "Figure 3" alone in a header above the figure), where the wrapper holds
+    no other table or figure and no heading; a paragraph's text or a link ("see Table 1") is never one."""
+    inside = set(root.iter())
+    wrapper = root
+    for _ in range(3):
+        wrapper = wrapper.getparent()
+        if wrapper is None or wrapper.tag in ("body", "html", "article", "main", "section"):
+            return ""
+        others = [el for el in wrapper.iter() if el not in inside and isinstance(el.tag, str)]
+        if any(el.tag in ("table", "figure", *_HEADINGS) for el in others) or any(
+            _is_root(el) and next(el.iter("table", *_IMAGE), None) is not None for el in others
+        ):
+            return ""
+        alone = ""
+        for el in wrapper.iter():
+            if el in inside or not isinstance(el.tag, str) or el.tag in ("p", "a"):
+                continue
+            if any(a.tag in ("p", "a") for a in _up_to(el, wrapper)):
+                continue
+            text = _text(el)
+            captioned = el.tag == "figcaption" or _CAPTION_CLASS.search(_classes(el))
+            if captioned and _LABEL_ALONE.match(text):  # "Table 1" in its own span: the caption goes on after it
+                parent = el.getparent()
+                more = _text(parent) if parent is not wrapper and parent not in root.iterancestors() else ""
+                if more.startswith(text) and len(more) > len(text):
+                    return f"{text} {more[len(text) :].lstrip(' .:|')}"
+            if captioned and CAPTION_LABEL.match(text):
+                return text
+            if not alone and _LABEL_ALONE.match(text):
+                alone = text
+        if alone:
+            return alone
     return ""
 
 

@@ -22,16 +22,21 @@ _KIND = {
     **dict.fromkeys(TABLE_ENVS, "table"),
     **dict.fromkeys(EQUATION_ENVS, "equation"),
     "\\[": "equation",
+    "$$": "equation",
 }
+_SHORT = ("\\[", "$$")  # displays written without \begin
 _BEGIN = re.compile(
-    r"\\begin\{(" + "|".join(re.escape(e) for e in sorted(_KIND, key=len, reverse=True) if e != "\\[") + r")\}"
-    r"|(?<!\\)(\\\[)"
+    r"\\begin\{(" + "|".join(re.escape(e) for e in sorted(_KIND, key=len, reverse=True) if e not in _SHORT) + r")\}"
+    r"|(?<!\\)(\\\[)|(?<![\\$])(\$\$)"
 )
+_INLINE_DOLLAR = re.compile(r"(?<![\\$])\$(?!\$)")
 _LABEL = re.compile(r"\\label\s*\{([^{}]*)\}")
+_CAPTION = re.compile(r"\\(?:caption|tablecaption)\*?\s*(?:\[[^\]]*\])?(?=\s*\{)")
+_CAPTION_OF = re.compile(r"\\captionof\s*\{(figure|table)\}\s*(?:\[[^\]]*\])?(?=\s*\{)")
 _SYNTHETIC = "sciqag-component-{}"  # a label of our own in each, for the number LaTeX gives it
-_DISPLAY = "\\["  # \[ ... \]: displaymath's short form
-_UNNUMBERED = (*(e for e in EQUATION_ENVS if e.endswith("*")), "displaymath", _DISPLAY)
-_ONE_DISPLAY = ("equation", "equation*", "displaymath", _DISPLAY)  # their content is the math alone
+_DISPLAY, _DOLLARS = "\\[", "$$"  # \[ ... \]: displaymath's short form; $$ ... $$: plain TeX's display
+_UNNUMBERED = (*(e for e in EQUATION_ENVS if e.endswith("*")), "displaymath", _DISPLAY, _DOLLARS)
+_ONE_DISPLAY = ("equation", "equation*", "displaymath", _DISPLAY, _DOLLARS)  # their content is the math alone
 _TABULAR = re.compile(r"\\begin\{(tabular\*?|tabularx|tabulary|longtable\*?)\}")
 _RULES = re.compile(
     r"\\(?:hline|toprule|midrule|bottomrule|specialrule|cline|cmidrule|addlinespace|endhead|endfirsthead|endfoot|"
@@ -60,11 +65,11 @@ def latex_components(
         source = body[start:end]
         own = [x.strip() for x in _LABEL.findall(source)]
         by_label.update(dict.fromkeys(own, i))
-        kind = _KIND[name]
+        kind = _float_kind(name, source)
         wanted = [] if name in _UNNUMBERED else [_SYNTHETIC.format(i), *own]
         numbers = list(dict.fromkeys(labels[x][1] for x in wanted if labels.get(x, ("",))[0] == kind))
         made = _component(
-            name, source, unique_id(own[0] if own else None, kind, taken), numbers, labels, render, resolve
+            name, kind, source, unique_id(own[0] if own else None, kind, taken), numbers, labels, render, resolve
         )
         found.append(made)
     marks = [(at, mark) for i, (_, start, end) in enumerate(envs) for at, mark in zip((start, end), place_marks(i))]
@@ -91,8 +96,10 @@ def _environments(body: str) -> list[tuple[str, int, int]]:
     for m in _BEGIN.finditer(body):
         if m.start() < pos:
             continue
-        if m[2]:  # \[, not the \\[2pt] of a line break
-            close = re.compile(r"(?<!\\)\\\]").search(body, m.end())
+        if m[3] and len(_INLINE_DOLLAR.findall(body, pos, m.start())) % 2:  # "$a$$b$": two inline maths
+            continue
+        if m[2] or m[3]:  # \[ (not the \\[2pt] of a line break), $$
+            close = re.compile(r"(?<!\\)\\\]" if m[2] else r"(?<!\\)\$\$").search(body, m.end())
             end = close.end() if close else -1
         else:
             found = body.find(f"\\end{{{m[1]}}}", m.end())
@@ -100,14 +107,22 @@ def _environments(body: str) -> list[tuple[str, int, int]]:
         if end < 0:
             continue
         pos = end
-        out.append((m[1] or _DISPLAY, m.start(), end))
+        out.append((m[1] or (_DISPLAY if m[2] else _DOLLARS), m.start(), end))
     return out
 
 
-def _component(name, source, id_, numbers, labels, render, resolve) -> dict:
+def _float_kind(name: str, source: str) -> str:
+    """The environment's kind, or, for a float captioned only by ``\\captionof{table}`` (a table set in a
+    ``wrapfigure``), the kind its caption names."""
     kind = _KIND[name]
+    if kind != "equation" and not _CAPTION.search(source) and (of := _CAPTION_OF.search(source)):
+        return of[1]
+    return kind
+
+
+def _component(name, kind, source, id_, numbers, labels, render, resolve) -> dict:
     if kind == "equation":
-        inner = source[2:-2] if name == _DISPLAY else source[len(f"\\begin{{{name}}}") : -len(f"\\end{{{name}}}")]
+        inner = source[2:-2] if name in _SHORT else source[len(f"\\begin{{{name}}}") : -len(f"\\end{{{name}}}")]
         tex = _LABEL.sub("", inner if name in _ONE_DISPLAY else source)
         tex = re.sub(r"\\(?:nonumber|notag)(?![A-Za-z])", "", tex)
         label = f"Eq. ({numbers[0]})" if len(numbers) == 1 else "Eqs. " + ", ".join(f"({n})" for n in numbers)
@@ -125,7 +140,7 @@ def _component(name, source, id_, numbers, labels, render, resolve) -> dict:
 
 def _captions(source: str) -> list[str]:
     out = []
-    for m in re.finditer(r"\\(?:caption|tablecaption)\*?\s*(?:\[[^\]]*\])?(?=\s*\{)", source):
+    for m in re.finditer(_CAPTION.pattern + "|" + _CAPTION_OF.pattern, source):
         arg = group(source, m.end())
         if arg:
             out.append(arg[0])

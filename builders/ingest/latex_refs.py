@@ -91,6 +91,10 @@ def number_labels(body: str) -> dict[str, tuple[str, str]]:
         elif m["captionof"]:
             counts[m["captionof"]] += 1
             last = (m["captionof"], str(counts[m["captionof"]]))
+            if env is not None and _KIND[env] in ("figure", "table"):  # a table's caption in a wrapfigure
+                captioned = last
+                labels.update(dict.fromkeys(pending, captioned))
+                pending = []
         elif m["section"] and env is None and not m["star"]:
             depth = ("section", "subsection", "subsubsection").index(m["section"])
             sections[depth] += 1

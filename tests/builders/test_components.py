@@ -97,6 +97,18 @@ def test_a_mention_of_a_number_alone_takes_its_word_and_brackets():
     assert [text[m["start"] : m["end"]] for m in f2["mentions"]] == ["2"]  # "and 2": no word of its own
 
 
+def test_an_appendix_or_sectioned_number_alone_takes_its_word_and_brackets_too():
+    comps = [component("equation", "a1"), component("table", "t2")]
+    marked = []
+    for i, (before, shown, after) in enumerate([("with Eq. (", "A.1", ")"), ("and Table ", "2.1.3", ".")]):
+        start, end = mention_marks([i])
+        marked.append(f"{before}{start}{shown}{end}{after}")
+    text = " ".join(unmark(m) for m in marked)
+    a1, t2 = resolve(comps, [" ".join(marked)], text, print)
+    assert [text[m["start"] : m["end"]] for m in a1["mentions"]] == ["Eq. (A.1)"]
+    assert [text[m["start"] : m["end"]] for m in t2["mentions"]] == ["Table 2.1.3"]
+
+
 def test_a_label_is_mentioned_whatever_the_case_of_its_word():
     text = "As equation (3) shows, and Eq. 3 too; see table 2 and TABLE 2, not Table 22 nor Eq. 3.1 or eq 33."
     assert [m[0] for m in re.finditer(mentioned_as("equation", "3"), text)] == ["equation (3)", "Eq. 3"]

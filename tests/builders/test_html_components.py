@@ -101,3 +101,30 @@ def test_displayed_equations_given_as_mathml_or_tex_are_components_and_images_ar
     assert found["equation-1"]["context_before"].startswith("The diffusivity itself depends on temperature")
     no_marks(rec)
     assert schema.conform(rec, schema.features_for("papers")) == rec
+
+
+WRAPPED = FIX / "components" / "html_wrapped.html"
+
+
+def test_a_label_set_in_the_publishers_wrapper_outside_the_table_or_figure_is_its_label():
+    [rec] = read_file(WRAPPED)
+    table, figure, bare, _ = rec["components"]
+    # a Springer-style div.Table: the caption element stands beside the table's own scroll box
+    assert (table["kind"], table["label"]) == ("table", "Table 1")
+    assert table["caption"] == "Build-up of the four test roofs."
+    assert mentioned(rec, table) == ["Table 1"]
+    # an eLife-style header above the <figure>: "Figure 2" alone, the caption in the figcaption
+    assert (figure["kind"], figure["label"]) == ("figure", "Figure 2")
+    assert figure["caption"].startswith("Run-off of the four roofs") and mentioned(rec, figure) == ["Figure 2"]
+    # a bare table in a section: a paragraph's "Table 3" is prose, not its caption
+    assert (bare["kind"], bare["label"], bare["caption"]) == ("table", "", "")
+    no_marks(rec)
+
+
+def test_an_equation_set_as_a_table_of_its_formula_and_number_is_an_equation():
+    [rec] = read_file(WRAPPED)
+    equation = rec["components"][-1]
+    assert (equation["id"], equation["kind"], equation["label"]) == ("eqn1", "equation", "Eq. (1)")
+    assert (equation["content"], equation["content_format"]) == ("R = 1 − Q/P", "text")
+    assert mentioned(rec, equation) == ["eqn (1)"]
+    no_marks(rec)

@@ -186,6 +186,7 @@ _PIECES = [
     "\\begin{table}\\caption{T.}\\label{tab:a}\\begin{tabular}{ll}a & b \\\\ c & d\\end{tabular}\\end{table}",
     "\\begin{equation} x = 1 \\label{eq:a}\\end{equation}",
     "\\[ y = 2 \\]",
+    "$$ w = 3 $$",
     "$z$",
     "thermo-\n",
 ]
@@ -210,3 +211,63 @@ def test_the_prose_is_the_same_with_and_without_the_marks_whatever_stands_beside
         assert marked["text"] == plain["text"] and not marked["ingest"]["warnings"]
         for comp in marked["components"]:
             assert all(marked["text"][x["start"] : x["end"]].strip() for x in comp["mentions"])
+
+
+CAPTION_OF = r"""\documentclass{article}
+\usepackage{wrapfig,capt-of}
+\begin{document}
+\section{Setup}
+The pumps are listed in Table~\ref{tab:pumps} and the valves in Table~\ref{tab:valves}.
+\begin{table}
+\caption{Pumps of the rig.}\label{tab:pumps}
+\begin{tabular}{ll} Pump & Flow \\ P1 & 3 \end{tabular}
+\end{table}
+\begin{wrapfigure}{r}{0.4\textwidth}
+\begin{tabular}{ll} Valve & Size \\ V1 & 12 \end{tabular}
+\captionof{table}{Valves of the rig.}
+\label{tab:valves}
+\end{wrapfigure}
+The rig ran for a week, as Figure~\ref{fig:rig} shows.
+\begin{figure}\centering\caption{The rig.}\label{fig:rig}\end{figure}
+\end{document}
+"""
+
+
+def test_a_table_captioned_by_captionof_in_a_wrapfigure_is_a_numbered_table(tmp_path):
+    (tmp_path / "c.tex").write_text(CAPTION_OF)
+    [rec] = read_file(tmp_path / "c.tex")
+    found = components_by_id(rec)
+    assert [(c["id"], c["kind"], c["label"]) for c in rec["components"]] == [
+        ("tab:pumps", "table", "Table 1"),
+        ("tab:valves", "table", "Table 2"),  # the float is a wrapfigure; its caption makes it a table
+        ("fig:rig", "figure", "Figure 1"),
+    ]
+    valves = found["tab:valves"]
+    assert valves["caption"] == "Valves of the rig." and valves["cells"] == [["Valve", "Size"], ["V1", "12"]]
+    assert mentioned(rec, valves) == ["Table 2"] and "the valves in Table 2." in rec["text"]
+    no_marks(rec)
+
+
+DOLLARS = r"""\documentclass{article}
+\begin{document}
+\section{Flow}
+The head loss follows $$ h = f \frac{L}{D} \frac{v^2}{2g} $$ for a full pipe, and with $a$$b$ read as
+two inline terms the friction factor is $$f = 64/\mathrm{Re}$$ in laminar flow, as Eq.~\eqref{eq:re} shows:
+\begin{equation} \mathrm{Re} = v D / \nu \label{eq:re} \end{equation}
+A price of \$$5$ per metre is no display.
+\end{document}
+"""
+
+
+def test_plain_tex_dollar_displays_are_unnumbered_equations_and_the_text_keeps_them(tmp_path):
+    (tmp_path / "d.tex").write_text(DOLLARS)
+    [rec] = read_file(tmp_path / "d.tex")
+    assert [(c["id"], c["label"], c["content"]) for c in rec["components"]] == [
+        ("equation-1", "", r"h = f \frac{L}{D} \frac{v^2}{2g}"),
+        ("equation-2", "", r"f = 64/\mathrm{Re}"),  # not the "$$" between two inline terms
+        ("eq:re", "Eq. (1)", r"\mathrm{Re} = v D / \nu"),
+    ]
+    first = rec["components"][0]
+    assert first["context_before"].startswith("The head loss") and first["context_after"].startswith("for a full")
+    assert "$$ h = f" in rec["text"] and "$a$$b$" in rec["text"]
+    no_marks(rec)
