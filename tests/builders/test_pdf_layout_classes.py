@@ -483,3 +483,24 @@ def test_a_title_word_broken_at_its_line_end_is_joined_as_the_body_spells_it(tmp
     assert got == "Quiet Lakes Hold Fine Pebblecarbonate Grains"
     got = title_of_paper("hyphen.pdf", "Quiet Lakes Hold Fine Self-", "sorted Grains", "self-sorted")
     assert got == "Quiet Lakes Hold Fine Self-sorted Grains"
+
+
+def test_authors_set_larger_than_a_title_the_size_of_the_body_leave_the_title_whole(tmp_path):
+    """A short note whose two-line bold title is set a little smaller than its authors' line and no larger than the
+    body (a scanned journal's notes section): nothing stands out by size, and the title is the first block's
+    lines, both of them."""
+    lines = body_lines(120, 83, 7)
+    page = [
+        (LEFT, 47, "Times-Bold", 9.3, "Quiet Solitary Pebbles in the General"),
+        (LEFT, 59, "Times-Bold", 9.3, "Fifth-order Shallow Lake Models"),
+        (LEFT, 77, "Times-Bold", 9.8, "Ada Quill and Bo Renner"),
+        (LEFT, 92, "Times-Roman", 8, "Department of Lakes, Imaginary University,"),
+        (LEFT, 100, "Times-Roman", 8, "Shore Road 12, Lakeside"),
+        (LEFT, 125, "Times-Roman", 8, "received December 15, 2031"),
+        *column(LEFT, 145, body_lines(6, 84, 7), 8, "Times-Roman", 9),
+        *column(LEFT, 215, lines[:42], 9.8, "Times-Roman", 12),
+        *column(RIGHT, 47, lines[42:100], 9.8, "Times-Roman", 12),
+    ]
+    page2 = [*column(LEFT, 60, lines[100:], 9.8, "Times-Roman", 12)]
+    rec = _read(draw(tmp_path / "note.pdf", [page, page2]))
+    assert rec["title"] == "Quiet Solitary Pebbles in the General Fifth-order Shallow Lake Models"
