@@ -504,3 +504,30 @@ def test_authors_set_larger_than_a_title_the_size_of_the_body_leave_the_title_wh
     page2 = [*column(LEFT, 60, lines[100:], 9.8, "Times-Roman", 12)]
     rec = _read(draw(tmp_path / "note.pdf", [page, page2]))
     assert rec["title"] == "Quiet Solitary Pebbles in the General Fifth-order Shallow Lake Models"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_caption_whose_label_a_dash_follows_is_not_text(tmp_path, monkeypatch, backend):
+    """ "Fig. 1 – General ...": a caption whose number a dash follows, in bold at the body's size under a figure
+    (an Elsevier review), is a caption, not the body's paragraph; the text around it stays."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(90, 85, 8)
+    caption = [
+        "Fig. 1 – Pebble drift in a quiet lake over two winters. Dashed arrows show the way the",
+        "grains moved. Source: counts of Quill (2029) and Renner et al. (2030).",
+    ]
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 110, "Times-Bold", 11, "1. Introduction"),
+        *column(LEFT, 130, lines[:50], 10, "Times-Roman"),
+    ]
+    page2 = [
+        (LEFT + 60, 60, "Helvetica", 7, "Pebble"),
+        (LEFT + 200, 80, "Helvetica", 7, "Lake floor"),
+        (LEFT + 120, 120, "Helvetica", 7, "Drift"),
+        *column(LEFT + 30, 170, caption, 10, "Times-Bold"),
+        *column(LEFT, 215, lines[50:], 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "dash_caption.pdf", [page1, page2]))
+    assert "Pebble drift in a quiet lake" not in rec["text"] and "Quill (2029)" not in rec["text"]
+    assert all(ln in rec["text"] for ln in lines)
