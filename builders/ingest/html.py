@@ -28,6 +28,7 @@ from sciqag_dataset.builders.ingest.html_rules import (
     CHROME,
     NOT_PAPER_HEADING,
     NUMBERING,
+    REF_CONTAINER,
     REFERENCES_HEADING,
 )
 from sciqag_dataset.builders.ingest.normalize import capitalised, inline, split_list
@@ -268,10 +269,16 @@ _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;)\]])")
 
 def _shown_doi(tree) -> str | None:
     """A page with no DOI meta tag: the DOI it prints, as a "DOI: 10..." line or a doi.org link whose text is the
-    DOI or its address (a link under another text, such as a cited work, is not the page's own DOI)."""
+    DOI or its address (a link under another text, such as a cited work, is not the page's own DOI, nor one in
+    the reference list)."""
     for a in tree.iter("a"):
         href = a.get("href") or ""
-        if "doi.org/10." in href and _DOI.search(a.text_content()):
+        if "doi.org/10." in href and _DOI.search(a.text_content()) and not _in_references(a):
             return _DOI.search(href)[1]
     m = re.search(r"\bDOI\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?" + _DOI.pattern[2:], " ".join(tree.itertext()), re.I)
     return m[1] if m else None
+
+
+def _in_references(el) -> bool:
+    """Inside a container the page names as its reference list ("references", "ref-list", "bibliography")."""
+    return any(REF_CONTAINER.search(f"{a.get('class') or ''} {a.get('id') or ''}") for a in el.iterancestors())

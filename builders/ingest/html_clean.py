@@ -16,6 +16,7 @@ from sciqag_dataset.builders.ingest.html_rules import (
     DROP_TAGS,
     ENTRY_AUTHOR,
     FIGURE_LIKE,
+    FIRST_PARAGRAPH,
     HIDDEN,
     HIDDEN_CLASS,
     LEAD,
@@ -174,7 +175,9 @@ def _inline(el, prefix: str, strip: bool = True) -> None:
 
 
 def _is_entry(text: str) -> bool:
-    return bool(YEAR.search(text) and ENTRY_AUTHOR.search(text))
+    """A reference entry: a year and an author with initials, in an entry's length (a section's text holds both
+    and is not one)."""
+    return len(text.split()) <= 150 and bool(YEAR.search(text) and ENTRY_AUTHOR.search(text))
 
 
 def _entry_lists(tree) -> int:
@@ -238,17 +241,9 @@ def take_abstract(tree) -> str | None:
             None,
         )
     )
-    if found is None and head is None:  # a lead paragraph, before the first section heading
-        for el in tree.iter():
-            if el.tag in ("h2", "h3"):
-                break
-            if (
-                el.tag in ("p", "div", "section")
-                and LEAD.search(_classes(el))
-                and len(el.text_content().split()) >= 20
-            ):
-                elements = [el]
-                break
+    if found is None and head is None:
+        lead = _lead(tree)
+        elements = [lead] if lead is not None else []
     if head is not None and head.getparent() is not None:
         siblings = list(head.getparent())
         after = siblings[siblings.index(head) + 1 :]
@@ -271,6 +266,21 @@ def take_abstract(tree) -> str | None:
     for el in elements:
         _drop(el)
     return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
+
+
+def _lead(tree):
+    """The element the page names as its article's first paragraph, wherever the page's other headings stand; else
+    a lead paragraph ("standfirst") before the first section heading (one below it leads a section, not the
+    article)."""
+    first = next((el for el in tree.iter("div", "p") if FIRST_PARAGRAPH.search(_classes(el))), None)
+    if first is not None and len(first.text_content().split()) >= 20:
+        return first
+    for el in tree.iter():
+        if el.tag in ("h2", "h3"):
+            return None
+        if el.tag in ("p", "div", "section") and LEAD.search(_classes(el)) and len(el.text_content().split()) >= 20:
+            return el
+    return None
 
 
 _BLOCK_TAGS = {

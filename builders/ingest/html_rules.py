@@ -18,13 +18,16 @@ FIGURE_LIKE = re.compile(
 ABSTRACT = re.compile(r"(?:^|[\s_-])abstract(?:$|[\s_-])", re.I)
 # a lead paragraph ("article-lead", "standfirst"): the abstract when the page marks none other
 LEAD = re.compile(r"(?:^|[\s_-])(?:lead|standfirst|dek|synopsis)(?:$|[\s_-])", re.I)
+# the element a page names as its article's first paragraph (Nature's letters: their summary paragraph): wherever
+# the page's other headings stand
+FIRST_PARAGRAPH = re.compile(r"(?:^|[\s_-])first-?paragraph(?:$|[\s_-])", re.I)
 # a caption by its start: "Figure 2.", "Fig. 3:", "Table 1 |"; a label alone starts one beside an image or table
 CAPTION_START = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d+[a-z]?\s*[.:|]", re.I)
 # a reference entry: a year and an author with initials ("Quill, A.", "A. Quill"), or a "[12]" start
 ENTRY_AUTHOR = re.compile(
     r"[A-Z][\w'’-]+,\s+(?:[A-Z]\.\s?-?){1,3}|(?:[A-Z]\.\s?-?){1,3}\s?[A-Z][\w'’-]+|^\[\d{1,3}\]\s"
 )
-NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords", re.I)
+NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords|highlights", re.I)
 REFERENCES_HEADING = re.compile(
     r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)?|bibliography|notes and references|"
     r"literature cited)\s*$",
@@ -54,9 +57,9 @@ NOTICE = re.compile(
     re.I,
 )
 # site navigation that is not in a <nav>: menus, sidebars, toolbars, breadcrumbs
-# a whole class token, "site-nav" too; not a layout's modifier ("has-sidebar", "with-menu")
+# a whole class token, "site-nav" too; not a layout's modifier ("has-sidebar", "with-menu", "first-no-nav")
 NAV_CLASS = re.compile(
-    r"^(?!(?:has|with|no|show|is|open)[-_])(?:[\w-]+[-_])?(?:nav|navbar|navigation|menu|submenu|"
+    r"^(?!(?:[\w-]*[-_])?(?:has|with|no|show|is|open)[-_])(?:[\w-]+[-_])?(?:nav|navbar|navigation|menu|submenu|"
     r"sidebar|breadcrumbs?|toolbar|masthead|banner|cookies?)$",
     re.I,
 )

@@ -34,7 +34,7 @@ from sciqag_dataset.builders.ingest.pdf_doi import links, paper_doi
 from sciqag_dataset.builders.ingest.pdf_glyphs import spell
 from sciqag_dataset.builders.ingest.pdf_layout import article_info_box, page_lines, running_furniture
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
-from sciqag_dataset.builders.ingest.pdf_title import plausible_title, title_of
+from sciqag_dataset.builders.ingest.pdf_title import opening_block, plausible_title, title_of
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 _SPACING_ACCENTS = {
@@ -206,8 +206,11 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     title = " ".join(Block(title_lines).text.split()) if title_lines else ""
     if not title and meta_title and plausible_title(meta_title):
         title = meta_title
-    if not title and first and len(first[0].text.split()) <= 20 and not first[0].text.endswith("."):
-        title = first[0].text  # all one size: the first line, as a plain text file's title
+    # all one size: the first line, as a plain text file's title, with the rest of its block (a title set no
+    # larger than its authors' line)
+    opening_lines = next((run for run in (opening_block(first), first[:1]) if _short_line(Block(run).text)), [])
+    if not title and opening_lines:
+        title = " ".join(Block(opening_lines).text.split())
     heads = {id(ln) for ln in title_lines}
     blocks = line_blocks([ln for ln in lines if id(ln) not in heads], body)
     sections, references, has_abstract = paper_sections(blocks, body, opening, title, family)
@@ -233,6 +236,11 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         "has_abstract": has_abstract,
         "references_dropped": references,
     }
+
+
+def _short_line(text: str) -> bool:
+    """Text that may be a title: a line's worth of words, not a sentence."""
+    return bool(text) and len(text.split()) <= 20 and not text.endswith(".")
 
 
 def _prose_in_figures(pictures: list[Line], body: float) -> None:

@@ -39,7 +39,7 @@ _NUMBERING = re.compile(rf"^(?:{_DIGITS_OR_ROMAN}|[A-H]\.)\s+")
 # "Figure 2. ...", "Table 1: ...", BMC's "Figure 1 Patient flow ..."; not "Figure 3 (a) shows" or "Fig. 2 A and B"
 _CAPTION = re.compile(
     r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*"
-    r"(?:[.:|]|\s+(?-i:[A-Z][a-z]+(?:-[a-z]+)*)\s(?!(?:and|to)\b)(?-i:[a-z]))",
+    r"(?:[.:|]|\s*[–—]\s|\s-\s|\s+(?-i:[A-Z][a-z]+(?:-[a-z]+)*)\s(?!(?:and|to)\b)(?-i:[a-z]))",
     re.I,
 )
 # a word of a heading: two letters or more ("CO2", "MoS2"), a capital alone ("Appendix B"); not "h^!" or "gk;k"

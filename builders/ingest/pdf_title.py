@@ -98,6 +98,14 @@ def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:
     return [ln for ln in lines if id(ln) in ids or ln.box in boxes and abs(ln.size - size) < 0.5 and ln.top > start]
 
 
+def opening_block(first: list[Line]) -> list[Line]:
+    """The first text line with the lines of its layout-model block (a title's second line), for a page where
+    nothing stands out as the title: a title set no larger than the body, its authors' line larger than it."""
+    if not first or first[0].box < 0:
+        return first[:1]
+    return [ln for ln in first if ln.box == first[0].box and ln.page == first[0].page]
+
+
 def plausible_title(text: str) -> bool:
     return (
         len(text) > 15

@@ -188,3 +188,71 @@ def test_a_formula_the_metadata_spaces_is_titled_as_the_heading_sets_it(tmp_path
     (tmp_path / "page.html").write_text(page.replace("Layered Magnets</h1>", "Layered Films</h1>"), encoding="utf-8")
     [rec] = read_file(tmp_path / "page.html")
     assert rec["title"] == "Slow Relaxations in TiO 2 Films"
+
+
+def test_a_doi_link_in_the_reference_list_is_not_the_pages_doi(tmp_path):
+    """No DOI meta tag and none shown for the page: a cited work's doi.org link in the reference list (as
+    ScienceDirect prints each entry's) is not the page's DOI."""
+    refs = "".join(
+        f"<li><p>A. Quill, Pebbles {k}, J. Lakes, {k} (2030), pp. 1–9 "
+        f'<a href="http://dx.doi.org/10.5555/cited.{k}">http://dx.doi.org/10.5555/cited.{k}</a></p></li>'
+        for k in range(1, 4)
+    )
+    page = (
+        '<html><head><meta name="dc.title" content="Oak Seedlings"></head><body><article><h1>Oak Seedlings</h1>'
+        f"<h2>Introduction</h2><p>{_PARA.format('height') * 4}</p>"
+        f'<h2>References</h2><ol class="references">{refs}</ol></article></body></html>'
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["metadata"]["doi"] is None
+
+
+def test_highlights_marked_as_an_abstract_give_way_to_the_abstract(tmp_path):
+    """ScienceDirect marks its highlights and its abstract with one class ("abstract"): the abstract is the one
+    that is not the highlights."""
+    lead = (
+        '<div class="abstract svAbstract abstractHighlights"><h2>Highlights</h2><ul><li>A model of the films is '
+        "coupled to a model of the stage.</li><li>The carriers freeze out over hours.</li></ul></div>"
+        '<div class="abstract svAbstract"><h2>Abstract</h2><p>We trace slow relaxations in layered magnets over '
+        "hours of cooling, and find that the contacts hold still while the carriers freeze out.</p></div>"
+    )
+    rec = _page(tmp_path, "", lead=lead)
+    assert rec["sections"][0]["heading"] == "Abstract"
+    assert rec["sections"][0]["text"].startswith("We trace slow relaxations")
+
+
+def test_a_first_paragraph_in_a_section_without_navigation_is_the_abstract(tmp_path):
+    """nature.com's letters: the summary paragraph in a "first-paragraph" element, inside a section whose class
+    says it has no navigation ("first-no-nav"), after the site's own headings: it is the abstract, not chrome."""
+    page = (
+        '<html><head><meta name="dc.title" content="Slow Relaxations in Layered Magnets"></head><body>'
+        '<div class="events"><h3>Science events</h3><p>A conference on lakes.</p></div><article>'
+        "<h1>Slow Relaxations in Layered Magnets</h1>"
+        '<section><div class="section first no-nav first-no-nav"><div class="first-paragraph"><p>We trace slow '
+        "relaxations in layered magnets over hours of cooling, and find that the contacts hold still while the "
+        "carriers freeze out on a scale of hours rather than minutes.</p></div></div></section>"
+        f"<h2>Main</h2><p>{_PARA.format('resistance') * 4}</p></article></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["sections"][0]["heading"] == "Abstract" and rec["ingest"]["has_abstract"]
+    assert rec["sections"][0]["text"].startswith("We trace slow relaxations")
+
+
+def test_a_body_wrapper_holding_years_and_initials_is_not_a_reference_list(tmp_path):
+    """Springer's full text: a wrapper of three blocks (the header, the actions, the whole body), the body citing
+    "A. Quill (2030)": a reference list's entries are short, and the body is read."""
+    body = "".join(
+        f"<h2>{h}</h2><p>{_PARA.format(w) * 8} As A. Quill found in 2030, the runs agreed.</p>"
+        for h, w in (("Introduction", "resistance"), ("Results", "density"), ("Conclusions", "gap"))
+    )
+    page = (
+        '<html><head><meta name="citation_title" content="Slow Relaxations in Layered Magnets"></head><body>'
+        '<article><div class="FulltextWrapper"><div class="ArticleHeader"><h1>Slow Relaxations in Layered Magnets'
+        "</h1><p>J. Lakes, November 2030, Volume 41, pp 6908–6916. A. Quill, B. Renner</p></div>"
+        f'<div class="actions"></div><div class="body">{body}</div></div></article></body></html>'
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert "The density of the films was logged" in rec["text"] and rec["ingest"]["references_dropped"] == 0

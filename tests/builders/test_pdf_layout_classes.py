@@ -615,3 +615,51 @@ def test_reference_entries_numbered_with_a_parenthesis_the_model_lists_are_dropp
     last += [_line(t, 400 + 12 * k, "list-item", 3 + k, size=8, page=2) for k, t in enumerate(_PAREN_ENTRIES)]
     text = "\n".join(s[1] for s in pdf._paper([[title, *body], last], {})["sections"])
     assert "Writer, B. Second" not in text and "Quiet Waters" not in text
+
+
+def test_authors_set_larger_than_a_title_the_size_of_the_body_leave_the_title_whole(tmp_path):
+    """A short note whose two-line bold title is set a little smaller than its authors' line and no larger than the
+    body (a scanned journal's notes section): nothing stands out by size, and the title is the first block's
+    lines, both of them."""
+    lines = body_lines(120, 83, 7)
+    page = [
+        (LEFT, 47, "Times-Bold", 9.3, "Quiet Solitary Pebbles in the General"),
+        (LEFT, 59, "Times-Bold", 9.3, "Fifth-order Shallow Lake Models"),
+        (LEFT, 77, "Times-Bold", 9.8, "Ada Quill and Bo Renner"),
+        (LEFT, 92, "Times-Roman", 8, "Department of Lakes, Imaginary University,"),
+        (LEFT, 100, "Times-Roman", 8, "Shore Road 12, Lakeside"),
+        (LEFT, 125, "Times-Roman", 8, "received December 15, 2031"),
+        *column(LEFT, 145, body_lines(6, 84, 7), 8, "Times-Roman", 9),
+        *column(LEFT, 215, lines[:42], 9.8, "Times-Roman", 12),
+        *column(RIGHT, 47, lines[42:100], 9.8, "Times-Roman", 12),
+    ]
+    page2 = [*column(LEFT, 60, lines[100:], 9.8, "Times-Roman", 12)]
+    rec = _read(draw(tmp_path / "note.pdf", [page, page2]))
+    assert rec["title"] == "Quiet Solitary Pebbles in the General Fifth-order Shallow Lake Models"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_caption_whose_label_a_dash_follows_is_not_text(tmp_path, monkeypatch, backend):
+    """ "Fig. 1 – General ...": a caption whose number a dash follows, in bold at the body's size under a figure
+    (an Elsevier review), is a caption, not the body's paragraph; the text around it stays."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(90, 85, 8)
+    caption = [
+        "Fig. 1 – Pebble drift in a quiet lake over two winters. Dashed arrows show the way the",
+        "grains moved. Source: counts of Quill (2029) and Renner et al. (2030).",
+    ]
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 110, "Times-Bold", 11, "1. Introduction"),
+        *column(LEFT, 130, lines[:50], 10, "Times-Roman"),
+    ]
+    page2 = [
+        (LEFT + 60, 60, "Helvetica", 7, "Pebble"),
+        (LEFT + 200, 80, "Helvetica", 7, "Lake floor"),
+        (LEFT + 120, 120, "Helvetica", 7, "Drift"),
+        *column(LEFT + 30, 170, caption, 10, "Times-Bold"),
+        *column(LEFT, 215, lines[50:], 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "dash_caption.pdf", [page1, page2]))
+    assert "Pebble drift in a quiet lake" not in rec["text"] and "Quill (2029)" not in rec["text"]
+    assert all(ln in rec["text"] for ln in lines)
