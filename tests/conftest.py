@@ -58,6 +58,7 @@ SLOW_TESTS = {
     "tests/evaluation/benchmark/test_item_analysis.py::test_a_question_a_small_model_answers_with_its_terms_masked_is_flagged_general_knowledge",  # noqa: E501 3 s (two benchmark runs)
     "tests/evaluation/benchmark/test_item_analysis.py::test_embedded_model_its_transformers_twin_and_fakes_flag_the_planted_items_and_the_card_shows_them",  # noqa: E501 25-55 s (llama.cpp and `transformers serve` answer)
     "tests/test_packaging.py::test_wheel_carries_its_data_and_works_outside_the_repo",  # 5 s
+    "tests/builders/test_pdf.py::test_reading_with_the_layout_model_writes_nothing_in_the_users_home",  # 8 s
     "tests/builders/test_pdf_layout_classes.py::test_an_abstract_set_smaller_on_a_first_page_of_front_matter_is_kept",  # noqa: E501 8 s (four pages, each backend)
     "tests/core/test_remote.py::test_a_reply_without_end_stops_at_the_size_limit_and_leaves_no_copy",  # 5 s
     "tests/builders/test_bad_inputs.py::test_special_files_are_skipped_without_blocking",  # 5 s

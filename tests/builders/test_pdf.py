@@ -8,6 +8,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -213,3 +215,27 @@ def test_a_crash_of_the_layout_reader_loses_neither_the_file_nor_the_run(tmp_pat
     assert "Their band gap defines the optical window" in rec["text"]
     [again] = read_file(second)
     assert again["ingest"]["extractor"] == "pdf/layout" and "Their band gap" in again["text"]
+
+
+def test_reading_with_the_layout_model_writes_nothing_in_the_users_home(tmp_path):
+    """The layout model's runtime (ONNX Runtime) is a version that keeps no device id under ~/.cache and sends no
+    usage events: a PDF read in a fresh process leaves the home folder empty. Outside CI (ONNX Runtime says
+    nothing when it sees CI set, which would hide a newer runtime here)."""
+    pdf_path = make_paper_pdf(tmp_path / "paper.pdf")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "TF_BUILD", "GITHUB_ACTIONS", "XDG_CACHE_HOME")}
+    code = (
+        "import sys; from sciqag_dataset.builders.ingest import read_file; "
+        "print(read_file(sys.argv[1])[0]['ingest']['extractor'])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(pdf_path)],
+        env={**env, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "pdf/layout"
+    assert [p.relative_to(home) for p in home.rglob("*")] == []
