@@ -4,12 +4,11 @@ the marks that say where the prose mentions them (``<ce:cross-ref refid="tbl2">`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-from sciqag_dataset.builders.ingest.components import component, mention_marks, place_marks, unique_id
+from sciqag_dataset.builders.ingest.components import mention_marks, place_marks, unique_id
 from sciqag_dataset.builders.ingest.normalize import inline
-from sciqag_dataset.builders.ingest.xml_common import equation_content, equation_label, local_name, ns_kind
+from sciqag_dataset.builders.ingest.xml_common import float_component, local_name, ns_kind
 from sciqag_dataset.builders.ingest.xml_tables import cals_cells
 
 KIND = {"table": "table", "figure": "figure", "formula": "equation"}
@@ -62,29 +61,15 @@ def elsevier_components(root, text: Callable[[object], str]) -> tuple[list[dict]
 
 
 def _component(el, kind: str, id_: str, text) -> dict:
-    label = _child(el, "label")
-    label = inline(text(label)) if label is not None else ""
-    if kind == "equation":
-        content, fmt = equation_content(el)
-        return component(kind, id_, label=equation_label(label), content=content, content_format=fmt)
-    if label and re.fullmatch(r"[A-Z]?\d+[a-z]?", label):  # a bare number: the word the journal's style adds
-        label = f"{_WORD[kind]} {label}"
-    caption = _child(el, "caption")
-    caption = inline(text(caption)) if caption is not None else ""
-    if kind == "figure":
-        return component(kind, id_, label=label, caption=caption)
-    rows, header = cals_cells(el, lambda cell: inline(text(cell)))
-    made = component(kind, id_, label=label, caption=caption, cells=rows, header_rows=header)
-    notes = [inline(text(f)) for f in el.iter() if local_name(f) in ("table-footnote", "legend")]
-    notes = [n for n in notes if n]
-    if notes:  # the table's footnotes explain its marks and abbreviations: they go with its content
-        made["content"] = "\n\n".join(filter(None, [made["content"], *notes]))
-        made["content_format"] = made["content_format"] or "text"
-    return made
-
-
-def _child(el, local: str):
-    return next((c for c in el if local_name(c) == local), None)
+    return float_component(
+        el,
+        kind,
+        id_,
+        text,
+        word=_WORD.get(kind, ""),
+        cells=lambda table: cals_cells(table, lambda cell: inline(text(cell))),
+        notes=("table-footnote", "legend"),
+    )
 
 
 def _aside(el) -> bool:

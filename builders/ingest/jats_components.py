@@ -3,12 +3,11 @@ the prose mentions them (``<xref rid="T2">``) and where they stand (``components
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-from sciqag_dataset.builders.ingest.components import component, mention_marks, place_marks, unique_id
+from sciqag_dataset.builders.ingest.components import mention_marks, place_marks, unique_id
 from sciqag_dataset.builders.ingest.normalize import inline
-from sciqag_dataset.builders.ingest.xml_common import equation_content, equation_label, local_name
+from sciqag_dataset.builders.ingest.xml_common import float_component, local_name
 from sciqag_dataset.builders.ingest.xml_tables import table_cells
 
 KIND = {"table-wrap": "table", "fig": "figure", "disp-formula": "equation"}
@@ -50,30 +49,22 @@ def jats_components(art, text: Callable[[object], str]) -> tuple[list[dict], Cal
 
 
 def _component(el, kind: str, id_: str, text) -> dict:
-    label = _child(el, "label")
-    label = inline(text(label)) if label is not None else ""
-    caption = _child(el, "caption")
-    caption = inline(text(caption)) if caption is not None else ""
-    if kind == "equation":
-        content, fmt = equation_content(el)
-        return component(kind, id_, label=equation_label(label), content=content, content_format=fmt)
-    if label and re.fullmatch(r"[A-Z]?\d+[a-z]?", label):  # "2" printed after the word the style adds
-        label = f"{_WORD[kind]} {label}"
-    if kind == "figure":
-        return component(kind, id_, label=label, caption=caption)
+    return float_component(
+        el,
+        kind,
+        id_,
+        text,
+        word=_WORD.get(kind, ""),
+        cells=lambda wrap: _cells(wrap, text),
+        notes=("table-wrap-foot",),
+    )
+
+
+def _cells(wrap, text) -> tuple[list[list[str]], int]:
+    """The rows of every ``table`` in a ``table-wrap`` (one table split in parts), the first one's header rows."""
     rows, header = [], 0
-    for table in (t for t in el.iter() if local_name(t) == "table"):
+    for table in (t for t in wrap.iter() if local_name(t) == "table"):
         cells, heads = table_cells(table, lambda cell: inline(text(cell)))
         header = header if rows else heads
         rows += cells
-    made = component(kind, id_, label=label, caption=caption, cells=rows, header_rows=header)
-    notes = [inline(text(f)) for f in el.iter() if local_name(f) == "table-wrap-foot"]
-    notes = [n for n in notes if n]
-    if notes:  # the table's footnotes explain its marks and abbreviations: they go with its content
-        made["content"] = "\n\n".join(filter(None, [made["content"], *notes]))
-        made["content_format"] = made["content_format"] or "text"
-    return made
-
-
-def _child(el, local: str):
-    return next((c for c in el if local_name(c) == local), None)
+    return rows, header

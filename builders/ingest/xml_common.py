@@ -9,6 +9,7 @@ from copy import deepcopy
 
 from lxml import etree
 
+from sciqag_dataset.builders.ingest.components import component
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.normalize import inline
 
@@ -167,6 +168,31 @@ def equation_label(label: str) -> str:
     """ "(3)" or "3" -> "Eq. (3)"; a label with its own word stays as printed."""
     bare = label.strip().strip("()").strip()
     return f"Eq. ({bare})" if bare and not re.search(r"[A-Za-z]{2,}", bare) else label
+
+
+def float_component(el, kind: str, id_: str, text, *, word: str, cells, notes: tuple[str, ...]) -> dict:
+    """A table, figure or displayed equation of an XML article as a component: its label (a bare "2" gets
+    ``word``, what the journal's style prints before it), its caption, an equation's LaTeX or MathML, a table's
+    cells (``cells(el)``: rows and header rows) with its footnotes (elements named in ``notes``) after them.
+    ``text(el)``: an element's text, citations out."""
+    label = next((c for c in el if local_name(c) == "label"), None)
+    label = inline(text(label)) if label is not None else ""
+    if kind == "equation":
+        content, fmt = equation_content(el)
+        return component(kind, id_, label=equation_label(label), content=content, content_format=fmt)
+    if label and re.fullmatch(r"[A-Z]?\d+[a-z]?", label):
+        label = f"{word} {label}"
+    caption = next((c for c in el if local_name(c) == "caption"), None)
+    caption = inline(text(caption)) if caption is not None else ""
+    if kind == "figure":
+        return component(kind, id_, label=label, caption=caption)
+    rows, header = cells(el)
+    made = component(kind, id_, label=label, caption=caption, cells=rows, header_rows=header)
+    found = [n for n in (inline(text(f)) for f in el.iter() if local_name(f) in notes) if n]
+    if found:  # the table's footnotes explain its marks and abbreviations: they go with its content
+        made["content"] = "\n\n".join(filter(None, [made["content"], *found]))
+        made["content_format"] = made["content_format"] or "text"
+    return made
 
 
 def drop_citations(text: str) -> str:
