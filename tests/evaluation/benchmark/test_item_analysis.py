@@ -69,18 +69,23 @@ def scripted(knows: set[int]) -> ScriptedChat:
     return ScriptedChat(reply)
 
 
-def test_four_models_item_analysis_in_results_and_card_filter_drops_flagged(tmp_path, capsys):
-    pub = published_folder(tmp_path)
-    results = tmp_path / "res"
-    servers = [scripted(k) for k in KNOWS]
+def benchmark(pub, results, knows: list[set[int]], *more: str) -> None:
+    """`sciqag benchmark` over scripted models (model-a, model-b, ... knowing the questions in ``knows``)."""
+    servers = [scripted(k) for k in knows]
     try:
-        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore", "--update-card", str(pub)]
-        for s, name in zip(servers, "abcd"):
+        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore", *more]
+        for s, name in zip(servers, "abcdefgh"):
             args += ["--endpoint", s.base_url, "--model", f"model-{name}"]
         assert main(args) == 0
     finally:
         for s in servers:
             s.close()
+
+
+def test_four_models_item_analysis_in_results_and_card_filter_drops_flagged(tmp_path, capsys):
+    pub = published_folder(tmp_path)
+    results = tmp_path / "res"
+    benchmark(pub, results, KNOWS, "--update-card", str(pub))
     out = capsys.readouterr().out
     assert "Item analysis over 4 models" in out and "item_analysis.json" in out
     board = json.loads((results / "leaderboard.json").read_text())
@@ -120,15 +125,7 @@ def test_scores_per_kind_of_question_in_the_leaderboard_its_table_and_the_predic
     table, equation = {"kind": "table", "component_id": "T1"}, {"kind": "equation", "component_id": "E2"}
     pub = published_folder(tmp_path, grounding={0: table, 1: table, 2: equation, 3: {"kind": "prose"}})
     results = tmp_path / "res"
-    servers = [scripted(k) for k in KNOWS[:2]]  # a knows q0-q3, b q0-q2
-    try:
-        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore"]
-        for s, name in zip(servers, "ab"):
-            args += ["--endpoint", s.base_url, "--model", f"model-{name}"]
-        assert main(args) == 0
-    finally:
-        for s in servers:
-            s.close()
+    benchmark(pub, results, KNOWS[:2])  # a knows q0-q3, b q0-q2
     asked = [r["asked_from"] for r in read_jsonl(results / "questions.jsonl")]
     assert asked == ["table", "table", "equation", "prose", "prose", "prose"]  # q4, q5 record none: the text
     board = json.loads((results / "leaderboard.json").read_text())
@@ -154,12 +151,7 @@ def test_scores_per_kind_of_question_in_the_leaderboard_its_table_and_the_predic
     assert load_questions(str(tmp_path / "odd.jsonl"))[0][0]["asked_from"] == "prose"
     # every question asked from the text: no breakdown
     plain = published_folder(tmp_path / "plain")
-    solo = scripted(KNOWS[0])
-    try:
-        args = ["benchmark", str(plain), "-o", str(tmp_path / "res2"), "--no-bertscore"]
-        assert main([*args, "--endpoint", solo.base_url, "--model", "model-a"]) == 0
-    finally:
-        solo.close()
+    benchmark(plain, tmp_path / "res2", KNOWS[:1])
     board = json.loads((tmp_path / "res2" / "leaderboard.json").read_text())
     assert board["models"][0]["by_asked_from"] == {}
     assert "asked from" not in (tmp_path / "res2" / "leaderboard.md").read_text()
@@ -221,15 +213,7 @@ def test_a_question_a_small_model_answers_with_its_terms_masked_is_flagged_gener
     kept = [r["question"] for r in read_jsonl(work / "filtered.jsonl")]
     assert kept == [PAIRS[1][0], PAIRS[2][0]]  # q0 every model right, q4 and q5 none, q3 general knowledge
     # a run without the check flags nothing as general knowledge
-    servers = [scripted({0, 1, 2, 3}), scripted({0})]
-    try:
-        args = ["benchmark", str(pub), "-o", str(results), "--no-bertscore"]
-        for s, name in zip(servers, "ab"):
-            args += ["--endpoint", s.base_url, "--model", f"model-{name}"]
-        assert main(args) == 0
-    finally:
-        for s in servers:
-            s.close()
+    benchmark(pub, results, [{0, 1, 2, 3}, {0}])
     assert "general_knowledge" not in json.loads((results / "item_analysis.json").read_text())["flagged"]
 
 
