@@ -28,7 +28,7 @@ from sciqag_dataset.core.stage import digest
 from sciqag_dataset.evaluation.benchmark.items import item_analysis
 from sciqag_dataset.evaluation.benchmark.judge import JUDGE_DIMENSIONS
 from sciqag_dataset.evaluation.benchmark.metrics import REFERENCE_METRICS
-from sciqag_dataset.evaluation.benchmark.questions import QUESTIONS_INFO, read_questions
+from sciqag_dataset.evaluation.benchmark.questions import QUESTIONS, QUESTIONS_INFO, read_questions
 from sciqag_dataset.evaluation.plots import _pyplot, _save, wrap
 
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ def leaderboard(results: Path, *, samples: int = 1000, current: dict | None = No
     entries, stale, rows = [], [], {}
     # what each question was asked from, as the question set says (a model answered in an earlier run has
     # predictions written before the set recorded it)
-    asked = {q["id"]: q.get("asked_from") or "prose" for q in read_questions(results)}
+    asked = {q["id"]: q.get("asked_from") or "prose" for q in read_jsonl(results / QUESTIONS)}
     for path in sorted((results / "models").glob(f"*/{MODEL_INFO}")):
         info = json.loads(path.read_text(encoding="utf-8"))
         if info.get("questions_digest") != qinfo["digest"] or any(
