@@ -255,8 +255,14 @@ def _figure_cells(page) -> set[tuple[int, int]]:
     return figures
 
 
-# a mass number set before an element's symbol, no letter after it ("31P", "13C-NMR", "57Fe"; not "1CNRS")
-_ISOTOPE = re.compile(r"\d{1,3}[A-Z][a-z]?(?![A-Za-z])")
+# a mass number set before an element's symbol, no letter or full stop after it ("31P", "13C-NMR", "57Fe"; not
+# "1CNRS", nor a reference entry's number before an initial, "1S. Writer")
+_ELEMENTS = (
+    "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr Rb Sr Y Zr Nb "
+    "Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au "
+    "Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm Bk Cf Es Fm Md No Lr"
+).split()
+_ISOTOPE = re.compile(rf"\d{{1,3}}(?:{'|'.join(sorted(_ELEMENTS, key=len, reverse=True))})(?![A-Za-z.])")
 
 
 def _join_scripts(words: list[dict]) -> list[dict]:

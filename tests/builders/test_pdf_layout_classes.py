@@ -506,11 +506,20 @@ def test_a_mass_number_set_before_its_element_is_kept(tmp_path, monkeypatch, bac
                 text.setFont("Times-Roman", 10)
                 text.setRise(0)
                 line = "C-labelled samples in every run."
+            if k == 12:  # a note's number raised before an initial: "¹S. Writer", not a mass number
+                for words, rise in (("As shown by ", 0), ("1", 4), ("S. Writer and colleagues the rate held.", 0)):
+                    text.setFont("Times-Roman", 6 if rise else 10)
+                    text.setRise(rise)
+                    text.textOut(words)
+                text.setFont("Times-Roman", 10)
+                text.setRise(0)
+                line = ""
             text.textLine(line)
             c.drawText(text)
 
     got = _read(_drawn_paper(tmp_path / "isotopes.pdf", more=isotopes))["text"]
     assert "followed by 31P NMR and by 13C-labelled samples" in got
+    assert "As shown by S. Writer and colleagues" in got
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
