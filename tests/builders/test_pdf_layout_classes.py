@@ -483,3 +483,17 @@ def test_a_title_word_broken_at_its_line_end_is_joined_as_the_body_spells_it(tmp
     assert got == "Quiet Lakes Hold Fine Pebblecarbonate Grains"
     got = title_of_paper("hyphen.pdf", "Quiet Lakes Hold Fine Self-", "sorted Grains", "self-sorted")
     assert got == "Quiet Lakes Hold Fine Self-sorted Grains"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_soft_hyphens_are_not_text_and_join_the_word_they_break(tmp_path, monkeypatch, backend):
+    """Soft hyphens (U+00AD, mapped by the font's ToUnicode) at a line end ("nitro\\u00ad" / "gen") and inside a
+    line ("resis\\u00adtance"): no soft hyphen in the text, and each word whole."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(40, 91)
+    lines[4] = "the thin films were annealed in dry nitro\u00ad"
+    lines[5] = "gen before each sweep and their resis\u00adtance was logged"
+    page = [(LEFT, 70, "VeraBd", 16, TITLE), *column(LEFT, 110, lines, 10, "Vera")]
+    rec = _read(draw(tmp_path / "soft.pdf", [page]))
+    assert "\u00ad" not in rec["text"]
+    assert "in dry nitrogen before each sweep and their resistance was logged" in rec["text"]
