@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 X_TOLERANCE = 1.5
 _FLAGS = 1 | 2 | 64  # TEXT_PRESERVE_LIGATURES | TEXT_PRESERVE_WHITESPACE | TEXT_MEDIABOX_CLIP
 _UNMAPPED = 0xFFFD
+_FILLED, _STROKED = 16, 32  # a span's char_flags: its glyphs are filled, stroked
 
 
 def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
@@ -45,11 +46,20 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     }
     words: list[dict] = []
     unmapped = 0
-    for block in page.get_text("rawdict", flags=_FLAGS)["blocks"]:
+    blocks = page.get_text("rawdict", flags=_FLAGS)["blocks"]
+    spans = [span for block in blocks for line in block.get("lines", ()) for span in line["spans"]]
+    # text drawn neither filled nor stroked (render mode 3) over a page of visible text: a hidden copy, not the
+    # page's words; a page whose text is (nearly) all invisible is a scan's OCR layer (a stamp on it may show)
+    shown = sum(len(s["chars"]) for s in spans if _shown(s))
+    hidden = 0 < shown and 3 * shown >= sum(len(s["chars"]) for s in spans)
+    for block in blocks:
         for line in block.get("lines", ()):
             upright = abs(line["dir"][1]) < 0.01 and line["dir"][0] > 0
             cur: dict | None = None
             for span in line["spans"]:
+                if hidden and not _shown(span):
+                    cur = None
+                    continue
                 font = _base(span["font"])
                 size = round(span["size"], 2)
                 descent = min(span["descender"], 0.0) * span["size"]
@@ -83,6 +93,12 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                     cur.update(fontname=font, upright=upright)
                     words.append(cur)
     return words, unmapped
+
+
+def _shown(span: dict) -> bool:
+    """The span's glyphs are painted: filled or stroked, not fully transparent (MuPDF's style flags, where it
+    gives them)."""
+    return span.get("alpha", 255) > 0 and bool(span.get("char_flags", _FILLED) & (_FILLED | _STROKED))
 
 
 def _base(font: str) -> str:

@@ -497,3 +497,68 @@ def test_soft_hyphens_are_not_text_and_join_the_word_they_break(tmp_path, monkey
     rec = _read(draw(tmp_path / "soft.pdf", [page]))
     assert "\u00ad" not in rec["text"]
     assert "in dry nitrogen before each sweep and their resistance was logged" in rec["text"]
+
+
+_NO_CLIP_NOR_RENDER_MODE = pytest.mark.xfail(
+    reason="hidden text: pdfminer's characters carry no clip path nor render mode", strict=True
+)
+
+
+@pytest.mark.parametrize("backend", ["auto", pytest.param("pdfplumber", marks=_NO_CLIP_NOR_RENDER_MODE)])
+def test_a_second_copy_of_the_text_clipped_away_is_not_read(tmp_path, monkeypatch, backend):
+    """Under the page's visible lines, other lines at the same places, drawn inside a 1 pt clip path (nothing of
+    them shows): only the visible lines are the text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines, hidden = body_lines(40, 92), body_lines(40, 93)
+
+    def clipped(c):
+        c.saveState()
+        path = c.beginPath()
+        path.rect(0, 0, 1, 1)
+        c.clipPath(path, stroke=0, fill=0)
+        c.setFont("Times-Roman", 10)
+        for k, line in enumerate(hidden):
+            c.drawString(LEFT, HEIGHT - 110 - 12.5 * k, line)
+        c.restoreState()
+
+    page = [(LEFT, 70, "Times-Bold", 16, TITLE), *column(LEFT, 110, lines, 10, "Times-Roman")]
+    rec = _read(_drawn_paper(tmp_path / "clipped.pdf", page, more=clipped))
+    assert all(ln in rec["text"] for ln in lines)
+    assert not any(ln in rec["text"] for ln in hidden)
+
+
+@pytest.mark.parametrize("backend", ["auto", pytest.param("pdfplumber", marks=_NO_CLIP_NOR_RENDER_MODE)])
+def test_text_in_invisible_render_mode_over_a_visible_page_is_not_read(tmp_path, monkeypatch, backend):
+    """Over the page's visible lines, other lines at the same places in render mode 3 (neither filled nor
+    stroked): only the visible lines are the text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines, hidden = body_lines(40, 94), body_lines(40, 95)
+
+    def invisible(c):
+        for k, line in enumerate(hidden):
+            text = c.beginText(LEFT, HEIGHT - 110 - 12.5 * k)
+            text.setFont("Times-Roman", 10)
+            text.setTextRenderMode(3)
+            text.textLine(line)
+            c.drawText(text)
+
+    page = [(LEFT, 70, "Times-Bold", 16, TITLE), *column(LEFT, 110, lines, 10, "Times-Roman")]
+    rec = _read(_drawn_paper(tmp_path / "invisible.pdf", page, more=invisible))
+    assert all(ln in rec["text"] for ln in lines)
+    assert not any(ln in rec["text"] for ln in hidden)
+
+
+def test_an_invisible_text_layer_alone_on_a_page_is_read(tmp_path):
+    """A scan's OCR layer: the page's only text is in render mode 3, and it is the text."""
+    lines = body_lines(40, 96)
+
+    def ocr_layer(c):
+        for k, line in enumerate([TITLE, "", *lines]):
+            text = c.beginText(LEFT, HEIGHT - 70 - 12.5 * k)
+            text.setFont("Times-Roman", 10)
+            text.setTextRenderMode(3)
+            text.textLine(line)
+            c.drawText(text)
+
+    rec = _read(_drawn_paper(tmp_path / "ocr.pdf", [], more=ocr_layer))
+    assert all(ln in rec["text"] for ln in lines)
