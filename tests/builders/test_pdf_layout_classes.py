@@ -562,3 +562,39 @@ def test_an_invisible_text_layer_alone_on_a_page_is_read(tmp_path):
 
     rec = _read(_drawn_paper(tmp_path / "ocr.pdf", [], more=ocr_layer))
     assert all(ln in rec["text"] for ln in lines)
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "auto",
+        pytest.param(
+            "pdfplumber",
+            marks=pytest.mark.xfail(reason="an abstract merged row by row with a box beside it", strict=True),
+        ),
+    ],
+)
+def test_an_abstract_with_a_significance_box_beside_it_is_not_merged_with_it(tmp_path, monkeypatch, backend):
+    """The abstract in wide lines across most of the page, a narrow "Significance" box at its right at the same
+    baselines (the rows cross the page's middle, so no column split parts them): each reads whole."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(120, 97)
+    abstract = body_lines(12, 98, 11)
+    box = body_lines(12, 99, 4)
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        (LEFT, 130, "Times-Bold", 10, "Abstract"),
+        *column(LEFT, 145, abstract, 9, "Times-Roman", 11),
+        (430, 130, "Helvetica-Bold", 9, "Significance"),
+        *column(430, 145, box, 7.5, "Helvetica", 11),
+        (LEFT, 300, "Times-Bold", 11, "Introduction"),
+        *column(LEFT, 315, lines[:30], 10, "Times-Roman", 12),
+        *column(RIGHT, 315, lines[30:60], 10, "Times-Roman", 12),
+    ]
+    page2 = [
+        *column(LEFT, 60, lines[60:90], 10, "Times-Roman", 12),
+        *column(RIGHT, 60, lines[90:], 10, "Times-Roman", 12),
+    ]
+    rec = _read(draw(tmp_path / "significance.pdf", [page1, page2]))
+    assert " ".join(abstract) in rec["text"] and " ".join(box) in rec["text"]
