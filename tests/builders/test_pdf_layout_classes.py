@@ -598,3 +598,23 @@ def test_an_abstract_with_a_significance_box_beside_it_is_not_merged_with_it(tmp
     ]
     rec = _read(draw(tmp_path / "significance.pdf", [page1, page2]))
     assert " ".join(abstract) in rec["text"] and " ".join(box) in rec["text"]
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "auto",
+        pytest.param("pdfplumber", marks=pytest.mark.xfail(reason="a DOI printed only on the last page", strict=True)),
+    ],
+)
+def test_a_doi_printed_only_at_the_foot_of_the_last_page_is_found(tmp_path, monkeypatch, backend):
+    """The paper's DOI in 8 pt at the foot of its last page, nowhere else: it is the paper's DOI."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(100, 111)
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, lines[:50], 10, "Times-Roman"),
+    ]
+    page2 = [*column(LEFT, 60, lines[50:], 10, "Times-Roman"), (LEFT, 720, "Times-Roman", 8, f"doi:{DOI}")]
+    assert _read(draw(tmp_path / "doi_last.pdf", [page1, page2]))["metadata"]["doi"] == DOI
