@@ -75,11 +75,14 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
         and sum(w["x0"] >= mid for w in words) > 0.2 * len(words)
         and sum(w["x0"] < mid < w["x1"] for w in words) < 0.05 * len(words)
     )
-    rows: dict[int, list[dict]] = {}
+    rows: dict[float, list[dict]] = {}
     for w in words:
-        bottom = round(w["bottom"])
-        near = next((b for b in (bottom - 1, bottom + 1, bottom - 2) if b in rows), bottom)
-        rows.setdefault(near, []).append(w)  # baselines a point apart: one row
+        # baselines two points apart, or a sixth of the size (a run in a second font, whose boxes sit by its own
+        # ascent and descent): one row, the nearest
+        near = min(rows, key=lambda b: abs(b - w["bottom"]), default=None)
+        if near is None or abs(near - w["bottom"]) > max(2.0, w["size"] / 6):
+            near = w["bottom"]
+        rows.setdefault(near, []).append(w)
     lines = []
     for ws in rows.values():
         ws.sort(key=lambda w: w["x0"])

@@ -9,6 +9,7 @@ import pypdf
 import pytest
 from pdf_pages import HEIGHT, LEFT, RIGHT, body_lines, column, draw
 from reportlab.lib.pagesizes import LETTER
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 from test_pdf_classes import _read
 
@@ -562,6 +563,25 @@ def test_an_invisible_text_layer_alone_on_a_page_is_read(tmp_path):
 
     rec = _read(_drawn_paper(tmp_path / "ocr.pdf", [], more=ocr_layer))
     assert all(ln in rec["text"] for ln in lines)
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_title_with_an_italic_name_set_off_its_baseline_keeps_its_word_order(tmp_path, monkeypatch, backend):
+    """A two-line title whose italic species name sits 2 pt above the roman words of its line (a second font
+    with its own metrics): the title reads in order, not the italic run and the word after it first."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    x1 = LEFT + stringWidth("Iron Loss in Lakes Where ", "Times-Bold", 16)
+    x2 = x1 + stringWidth("Dreissena lacustris ", "Times-BoldItalic", 16)
+    page = [
+        (LEFT, 70, "Times-Bold", 16, "Iron Loss in Lakes Where"),
+        (x1, 68, "Times-BoldItalic", 16, "Dreissena lacustris"),
+        (x2, 70, "Times-Bold", 16, "Settles"),
+        (LEFT, 90, "Times-Bold", 16, "on Quiet Shores"),
+        (LEFT, 115, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 150, body_lines(40, 97), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "italic_title.pdf", [page]))
+    assert rec["title"] == "Iron Loss in Lakes Where Dreissena lacustris Settles on Quiet Shores"
 
 
 @pytest.mark.parametrize(
