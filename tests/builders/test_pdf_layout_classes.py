@@ -620,6 +620,62 @@ def test_an_abstract_with_a_significance_box_beside_it_is_not_merged_with_it(tmp
     assert " ".join(abstract) in rec["text"] and " ".join(box) in rec["text"]
 
 
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_repositorys_cover_page_does_not_title_the_paper(tmp_path, monkeypatch, backend):
+    """A repository's cover page before the paper (eScholarship's): the repository's name in 20 pt, then
+    "Title", "Permalink", "Journal", "Authors" over their values in 11 pt. The title is the paper's."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    title = "Counting Pebbles That Drift Under Quiet Lakes"
+    cover = [
+        (LEFT, 60, "Helvetica-Bold", 20, "UC Lakeside"),
+        (LEFT, 85, "Helvetica", 12, "UC Lakeside Previously Published Works"),
+        (LEFT, 130, "Helvetica-Bold", 11, "Title"),
+        (LEFT, 145, "Helvetica", 11, title),
+        (LEFT, 175, "Helvetica-Bold", 11, "Permalink"),
+        (LEFT, 190, "Helvetica", 11, "https://repository.example.org/uc/item/4k7q2x9z"),
+        (LEFT, 220, "Helvetica-Bold", 11, "Journal"),
+        (LEFT, 235, "Helvetica", 11, "Journal of Imaginary Lakes, 12(3)"),
+        (LEFT, 265, "Helvetica-Bold", 11, "Authors"),
+        (LEFT, 280, "Helvetica", 11, "Quill, Ada; Renner, Bo"),
+        (LEFT, 310, "Helvetica-Bold", 11, "Publication Date"),
+        (LEFT, 325, "Helvetica", 11, "2031-04-02"),
+        (LEFT, 700, "Helvetica", 9, "Peer reviewed"),
+        (LEFT, 740, "Helvetica", 12, "repository.example.org"),
+        (LEFT, 755, "Helvetica", 9, "Powered by the Lakeside Digital Library"),
+    ]
+    page = [
+        (LEFT, 70, "Times-Bold", 16, title),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, body_lines(48, 100), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "cover.pdf", [cover, page, column(LEFT, 60, body_lines(48, 101), 10, "Times-Roman")]))
+    assert rec["title"] == title
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_theses_university_on_its_title_page_is_not_the_title(tmp_path, monkeypatch, backend):
+    """A dissertation's title page: the university's name in capitals, 14 pt, over the title in 12 pt and the
+    "A dissertation submitted ..." lines. The title is the dissertation's."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    title_page = [
+        (150, 100, "Times-Roman", 14, "UNIVERSITY OF IMAGINARY LAKES"),
+        (160, 160, "Times-Roman", 12, "Counting Pebbles That Drift Under Quiet Lakes"),
+        (200, 220, "Times-Roman", 12, "A dissertation submitted in partial satisfaction of the"),
+        (200, 235, "Times-Roman", 12, "requirements for the degree Doctor of Philosophy"),
+        (280, 265, "Times-Roman", 12, "in"),
+        (250, 295, "Times-Roman", 12, "Earth Sciences"),
+        (280, 325, "Times-Roman", 12, "by"),
+        (260, 355, "Times-Roman", 12, "Ada Quill"),
+        (LEFT, 420, "Times-Roman", 12, "Committee in charge:"),
+        (LEFT + 30, 435, "Times-Roman", 12, "Professor Bo Renner, Chair"),
+        (LEFT + 30, 450, "Times-Roman", 12, "Professor Cy Writer"),
+        (280, 520, "Times-Roman", 12, "2031"),
+    ]
+    pages = [title_page] + [column(LEFT, 70, body_lines(50, 102 + k), 12, "Times-Roman", 14) for k in range(3)]
+    rec = _read(draw(tmp_path / "thesis.pdf", pages))
+    assert rec["title"] == "Counting Pebbles That Drift Under Quiet Lakes"
+
+
 @pytest.mark.parametrize(
     "backend",
     [
