@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_glyphs import mark
-from sciqag_dataset.builders.ingest.pdf_layout import line_numbers
+from sciqag_dataset.builders.ingest.pdf_layout import GAP, line_numbers
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines as rule_lines
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
@@ -30,7 +30,8 @@ _FILLED, _STROKED = 16, 32  # a span's char_flags: its glyphs are filled, stroke
 
 def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     """The page's words, top-down coordinates in points, and how many glyphs had no Unicode map. MuPDF puts a
-    space where the gap between two glyphs is a word space; a gap wider than ``X_TOLERANCE`` ends a word too."""
+    space where the gap between two glyphs is a word space; a gap wider than ``GAP`` of the size (at most
+    ``X_TOLERANCE``) ends a word too (text set without space characters)."""
     # a CID font with no ToUnicode map: MuPDF guesses letters from the glyph ids, which are no text
     guessed = {
         _base(f[3])
@@ -81,7 +82,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                         cur is not None
                         and cur["size"] == size  # a change of size or font ends a word, as pdfplumber's do: the
                         and cur["fontname"] == font  # layout pass joins scripts back by their size and place
-                        and x0 - cur["x1"] <= X_TOLERANCE
+                        and x0 - cur["x1"] <= min(X_TOLERANCE, GAP * size)
                         and x0 >= cur["x0"] - 0.5
                         and abs(bottom - cur["bottom"]) < 0.5 * size
                     ):

@@ -487,6 +487,25 @@ def test_a_title_word_broken_at_its_line_end_is_joined_as_the_body_spells_it(tmp
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_words_set_a_gap_apart_without_a_space_character_are_not_run_together(tmp_path, monkeypatch, backend):
+    """A page whose lines carry no space character: each line one TJ array, its words moved apart by 0.13 em
+    (1.2 pt at 9 pt, a tight justified line's word space). The words stay apart ("we expressed", not
+    "weexpressed")."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(40, 90)
+
+    def spaced_by_gaps(c):
+        for k, line in enumerate(lines):
+            text = c.beginText(LEFT, HEIGHT - 110 - 11 * k)
+            text.setFont("Times-Roman", 9)
+            text._code.append("[" + " -130 ".join(f"({w})" for w in line.split()) + "] TJ")
+            c.drawText(text)
+
+    rec = _read(_drawn_paper(tmp_path / "gaps.pdf", [(LEFT, 70, "Times-Bold", 16, TITLE)], more=spaced_by_gaps))
+    assert all(ln in rec["text"] for ln in lines)
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
 def test_soft_hyphens_are_not_text_and_join_the_word_they_break(tmp_path, monkeypatch, backend):
     """Soft hyphens (U+00AD, mapped by the font's ToUnicode) at a line end ("nitro\\u00ad" / "gen") and inside a
     line ("resis\\u00adtance"): no soft hyphen in the text, and each word whole."""
