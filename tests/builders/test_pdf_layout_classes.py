@@ -695,14 +695,11 @@ def test_a_theses_university_on_its_title_page_is_not_the_title(tmp_path, monkey
     assert rec["title"] == "Counting Pebbles That Drift Under Quiet Lakes"
 
 
-_DOI_LAST = pytest.mark.xfail(reason="a DOI printed only on the last page is not looked for", strict=True)
-
-
-@pytest.mark.parametrize(
-    "backend", [pytest.param("auto", marks=_DOI_LAST), pytest.param("pdfplumber", marks=_DOI_LAST)]
-)
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
 def test_a_doi_printed_only_at_the_foot_of_the_last_page_is_found(tmp_path, monkeypatch, backend):
-    """The paper's DOI in 8 pt at the foot of its last page (the fourth), nowhere else: it is the paper's DOI."""
+    """The paper's DOI in 8 pt at the foot of its last page (the fourth), set apart below the text, nowhere else:
+    it is the paper's DOI. A reference entry's DOI on the last line of that page, running on from its entry, is
+    not."""
     monkeypatch.setattr(pdf, "BACKEND", backend)
     lines = body_lines(200, 111)
     page1 = [
@@ -711,5 +708,18 @@ def test_a_doi_printed_only_at_the_foot_of_the_last_page_is_found(tmp_path, monk
         *column(LEFT, 130, lines[:50], 10, "Times-Roman"),
     ]
     later = [column(LEFT, 60, lines[k : k + 50], 10, "Times-Roman") for k in (50, 100, 150)]
-    later[-1].append((LEFT, 720, "Times-Roman", 8, f"doi:{DOI}"))
-    assert _read(draw(tmp_path / "doi_last.pdf", [page1, *later]))["metadata"]["doi"] == DOI
+    foot = [*later[-1], (LEFT, 720, "Times-Roman", 8, f"doi:{DOI}")]
+    assert _read(draw(tmp_path / "doi_last.pdf", [page1, *later[:-1], foot]))["metadata"]["doi"] == DOI
+    entry = [
+        *later[-1][:44],
+        (LEFT, 620, "Times-Bold", 11, "References"),
+        (
+            LEFT,
+            640,
+            "Times-Roman",
+            8,
+            "1. Quill A, Renner B. Drifting pebbles in quiet lakes. J Imag Lakes. 2030;3:1-9.",
+        ),
+        (LEFT, 650, "Times-Roman", 8, "doi:10.5555/cited.2030.001"),
+    ]
+    assert _read(draw(tmp_path / "entry_last.pdf", [page1, *later[:-1], entry]))["metadata"]["doi"] is None
