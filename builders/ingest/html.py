@@ -93,7 +93,9 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         len(articles) == 1 and words >= 15
     )  # one <article>: a page of its own (a list has one per item)
     prose = words >= 150 and sum(len(p.split()) >= 20 for p in paragraphs) >= 2
-    if not scholarly and (not prose or listing):
+    # an article's body beside lists of links (most read, related): paragraphs no search result's snippet has
+    body = words >= 500 and sum(len(p.split()) >= 40 for p in paragraphs) >= 5
+    if not scholarly and (not prose or listing and not body):
         raise IngestError(
             "not an article page: no citation_/dc. metadata and no article body (a search result, "
             "an index or a home page?)"

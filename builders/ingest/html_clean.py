@@ -118,18 +118,8 @@ def remove_non_paper(tree) -> int:
         if ABOUT.match(text) or NOTICE.search(text) and len(text.split()) < 80:
             _drop(el)
     for el in list(tree.iter()):  # what the reader never sees (menus folded away), as Readability does
-        if (
-            isinstance(el.tag, str)
-            and el.getparent() is not None
-            and (
-                el.get("hidden") is not None
-                or el.get("aria-hidden") == "true"
-                or HIDDEN.search(el.get("style") or "")
-                or HIDDEN_CLASS.search(el.get("class") or "")
-                and len(el.text_content().split()) < 300
-            )
-        ):
-            _drop(el)  # (a class alone: only small things, a body revealed by a script is not one)
+        if isinstance(el.tag, str) and el.getparent() is not None and _hidden(el):
+            _drop(el)
     for form in list(tree.iter("form")):  # a search box goes; an ASP.NET page wraps its whole body in a form
         if form.getparent() is not None and not any(True for _ in form.iter("p", "article", "main", "h2")):
             _drop(form)
@@ -174,6 +164,28 @@ def _inline(el, prefix: str, strip: bool = True) -> None:
     _drop(el)
 
 
+def _hidden(el) -> bool:
+    """Hidden from the reader: by its ``hidden`` or ``aria-hidden`` attribute, its style, or a class that hides
+    (a class alone: only small things, a body revealed by a script is not one)."""
+    return (
+        el.get("hidden") is not None
+        or el.get("aria-hidden") == "true"
+        or bool(HIDDEN.search(el.get("style") or ""))
+        or bool(HIDDEN_CLASS.search(el.get("class") or ""))
+        and len(el.text_content().split()) < 300
+    )
+
+
+def _shown_text(el) -> str:
+    """An element's text without what its hidden elements hold (a citation's pop-up with its reference entry)."""
+    parts = [el.text or ""]
+    for child in el:
+        if isinstance(child.tag, str) and not _hidden(child):
+            parts.append(_shown_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
 def _is_entry(text: str) -> bool:
     """A reference entry: a year and an author with initials, in an entry's length (a section's text holds both
     and is not one)."""
@@ -182,8 +194,8 @@ def _is_entry(text: str) -> bool:
 
 def _entry_lists(tree) -> int:
     """Reference lists under containers no rule names: a list (or a run of paragraphs) of three or more items,
-    most of them reference entries (a year and an author with initials). Returns the entries removed; a short
-    heading left alone before the list goes with it."""
+    most of them reference entries (a year and an author with initials, in the text a reader sees). Returns the
+    entries removed; a short heading left alone before the list goes with it."""
     removed = 0
     for el in list(tree.iter("ol", "ul", "div", "section")):
         if el.getparent() is None:
@@ -191,7 +203,7 @@ def _entry_lists(tree) -> int:
         items = [c for c in el if isinstance(c.tag, str) and c.tag in ("li", "p", "div")]
         if el.tag in ("div", "section") and any(isinstance(c.tag, str) and c.tag in ("ol", "ul") for c in el):
             continue  # its list is judged on its own
-        if len(items) < 3 or sum(_is_entry(inline(i.text_content())) for i in items) < 0.6 * len(items):
+        if len(items) < 3 or sum(_is_entry(inline(_shown_text(i))) for i in items) < 0.6 * len(items):
             continue
         head = el.getprevious()
         parent = el.getparent()

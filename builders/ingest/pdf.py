@@ -34,7 +34,7 @@ from sciqag_dataset.builders.ingest.pdf_doi import links, paper_doi
 from sciqag_dataset.builders.ingest.pdf_glyphs import spell
 from sciqag_dataset.builders.ingest.pdf_layout import article_info_box, page_lines, running_furniture
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
-from sciqag_dataset.builders.ingest.pdf_title import opening_block, plausible_title, title_of
+from sciqag_dataset.builders.ingest.pdf_title import INSTITUTION, opening_block, plausible_title, title_of
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 _SPACING_ACCENTS = {
@@ -57,6 +57,8 @@ _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})
 # a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
 _CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d{3,}\b")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z][A-Za-z]+")
+# a repository's cover sheet (eScholarship's "Permalink", White Rose's "This is a repository copy of")
+_COVER_SHEET = re.compile(r"\s*(?:permalink\b|this is a repository copy of\b)", re.I)
 _TITLE_MARK = re.compile(r"\s*[*∗†‡§¶]+$")  # a footnote's mark after the title
 
 
@@ -186,6 +188,9 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     _abstract_in_captions(read)
     _text_at_the_edges(read, body)
     lines = [ln for ln in read if ln.kind not in ASIDE]
+    cover = {ln.page for ln in lines if ln.page == 1 and _COVER_SHEET.match(ln.text)}
+    if cover and any(ln.page > 1 for ln in lines):  # a repository's cover sheet before the paper: not its text
+        lines = [ln for ln in lines if ln.page not in cover]
     family = families.most_common(1)[0][0] if families else None
     opening = min((ln.page for ln in lines), default=1)  # the first page with text (a scanned cover before it)
     foot = _front_foot([ln for ln in lines if ln.page == opening], body)
@@ -206,9 +211,10 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     title = " ".join(Block(title_lines).text.split()) if title_lines else ""
     if not title and meta_title and plausible_title(meta_title):
         title = meta_title
-    # all one size: the first line, as a plain text file's title, with the rest of its block (a title set no
-    # larger than its authors' line)
-    opening_lines = next((run for run in (opening_block(first), first[:1]) if _short_line(Block(run).text)), [])
+    # all one size: the first line (not a university's name), as a plain text file's title, with the rest of its
+    # block (a title set no larger than its authors' line)
+    named = [ln for ln in first if not INSTITUTION.fullmatch(ln.text)]
+    opening_lines = next((run for run in (opening_block(named), named[:1]) if _short_line(Block(run).text)), [])
     if not title and opening_lines:
         title = " ".join(Block(opening_lines).text.split())
     heads = {id(ln) for ln in title_lines}

@@ -1,8 +1,8 @@
 """A PDF's own DOI, from where a paper prints it: the metadata, the front matter above the first heading, a running
 head, a "Cite this article as" line, the first page's foot, licence block and small print, a line that is a DOI
-alone on the first page, the Crossmark badge's link, or the small print that says where the article is
-published. Not the body, where a DOI is another work's (a dataset, a cited paper) and would become this paper's
-id."""
+alone on the first page, the Crossmark badge's link, the small print that says where the article is published,
+or, last, a line of the last page's foot. Not the body, where a DOI is another work's (a dataset, a cited paper)
+and would become this paper's id."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
 
 # "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
 _DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
+# a DOI marked as one: "doi:10.1088/...", "DOI https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/..."
+_MARKED_DOI = re.compile(
+    r"\s*(?:doi\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?|https?://(?:dx\.)?doi\.org/)(10\.\d{4,9}/\S+?)[.,;]?\s*", re.I
+)
 _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 _CROSSMARK = re.compile(r"crossmark\.crossref\.org/.*[?&]doi=(10\.\d{4,9}/[^&#\s]+)", re.I)
 _BROKEN = re.compile(r"\b(10\.\d{4,9}/)\s+(?=\S)")  # a DOI broken at a line end after its prefix ("10.1074/ mcp.M8")
@@ -53,7 +57,11 @@ def paper_doi(
     # is a reference entry's
     alone = (ln.text for ln in read if ln.page == opening)
     found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
-    return found[1] if found else _linked_doi(info.get("links") or [], opening) or _published_at(read, opening, body)
+    if found:
+        return found[1]
+    return (
+        _linked_doi(info.get("links") or [], opening) or _published_at(read, opening, body) or _last_foot(read, body)
+    )
 
 
 def _joined(texts: list[str]) -> str:
@@ -104,3 +112,17 @@ def _published_at(lines: list[Line], opening: int, body: float) -> str | None:
         for m in DOI_IN_TEXT.finditer(ln.text)
     }
     return found.pop() if len(found) == 1 else None
+
+
+def _last_foot(read: list[Line], body: float) -> str | None:
+    """The DOI a line of the last page's foot prints alone, marked as one ("doi:", a doi.org address): set smaller
+    than the body, apart from the lines above it, with no text of the body's size below it (where a journal
+    prints it only there). A reference entry's DOI on a line of its own runs on from its entry."""
+    last = max((ln.page for ln in read), default=0)
+    page = sorted((ln for ln in read if ln.page == last), key=lambda ln: ln.top)
+    for k, ln in enumerate(page[1:], 1):
+        m = _MARKED_DOI.fullmatch(ln.text)
+        apart = ln.top - max(x.bottom for x in page[:k]) > 1.5 * ln.size
+        if m and ln.size < 0.95 * body and apart and not any(abs(x.size - body) < 0.6 for x in page[k + 1 :]):
+            return m[1]
+    return None

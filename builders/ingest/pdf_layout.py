@@ -15,6 +15,7 @@ from sciqag_dataset.builders.ingest.pdf_glyphs import MARK, alone, mark
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
 BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bold|-B$", re.I)
+GAP = 0.1  # a gap between glyphs wider than this share of their size ends a word
 EDGE = 0.08  # the top and bottom share of a page where running headers and footers live
 _SCRIPT_MARK = re.compile(r"(?:(?!0)\d{1,3}|[*†‡§¶‖a-f])(?:[,–-]?(?:(?!0)\d{1,3}|[*†‡§¶‖]))*,?")  # "7,8" "9–11" "1*"
 # a raised number after these is an exponent (cm², mol⁻¹), not a citation
@@ -52,9 +53,14 @@ _UNITS = {
 
 def page_lines(page, n: int) -> tuple[list[Line], int]:
     """The page's lines in reading order, and how many glyphs had no Unicode mapping (left out)."""
-    # 1.5 pt: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance
+    # a tenth of the size: tightly justified text has word gaps under pdfplumber's default 3 pt tolerance, and
+    # text set without space characters has only the gap (an eighth of an em and less)
     words = page.extract_words(
-        x_tolerance=1.5, extra_attrs=["size", "fontname"], keep_blank_chars=False, use_text_flow=False
+        x_tolerance=1.5,
+        x_tolerance_ratio=GAP,
+        extra_attrs=["size", "fontname"],
+        keep_blank_chars=False,
+        use_text_flow=False,
     )
     unmapped = getattr(page, "unmapped", 0)  # counted by the PDFium reader, which marks such glyphs itself
     for w in words:  # a font without a ToUnicode map: pdfminer prints "(cid:13)", which is no text at all; inside a
@@ -75,11 +81,14 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
         and sum(w["x0"] >= mid for w in words) > 0.2 * len(words)
         and sum(w["x0"] < mid < w["x1"] for w in words) < 0.05 * len(words)
     )
-    rows: dict[int, list[dict]] = {}
+    rows: dict[float, list[dict]] = {}
     for w in words:
-        bottom = round(w["bottom"])
-        near = next((b for b in (bottom - 1, bottom + 1, bottom - 2) if b in rows), bottom)
-        rows.setdefault(near, []).append(w)  # baselines a point apart: one row
+        # baselines two points apart, or a sixth of the size (a run in a second font, whose boxes sit by its own
+        # ascent and descent): one row, the nearest
+        near = min(rows, key=lambda b: abs(b - w["bottom"]), default=None)
+        if near is None or abs(near - w["bottom"]) > max(2.0, w["size"] / 6):
+            near = w["bottom"]
+        rows.setdefault(near, []).append(w)
     lines = []
     for ws in rows.values():
         ws.sort(key=lambda w: w["x0"])

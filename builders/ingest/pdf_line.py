@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+SOFT_HYPHEN = "\u00ad"
 #: the layout model's classes whose lines are not the paper's prose: read for the DOI and notes, never as text
 ASIDE = frozenset({"page-header", "page-footer", "footnote", "caption", "table", "picture", "formula"})
 
@@ -34,10 +35,14 @@ class Block:
 
 
 def _join_lines(texts: list[str]) -> str:
+    """The lines' texts joined by spaces; a word a soft hyphen (U+00AD) breaks, at a line end or inside a line,
+    is joined whole (the hyphen is the typesetter's, never the word's)."""
     out = ""
     for t in texts:
-        if out.endswith("-") and t[:1].islower():
+        if out.endswith(SOFT_HYPHEN):
+            out = out[:-1] + t
+        elif out.endswith("-") and t[:1].islower():
             out = out + "\x00" + t  # a word broken at the line end or a hyphenated one: decided later (pdf.py)
         else:
             out = f"{out} {t}" if out else t
-    return out
+    return out.replace(SOFT_HYPHEN, "")

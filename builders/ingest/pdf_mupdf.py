@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_glyphs import mark
-from sciqag_dataset.builders.ingest.pdf_layout import line_numbers
+from sciqag_dataset.builders.ingest.pdf_layout import GAP, line_numbers
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines as rule_lines
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
@@ -25,11 +25,13 @@ log = logging.getLogger(__name__)
 X_TOLERANCE = 1.5
 _FLAGS = 1 | 2 | 64  # TEXT_PRESERVE_LIGATURES | TEXT_PRESERVE_WHITESPACE | TEXT_MEDIABOX_CLIP
 _UNMAPPED = 0xFFFD
+_FILLED, _STROKED = 16, 32  # a span's char_flags: its glyphs are filled, stroked
 
 
 def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     """The page's words, top-down coordinates in points, and how many glyphs had no Unicode map. MuPDF puts a
-    space where the gap between two glyphs is a word space; a gap wider than ``X_TOLERANCE`` ends a word too."""
+    space where the gap between two glyphs is a word space; a gap wider than ``GAP`` of the size (at most
+    ``X_TOLERANCE``) ends a word too (text set without space characters)."""
     # a CID font with no ToUnicode map: MuPDF guesses letters from the glyph ids, which are no text
     guessed = {
         _base(f[3])
@@ -45,11 +47,20 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     }
     words: list[dict] = []
     unmapped = 0
-    for block in page.get_text("rawdict", flags=_FLAGS)["blocks"]:
+    blocks = page.get_text("rawdict", flags=_FLAGS)["blocks"]
+    spans = [span for block in blocks for line in block.get("lines", ()) for span in line["spans"]]
+    # text drawn neither filled nor stroked (render mode 3) over a page of visible text: a hidden copy, not the
+    # page's words; a page whose text is (nearly) all invisible is a scan's OCR layer (a stamp on it may show)
+    shown = sum(len(s["chars"]) for s in spans if _shown(s))
+    hidden = 0 < shown and 3 * shown >= sum(len(s["chars"]) for s in spans)
+    for block in blocks:
         for line in block.get("lines", ()):
             upright = abs(line["dir"][1]) < 0.01 and line["dir"][0] > 0
             cur: dict | None = None
             for span in line["spans"]:
+                if hidden and not _shown(span):
+                    cur = None
+                    continue
                 font = _base(span["font"])
                 size = round(span["size"], 2)
                 descent = min(span["descender"], 0.0) * span["size"]
@@ -71,7 +82,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                         cur is not None
                         and cur["size"] == size  # a change of size or font ends a word, as pdfplumber's do: the
                         and cur["fontname"] == font  # layout pass joins scripts back by their size and place
-                        and x0 - cur["x1"] <= X_TOLERANCE
+                        and x0 - cur["x1"] <= min(X_TOLERANCE, GAP * size)
                         and x0 >= cur["x0"] - 0.5
                         and abs(bottom - cur["bottom"]) < 0.5 * size
                     ):
@@ -83,6 +94,12 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                     cur.update(fontname=font, upright=upright)
                     words.append(cur)
     return words, unmapped
+
+
+def _shown(span: dict) -> bool:
+    """The span's glyphs are painted: filled or stroked, not fully transparent (MuPDF's style flags, where it
+    gives them)."""
+    return span.get("alpha", 255) > 0 and bool(span.get("char_flags", _FILLED) & (_FILLED | _STROKED))
 
 
 def _base(font: str) -> str:

@@ -17,6 +17,14 @@ _MASTHEAD = re.compile(
 )  # the name alone: "Journal of Statistical Software", not a title about journals
 
 
+# a university's or an institute's name alone on a line (a thesis's title page sets it above the title)
+INSTITUTION = re.compile(
+    r"(?:the\s+)?(?:universi\w+|college|institut\w*)\s+(?:of|for|d[aeiou]|del|della|des)(?:\s+[\w.&'-]+){1,6}|"
+    r"(?:[A-Z][\w.&'-]*\s+){1,5}(?:university|college|institute\s+of\s+technology)",
+    re.I,
+)
+
+
 # an article's type printed above its title, larger than it ("Review", "Original Article", "Brief Report")
 _ARTICLE_TYPE = re.compile(
     r"\s*(?:(?:systematic|narrative|mini|critical)[ -]?)?reviews?\s*$|"
@@ -121,9 +129,9 @@ def plausible_title(text: str) -> bool:
 
 def _title(first: list[Line], body: float) -> list[Line]:
     """Page 1's largest text above its first body paragraph (consecutive lines of that size), without a
-    journal's section label set above it ("NOTES", "Communication"): larger than the title, the next largest
-    run is the title; at its size, the run goes on without it."""
-    top = [ln for ln in first if ln.size > body * 1.15 and len(ln.text) > 3]
+    journal's section label set above it ("NOTES", "Communication"), nor a university's name: larger than the
+    title, the next largest run is the title; at its size, the run goes on without it."""
+    top = [ln for ln in first if ln.size > body * 1.15 and len(ln.text) > 3 and not INSTITUTION.fullmatch(ln.text)]
     run = _largest_run(top)
     if len(run) > 1 and _label(run[0], run[1]):
         return run[1:]

@@ -256,3 +256,52 @@ def test_a_body_wrapper_holding_years_and_initials_is_not_a_reference_list(tmp_p
     (tmp_path / "page.html").write_text(page, encoding="utf-8")
     [rec] = read_file(tmp_path / "page.html")
     assert "The density of the films was logged" in rec["text"] and rec["ingest"]["references_dropped"] == 0
+
+
+def test_a_full_article_beside_a_list_of_most_read_articles_is_read_without_citation_metadata(tmp_path):
+    """A journal's page with no ``citation_*``/``dc.*`` metadata and no <article>: the article's sections beside
+    a sidebar of thirty "most read" links, whose words are over a third of the page's. The article is read."""
+    sections = "".join(
+        f"<h2>{head}</h2><p>{_PARA.format(word) * 4}</p><p>{_PARA.format(word + 's') * 4}</p>"
+        for head, word in (
+            ("Introduction", "resistance"),
+            ("Methods", "anneal"),
+            ("Results", "density"),
+            ("Discussion", "gap"),
+        )
+    )
+    most_read = "".join(
+        f'<li><a href="/article/{k}">Most read article number {k} about slow magnets and cold stages</a></li>'
+        for k in range(30)
+    )
+    page = (
+        "<html><head><title>Slow Relaxations in Layered Magnets | Journal of Slow Physics</title></head><body>"
+        f'<div class="art"><h1>Slow Relaxations in Layered Magnets</h1>{sections}</div>'
+        f'<div class="sidebar"><h3>Most read</h3><ul>{most_read}</ul></div></body></html>'
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert "text" in rec, rec
+    assert (_PARA.format("density") * 4).strip() in rec["text"] and "Most read" not in rec["text"]
+
+
+def test_hidden_citation_pop_ups_do_not_make_a_results_section_a_reference_list(tmp_path):
+    """Each citation in the results followed by its reference entry in a pop-up hidden until hovered (by
+    ``style="display:none"``, the ``hidden`` attribute or class): the section's paragraphs hold entries only
+    where they are hidden, so the section is text, and the entries are not."""
+    for hidden in ('class="ref-popup" style="display:none"', 'class="ref-popup" hidden', 'class="ref-popup hidden"'):
+
+        def cite(k, hidden=hidden):
+            return (
+                f'<a class="cite" href="#r{k}">{k}</a><span {hidden}>Writer, A. B. and Other, '
+                f"C. Slow relaxation number {k} in layered magnets. J. Slow Phys. {k}, 1-9 (20{k:02d}).</span>"
+            )
+
+        results = "".join(
+            f"<p>The density of film {k} was logged while the stage cooled {cite(k)}, and the runs agreed "
+            f"within their error {cite(k + 10)}.</p>"
+            for k in range(1, 7)
+        )
+        rec = _page(tmp_path, f"<section>{results}</section>")
+        assert "The density of film 4 was logged while the stage cooled" in rec["text"]
+        assert "Writer" not in rec["text"] and rec["ingest"]["references_dropped"] == 0

@@ -9,6 +9,7 @@ import pypdf
 import pytest
 from pdf_pages import HEIGHT, LEFT, RIGHT, body_lines, column, draw
 from reportlab.lib.pagesizes import LETTER
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 from test_pdf_classes import _read
 
@@ -672,3 +673,241 @@ def test_a_caption_whose_label_a_dash_follows_is_not_text(tmp_path, monkeypatch,
     rec = _read(draw(tmp_path / "dash_caption.pdf", [page1, page2]))
     assert "Pebble drift in a quiet lake" not in rec["text"] and "Quill (2029)" not in rec["text"]
     assert all(ln in rec["text"] for ln in lines)
+
+
+def test_words_set_a_gap_apart_without_a_space_character_are_not_run_together(tmp_path, monkeypatch, backend):
+    """A page whose lines carry no space character: each line one TJ array, its words moved apart by 0.13 em
+    (1.2 pt at 9 pt, a tight justified line's word space). The words stay apart ("we expressed", not
+    "weexpressed")."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(40, 90)
+
+    def spaced_by_gaps(c):
+        for k, line in enumerate(lines):
+            text = c.beginText(LEFT, HEIGHT - 110 - 11 * k)
+            text.setFont("Times-Roman", 9)
+            text._code.append("[" + " -130 ".join(f"({w})" for w in line.split()) + "] TJ")
+            c.drawText(text)
+
+    rec = _read(_drawn_paper(tmp_path / "gaps.pdf", [(LEFT, 70, "Times-Bold", 16, TITLE)], more=spaced_by_gaps))
+    assert all(ln in rec["text"] for ln in lines)
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_soft_hyphens_are_not_text_and_join_the_word_they_break(tmp_path, monkeypatch, backend):
+    """Soft hyphens (U+00AD, mapped by the font's ToUnicode) at a line end ("nitro\\u00ad" / "gen") and inside a
+    line ("resis\\u00adtance"): no soft hyphen in the text, and each word whole."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(40, 91)
+    lines[4] = "the thin films were annealed in dry nitro\u00ad"
+    lines[5] = "gen before each sweep and their resis\u00adtance was logged"
+    page = [(LEFT, 70, "VeraBd", 16, TITLE), *column(LEFT, 110, lines, 10, "Vera")]
+    rec = _read(draw(tmp_path / "soft.pdf", [page]))
+    assert "\u00ad" not in rec["text"]
+    assert "in dry nitrogen before each sweep and their resistance was logged" in rec["text"]
+
+
+_NO_CLIP_NOR_RENDER_MODE = pytest.mark.xfail(
+    reason="hidden text: pdfminer's characters carry no clip path nor render mode", strict=True
+)
+
+
+@pytest.mark.parametrize("backend", ["auto", pytest.param("pdfplumber", marks=_NO_CLIP_NOR_RENDER_MODE)])
+def test_a_second_copy_of_the_text_clipped_away_is_not_read(tmp_path, monkeypatch, backend):
+    """Under the page's visible lines, other lines at the same places, drawn inside a 1 pt clip path (nothing of
+    them shows): only the visible lines are the text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines, hidden = body_lines(40, 92), body_lines(40, 93)
+
+    def clipped(c):
+        c.saveState()
+        path = c.beginPath()
+        path.rect(0, 0, 1, 1)
+        c.clipPath(path, stroke=0, fill=0)
+        c.setFont("Times-Roman", 10)
+        for k, line in enumerate(hidden):
+            c.drawString(LEFT, HEIGHT - 110 - 12.5 * k, line)
+        c.restoreState()
+
+    page = [(LEFT, 70, "Times-Bold", 16, TITLE), *column(LEFT, 110, lines, 10, "Times-Roman")]
+    rec = _read(_drawn_paper(tmp_path / "clipped.pdf", page, more=clipped))
+    assert all(ln in rec["text"] for ln in lines)
+    assert not any(ln in rec["text"] for ln in hidden)
+
+
+@pytest.mark.parametrize("backend", ["auto", pytest.param("pdfplumber", marks=_NO_CLIP_NOR_RENDER_MODE)])
+def test_text_in_invisible_render_mode_over_a_visible_page_is_not_read(tmp_path, monkeypatch, backend):
+    """Over the page's visible lines, other lines at the same places in render mode 3 (neither filled nor
+    stroked): only the visible lines are the text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines, hidden = body_lines(40, 94), body_lines(40, 95)
+
+    def invisible(c):
+        for k, line in enumerate(hidden):
+            text = c.beginText(LEFT, HEIGHT - 110 - 12.5 * k)
+            text.setFont("Times-Roman", 10)
+            text.setTextRenderMode(3)
+            text.textLine(line)
+            c.drawText(text)
+
+    page = [(LEFT, 70, "Times-Bold", 16, TITLE), *column(LEFT, 110, lines, 10, "Times-Roman")]
+    rec = _read(_drawn_paper(tmp_path / "invisible.pdf", page, more=invisible))
+    assert all(ln in rec["text"] for ln in lines)
+    assert not any(ln in rec["text"] for ln in hidden)
+
+
+def test_an_invisible_text_layer_alone_on_a_page_is_read(tmp_path):
+    """A scan's OCR layer: the page's only text is in render mode 3, and it is the text."""
+    lines = body_lines(40, 96)
+
+    def ocr_layer(c):
+        for k, line in enumerate([TITLE, "", *lines]):
+            text = c.beginText(LEFT, HEIGHT - 70 - 12.5 * k)
+            text.setFont("Times-Roman", 10)
+            text.setTextRenderMode(3)
+            text.textLine(line)
+            c.drawText(text)
+
+    rec = _read(_drawn_paper(tmp_path / "ocr.pdf", [], more=ocr_layer))
+    assert all(ln in rec["text"] for ln in lines)
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_title_with_an_italic_name_set_off_its_baseline_keeps_its_word_order(tmp_path, monkeypatch, backend):
+    """A two-line title whose italic species name sits 2 pt above the roman words of its line (a second font
+    with its own metrics): the title reads in order, not the italic run and the word after it first."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    x1 = LEFT + stringWidth("Iron Loss in Lakes Where ", "Times-Bold", 16)
+    x2 = x1 + stringWidth("Dreissena lacustris ", "Times-BoldItalic", 16)
+    page = [
+        (LEFT, 70, "Times-Bold", 16, "Iron Loss in Lakes Where"),
+        (x1, 68, "Times-BoldItalic", 16, "Dreissena lacustris"),
+        (x2, 70, "Times-Bold", 16, "Settles"),
+        (LEFT, 90, "Times-Bold", 16, "on Quiet Shores"),
+        (LEFT, 115, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 150, body_lines(40, 97), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "italic_title.pdf", [page]))
+    assert rec["title"] == "Iron Loss in Lakes Where Dreissena lacustris Settles on Quiet Shores"
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "auto",
+        pytest.param(
+            "pdfplumber",
+            marks=pytest.mark.xfail(reason="an abstract merged row by row with a box beside it", strict=True),
+        ),
+    ],
+)
+def test_an_abstract_with_a_significance_box_beside_it_is_not_merged_with_it(tmp_path, monkeypatch, backend):
+    """The abstract in wide lines across most of the page, a narrow "Significance" box at its right at the same
+    baselines (the rows cross the page's middle, so no column split parts them): each reads whole."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(120, 97)
+    abstract = body_lines(12, 98, 11)
+    box = body_lines(12, 99, 4)
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        (LEFT, 130, "Times-Bold", 10, "Abstract"),
+        *column(LEFT, 145, abstract, 9, "Times-Roman", 11),
+        (430, 130, "Helvetica-Bold", 9, "Significance"),
+        *column(430, 145, box, 7.5, "Helvetica", 11),
+        (LEFT, 300, "Times-Bold", 11, "Introduction"),
+        *column(LEFT, 315, lines[:30], 10, "Times-Roman", 12),
+        *column(RIGHT, 315, lines[30:60], 10, "Times-Roman", 12),
+    ]
+    page2 = [
+        *column(LEFT, 60, lines[60:90], 10, "Times-Roman", 12),
+        *column(RIGHT, 60, lines[90:], 10, "Times-Roman", 12),
+    ]
+    rec = _read(draw(tmp_path / "significance.pdf", [page1, page2]))
+    assert " ".join(abstract) in rec["text"] and " ".join(box) in rec["text"]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_repositorys_cover_page_does_not_title_the_paper(tmp_path, monkeypatch, backend):
+    """A repository's cover page before the paper (eScholarship's): the repository's name in 20 pt, then
+    "Title", "Permalink", "Journal", "Authors" over their values in 11 pt. The title is the paper's."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    title = "Counting Pebbles That Drift Under Quiet Lakes"
+    cover = [
+        (LEFT, 60, "Helvetica-Bold", 20, "UC Lakeside"),
+        (LEFT, 85, "Helvetica", 12, "UC Lakeside Previously Published Works"),
+        (LEFT, 130, "Helvetica-Bold", 11, "Title"),
+        (LEFT, 145, "Helvetica", 11, title),
+        (LEFT, 175, "Helvetica-Bold", 11, "Permalink"),
+        (LEFT, 190, "Helvetica", 11, "https://repository.example.org/uc/item/4k7q2x9z"),
+        (LEFT, 220, "Helvetica-Bold", 11, "Journal"),
+        (LEFT, 235, "Helvetica", 11, "Journal of Imaginary Lakes, 12(3)"),
+        (LEFT, 265, "Helvetica-Bold", 11, "Authors"),
+        (LEFT, 280, "Helvetica", 11, "Quill, Ada; Renner, Bo"),
+        (LEFT, 310, "Helvetica-Bold", 11, "Publication Date"),
+        (LEFT, 325, "Helvetica", 11, "2031-04-02"),
+        (LEFT, 700, "Helvetica", 9, "Peer reviewed"),
+        (LEFT, 740, "Helvetica", 12, "repository.example.org"),
+        (LEFT, 755, "Helvetica", 9, "Powered by the Lakeside Digital Library"),
+    ]
+    page = [
+        (LEFT, 70, "Times-Bold", 16, title),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, body_lines(48, 100), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "cover.pdf", [cover, page, column(LEFT, 60, body_lines(48, 101), 10, "Times-Roman")]))
+    assert rec["title"] == title
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_theses_university_on_its_title_page_is_not_the_title(tmp_path, monkeypatch, backend):
+    """A dissertation's title page: the university's name in capitals, 14 pt, over the title in 12 pt and the
+    "A dissertation submitted ..." lines. The title is the dissertation's."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    title_page = [
+        (150, 100, "Times-Roman", 14, "UNIVERSITY OF IMAGINARY LAKES"),
+        (160, 160, "Times-Roman", 12, "Counting Pebbles That Drift Under Quiet Lakes"),
+        (200, 220, "Times-Roman", 12, "A dissertation submitted in partial satisfaction of the"),
+        (200, 235, "Times-Roman", 12, "requirements for the degree Doctor of Philosophy"),
+        (280, 265, "Times-Roman", 12, "in"),
+        (250, 295, "Times-Roman", 12, "Earth Sciences"),
+        (280, 325, "Times-Roman", 12, "by"),
+        (260, 355, "Times-Roman", 12, "Ada Quill"),
+        (LEFT, 420, "Times-Roman", 12, "Committee in charge:"),
+        (LEFT + 30, 435, "Times-Roman", 12, "Professor Bo Renner, Chair"),
+        (LEFT + 30, 450, "Times-Roman", 12, "Professor Cy Writer"),
+        (280, 520, "Times-Roman", 12, "2031"),
+    ]
+    pages = [title_page] + [column(LEFT, 70, body_lines(50, 102 + k), 12, "Times-Roman", 14) for k in range(3)]
+    rec = _read(draw(tmp_path / "thesis.pdf", pages))
+    assert rec["title"] == "Counting Pebbles That Drift Under Quiet Lakes"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_doi_printed_only_at_the_foot_of_the_last_page_is_found(tmp_path, monkeypatch, backend):
+    """The paper's DOI in 8 pt at the foot of its last page (the fourth), set apart below the text, nowhere else:
+    it is the paper's DOI. A reference entry's DOI on the last line of that page, running on from its entry, is
+    not."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(200, 111)
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, lines[:50], 10, "Times-Roman"),
+    ]
+    later = [column(LEFT, 60, lines[k : k + 50], 10, "Times-Roman") for k in (50, 100, 150)]
+    foot = [*later[-1], (LEFT, 720, "Times-Roman", 8, f"doi:{DOI}")]
+    assert _read(draw(tmp_path / "doi_last.pdf", [page1, *later[:-1], foot]))["metadata"]["doi"] == DOI
+    entry = [
+        *later[-1][:44],
+        (LEFT, 620, "Times-Bold", 11, "References"),
+        (
+            LEFT,
+            640,
+            "Times-Roman",
+            8,
+            "1. Quill A, Renner B. Drifting pebbles in quiet lakes. J Imag Lakes. 2030;3:1-9.",
+        ),
+        (LEFT, 650, "Times-Roman", 8, "doi:10.5555/cited.2030.001"),
+    ]
+    assert _read(draw(tmp_path / "entry_last.pdf", [page1, *later[:-1], entry]))["metadata"]["doi"] is None
