@@ -675,6 +675,7 @@ def test_a_caption_whose_label_a_dash_follows_is_not_text(tmp_path, monkeypatch,
     assert all(ln in rec["text"] for ln in lines)
 
 
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
 def test_words_set_a_gap_apart_without_a_space_character_are_not_run_together(tmp_path, monkeypatch, backend):
     """A page whose lines carry no space character: each line one TJ array, its words moved apart by 0.13 em
     (1.2 pt at 9 pt, a tight justified line's word space). The words stay apart ("we expressed", not
