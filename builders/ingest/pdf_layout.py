@@ -81,13 +81,21 @@ def page_lines(page, n: int) -> tuple[list[Line], int]:
         and sum(w["x0"] >= mid for w in words) > 0.2 * len(words)
         and sum(w["x0"] < mid < w["x1"] for w in words) < 0.05 * len(words)
     )
-    rows: dict[float, list[dict]] = {}
+    rows: dict[int, list[dict]] = {}
     for w in words:
-        # baselines two points apart, or a sixth of the size (a run in a second font, whose boxes sit by its own
-        # ascent and descent): one row, the nearest
-        near = min(rows, key=lambda b: abs(b - w["bottom"]), default=None)
-        if near is None or abs(near - w["bottom"]) > max(2.0, w["size"] / 6):
-            near = w["bottom"]
+        bottom = round(w["bottom"])
+        near = next((b for b in (bottom - 1, bottom + 1, bottom - 2) if b in rows), None)  # a point apart: one row
+        if near is None:  # a run in a second font (an italic name in a roman title) sits by its own ascent and
+            # descent: the nearest row within a sixth of the size whose words are in another font
+            near = next(
+                (
+                    b
+                    for b in sorted(rows, key=lambda b: abs(b - w["bottom"]))
+                    if abs(b - w["bottom"]) <= w["size"] / 6
+                    and all(v.get("fontname") != w.get("fontname") for v in rows[b])
+                ),
+                bottom,
+            )
         rows.setdefault(near, []).append(w)
     lines = []
     for ws in rows.values():
