@@ -56,7 +56,7 @@ from sciqag_dataset.evaluation.judgements import (
 )
 from sciqag_dataset.evaluation.judging import DimensionResult, Judge, judge_items, make_judges
 from sciqag_dataset.llm import LLMClient
-from sciqag_dataset.qa.components import asked_about, asked_components
+from sciqag_dataset.qa.components import asked_about
 from sciqag_dataset.qa.prompts import fit_to_context
 from sciqag_dataset.qa.rules import refers_to_source
 
@@ -88,12 +88,6 @@ def paper_char_budget(
     max_tokens = max(int(j.client.params.get("max_tokens") or 2048) for j in judges)
     prompt = max(racar_prompt_chars(d, pairs) for d in RACAR_DIMENSIONS if RACAR_INPUTS[d] in SEES_PAPER)
     return max(1000, int((context_tokens - max_tokens) * chars_per_token) - prompt)
-
-
-def _judged_as(paper: dict) -> dict:
-    """A paper as the stage fingerprints it: one whose pairs were asked from components says the judge reads
-    them, so a judgement made without them is made again; a paper of prose pairs is fingerprinted as before."""
-    return {**paper, "judge_reads": "components"} if asked_components(paper) else paper
 
 
 async def racar_paper(
@@ -208,7 +202,7 @@ def stage(
 
     return Stage(
         name="racar",
-        inputs=lambda work: map(_judged_as, records.qa_papers(work, source)),
+        inputs=lambda work: records.qa_papers(work, source),
         process=one,
         params={
             "judges": [[j.name, j.client.params] for j in members],
