@@ -1,0 +1,118 @@
+"""Superscripts and subscripts joined back to their words: pdfplumber cuts a word where the font size changes, so
+a citation mark, an exponent or a formula's subscript comes as a word of its own on a baseline of its own."""
+
+from __future__ import annotations
+
+import re
+
+_SCRIPT_MARK = re.compile(r"(?:(?!0)\d{1,3}|[*†‡§¶‖a-f])(?:[,–-]?(?:(?!0)\d{1,3}|[*†‡§¶‖]))*,?")  # "7,8" "9–11" "1*"
+# a raised number after these is an exponent (cm², mol⁻¹), not a citation
+_UNITS = {
+    "mol",
+    "min",
+    "eV",
+    "keV",
+    "MeV",
+    "Pa",
+    "kPa",
+    "MPa",
+    "GPa",
+    "Hz",
+    "kHz",
+    "MHz",
+    "GHz",
+    "mL",
+    "kJ",
+    "kg",
+    "deg",
+    "arcsec",
+    "arcmin",
+    "pc",
+    "kpc",
+    "Mpc",
+    "Gpc",
+    "sin",
+    "cos",
+    "tan",
+    "exp",
+    "log",
+}
+
+
+# a mass number set before an element's symbol, no letter or full stop after it ("31P", "13C-NMR", "57Fe"; not
+# "1CNRS", nor a reference entry's number before an initial, "1S. Writer")
+_ELEMENTS = (
+    "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr Rb Sr Y Zr Nb "
+    "Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au "
+    "Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm Bk Cf Es Fm Md No Lr"
+).split()
+_ISOTOPE = re.compile(rf"\d{{1,3}}(?:{'|'.join(sorted(_ELEMENTS, key=len, reverse=True))})(?![A-Za-z.])")
+
+
+def join_scripts(words: list[dict]) -> list[dict]:
+    """pdfplumber cuts a word where the font size changes, so a superscript or subscript set against a word
+    is a word of its own, on a baseline of its own. Join them back: a citation or footnote mark goes
+    ("films⁷˒⁸," -> "films,"), an exponent is written ^x ("cm^−3"), a subscript joins its formula ("Ni12P5")."""
+    ends: dict[int, list[dict]] = {}
+    for w in words:
+        ends.setdefault(round(w["x1"]), []).append(w)
+    chain_of: dict[int, list[dict]] = {}
+    chains: list[list[dict]] = []
+    for w in sorted(words, key=lambda w: w["x0"]):
+        x = round(w["x0"])
+        left = next(
+            (
+                v
+                for k in (x, x - 1, x + 1, x - 2)
+                for v in ends.get(k, ())
+                if id(v) in chain_of
+                and -1 <= w["x0"] - v["x1"] <= 1.5
+                # side by side: a third of the lower one's height shared (a superscript's top touching the line
+                # above is not on that line)
+                and min(v["bottom"], w["bottom"]) - max(v["top"], w["top"])
+                > 0.3 * min(v["bottom"] - v["top"], w["bottom"] - w["top"])
+                and chain_of[id(v)][-1] is v
+                # a script is set in another size or on another baseline; two words of one size and baseline a
+                # narrow space apart ("A value", spaced by the PDF's own space) stay two unless they touch
+                and (
+                    abs(w["size"] - v["size"]) > 0.3
+                    or abs(w["bottom"] - v["bottom"]) > 0.5
+                    or w["x0"] - v["x1"] <= 0.5
+                )
+            ),
+            None,
+        )
+        chain = chain_of[id(left)] if left is not None else []
+        if not chain:
+            chains.append(chain)
+        chain.append(w)
+        chain_of[id(w)] = chain
+    return [_script_word(c) if len(c) > 1 else c[0] for c in chains]
+
+
+def _script_word(parts: list[dict]) -> dict:
+    base = max(parts, key=lambda w: w["size"])
+    text, dropped = "", False
+    for k, w in enumerate(parts):
+        small = w["size"] < 0.85 * base["size"]
+        if small and w["bottom"] < base["bottom"] - 0.15 * base["size"]:  # raised: a mark or an exponent
+            unit = re.search(r"[^\W\d_]*$", text)[0]
+            if not text and _ISOTOPE.match(w["text"] + "".join(p["text"] for p in parts[k + 1 : k + 2])):
+                text += w["text"]  # a mass number before its element ("³¹P", "¹³C-labelled"): "31P"
+                continue
+            if (
+                not text
+                or _SCRIPT_MARK.fullmatch(w["text"])
+                and not text[-1:].isdigit()
+                and (len(unit) > 2 and unit not in _UNITS or not unit)
+            ):  # "ᵃUniversity", "films⁷˒⁸", "Ball¹*"
+                dropped = True
+                continue
+            text += "^" + w["text"]
+        else:  # a subscript, or the same line in another font
+            # a mark set in the space between two words ("Relaxations ᵃin"): the mark goes, the space stays
+            if dropped and not small and text[-1:].isalpha() and w["text"][:1].isalnum():
+                text += " "
+            text += w["text"]
+        dropped = False
+    return {**base, "text": text, "x0": parts[0]["x0"], "x1": parts[-1]["x1"]}
