@@ -1,8 +1,8 @@
 """A PDF's own DOI, from where a paper prints it: the metadata, the front matter above the first heading, a running
 head, a "Cite this article as" line, the first page's foot, licence block and small print, a line that is a DOI
 alone on the first page, the Crossmark badge's link, the small print that says where the article is published,
-or, last, a line of the last page's foot. Not the body, where a DOI is another work's (a dataset, a cited paper)
-and would become this paper's id."""
+the lines of the paper's dated history, or, last, a line of the last page's foot. Not the body, where a DOI is
+another work's (a dataset, a cited paper) and would become this paper's id."""
 
 from __future__ import annotations
 
@@ -24,6 +24,14 @@ _CITE_AS = re.compile(r"\bcite this (?:article|paper) as\b", re.I)
 _CROSSMARK = re.compile(r"crossmark\.crossref\.org/.*[?&]doi=(10\.\d{4,9}/[^&#\s]+)", re.I)
 _BROKEN = re.compile(r"\b(10\.\d{4,9}/)\s+(?=\S)")  # a DOI broken at a line end after its prefix ("10.1074/ mcp.M8")
 _PUBLISHED = re.compile(r"\b(?:published|this (?:article|paper)|article (?:and|is|was))\b", re.I)
+_BARE = re.compile(r"(?<![\w/.])(10\.\d{4,9}/[^\s\"'<>]+?)[.,;]?(?=\s|$)")  # a DOI without "doi:"
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# the paper's dated history: "Received, May 22, 2008", "10 April 2019; accepted 2 July 2019"
+_HISTORY = re.compile(
+    rf"\b(?:received|revised|accepted|published)\b.{{0,60}}?"
+    rf"(?:\b\d{{1,2}},?\s+{_MONTH}|\b{_MONTH}\s+\d{{1,2}},?)\s+(?:19|20)\d\d\b",
+    re.I,
+)
 
 
 def paper_doi(
@@ -60,7 +68,10 @@ def paper_doi(
     if found:
         return found[1]
     return (
-        _linked_doi(info.get("links") or [], opening) or _published_at(read, opening, body) or _last_foot(read, body)
+        _linked_doi(info.get("links") or [], opening)
+        or _published_at(read, opening, body)
+        or _with_history(read)
+        or _last_foot(read, body)
     )
 
 
@@ -112,6 +123,24 @@ def _published_at(lines: list[Line], opening: int, body: float) -> str | None:
         for m in DOI_IN_TEXT.finditer(ln.text)
     }
     return found.pop() if len(found) == 1 else None
+
+
+def _with_history(read: list[Line]) -> str | None:
+    """The DOI printed with the paper's dated history, on its line or the next two under it ("Published, ... DOI
+    10.1074/" over the rest of it at the foot of a first column; "accepted 2 July 2019" over the DOI at the end of
+    a Science report): the article's own record, wherever the page sets it and at whatever size."""
+    for k, ln in enumerate(read):
+        if _HISTORY.search(ln.text):
+            near = [
+                x
+                for x in read[k : k + 3]
+                if x.page == ln.page and abs(x.x0 - ln.x0) < 4 * ln.size and 0 <= x.top - ln.top < 4 * ln.size
+            ]
+            text = _joined([x.text for x in near])
+            found = DOI_IN_TEXT.search(text) or _BARE.search(text)
+            if found:
+                return found[1]
+    return None
 
 
 def _last_foot(read: list[Line], body: float) -> str | None:

@@ -912,3 +912,52 @@ def test_a_doi_printed_only_at_the_foot_of_the_last_page_is_found(tmp_path, monk
         (LEFT, 650, "Times-Roman", 8, "doi:10.5555/cited.2030.001"),
     ]
     assert _read(draw(tmp_path / "entry_last.pdf", [page1, *later[:-1], entry]))["metadata"]["doi"] is None
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_doi_broken_in_the_papers_history_at_the_body_size_is_found(tmp_path, monkeypatch, backend):
+    """An author manuscript's first page prints its history at the foot of the left column, at the body's size,
+    the DOI broken after its prefix ("... DOI 10.5555/" over the rest): the paper's DOI. The same page without the
+    history, a cited DOI in its text, gives none."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    prefix, rest = DOI.split("/")
+    lines = body_lines(140, 121, 7)
+    history = [
+        "Received, May 22, 2031, and in revised form, October 7, 2031",
+        f"Published, Imag Papers in Press, November 4, 2031, DOI {prefix}/",
+        rest,
+    ]
+
+    def paper(name, foot):
+        page1 = [
+            (LEFT, 70, "Times-Bold", 16, TITLE),
+            (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+            *column(LEFT, 130, lines[:40] + foot, 8, "Times-Roman", 10),
+            *column(RIGHT, 130, lines[40:85], 8, "Times-Roman", 10),
+        ]
+        page2 = [*column(LEFT, 60, lines[85:140], 8, "Times-Roman", 10)]
+        return _read(draw(tmp_path / name, [page1, page2]))["metadata"]["doi"]
+
+    assert paper("history.pdf", history) == DOI
+    assert paper("cited.pdf", ["as the survey of pebbles showed,", "see 10.5555/cited.2030.001 for the data"]) is None
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_doi_under_the_history_at_the_end_of_a_report_is_found(tmp_path, monkeypatch, backend):
+    """A report prints its DOI only at its end, under its dates ("10 April 2031; accepted 2 July 2031") in the
+    small type of its back matter: the paper's DOI."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(200, 131, 6)
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, lines[:50], 10, "Times-Roman"),
+    ]
+    page2 = [*column(LEFT, 60, lines[50:100], 10, "Times-Roman")]
+    back = ["SUPPLEMENTARY MATERIALS", "Materials and Methods", "10 April 2031; accepted 2 July 2031", DOI]
+    page3 = [
+        *column(LEFT, 60, lines[100:150], 10, "Times-Roman"),
+        *column(RIGHT, 60, lines[150:190], 10, "Times-Roman"),
+        *column(RIGHT, 570, back, 6, "Times-Roman", 8),
+    ]
+    assert _read(draw(tmp_path / "report.pdf", [page1, page2, page3]))["metadata"]["doi"] == DOI
