@@ -11,7 +11,7 @@ from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, YEAR, capita
 from sciqag_dataset.builders.ingest.pdf_furniture import FRONT_MATTER, cites_title, furniture_block
 from sciqag_dataset.builders.ingest.pdf_glyphs import family
 from sciqag_dataset.builders.ingest.pdf_layout import BOLD
-from sciqag_dataset.builders.ingest.pdf_line import Block, Line
+from sciqag_dataset.builders.ingest.pdf_line import REFERENCES, Block, Line
 
 HEADING_WORDS = re.compile(
     r"^(?:abstract|introduction|background|methods?|materials and methods|experimental(?: "
@@ -24,12 +24,6 @@ HEADING_WORDS = re.compile(
 _DIGITS_OR_ROMAN = r"(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)"
 _NUMBERED = re.compile(rf"^(?:{_DIGITS_OR_ROMAN}|[A-H]\.)\s+[A-Z]")
 _NUMBERED_DIGITS = re.compile(rf"^{_DIGITS_OR_ROMAN}\s+[A-Z]")
-_REFERENCES = re.compile(
-    r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited|"
-    r"r[ée]f[ée]rences(?: bibliographiques)?|bibliographie|literatur(?:verzeichnis)?|referencias|refer[êe]ncias)"
-    r"\s*$",
-    re.I,
-)
 _AFTER_REFERENCES = re.compile(
     r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.\s+)?(?:appendix|supplementary|supporting information|methods|"
     r"online methods|data availability|code availability|extended data)\b",
@@ -258,7 +252,7 @@ def paper_sections(
             ):
                 continue  # a banner ("Open Access"), an author line set large: front matter
             known = _AFTER_REFERENCES.match(text) or HEADING_WORDS.match(heading)
-            in_refs = bool(_REFERENCES.match(text)) or (in_refs and not known)
+            in_refs = bool(REFERENCES.match(text)) or (in_refs and not known)
             if not in_refs:
                 has_abstract = has_abstract or heading.lower().startswith("abstract")
                 sections.append([heading, []])

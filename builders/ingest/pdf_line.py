@@ -3,11 +3,19 @@ model read the page, its block's class; and a block of lines (a paragraph, a hea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 SOFT_HYPHEN = "\u00ad"
 #: the layout model's classes whose lines are not the paper's prose: read for the DOI and notes, never as text
 ASIDE = frozenset({"page-header", "page-footer", "footnote", "caption", "table", "picture", "formula"})
+#: the heading of a reference list
+REFERENCES = re.compile(
+    r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited|"
+    r"r[ée]f[ée]rences(?: bibliographiques)?|bibliographie|literatur(?:verzeichnis)?|referencias|refer[êe]ncias)"
+    r"\s*$",
+    re.I,
+)
 
 
 @dataclass

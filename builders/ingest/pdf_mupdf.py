@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import logging
 import re
+import statistics
 from typing import TYPE_CHECKING
 
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_glyphs import mark
-from sciqag_dataset.builders.ingest.pdf_layout import GAP, line_numbers
+from sciqag_dataset.builders.ingest.pdf_layout import GAP, line_numbers, under_both_columns
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines as rule_lines
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
@@ -194,11 +195,15 @@ def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
         k = next((k for k, b in enumerate(boxes) if b[0] - 2 <= x <= b[2] + 2 and b[1] - 2 <= y <= b[3] + 2), None)
         (loose if k is None else groups[k]).append(w)
     lines: list[Line] = []
-    for k in _reading_order(boxes, mid):
-        x0, _, x1, _, kind = boxes[k]
+    items = [
+        (b[1], b[3], _side(b, mid), statistics.median(w["size"] for w in ws) if ws else 0.0, _text(ws))
+        for b, ws in zip(boxes, groups, strict=True)
+    ]
+    for k in _reading_order(boxes, mid, under_both_columns(items)):
+        kind = boxes[k][4]
         if not groups[k]:
             continue
-        column = 1 if x1 <= mid + 2 else 2 if x0 >= mid - 2 else 0
+        column = _side(boxes[k], mid)
         words, cap = _drop_capital(groups[k])
         got = rule_lines(_Words(words, page.width, page.height), n)[0]
         beside = [ln for ln in got if cap and ln.x0 >= cap["x1"] - 1 and ln.bottom >= cap["top"]]
@@ -224,16 +229,26 @@ def _drop_capital(words: list[dict]) -> tuple[list[dict], dict | None]:
     return ([w for w in words if w is not cap], cap) if cap else (words, None)
 
 
-def _reading_order(boxes: list[tuple], mid: float) -> list[int]:
-    """The blocks' order as the rules read a page: full-width blocks cut it into bands, and in each band the left
-    column's blocks come before the right column's, each top-down (the model's own order mixes columns)."""
+def _side(box: tuple, mid: float) -> int:
+    return 1 if box[2] <= mid + 2 else 2 if box[0] >= mid - 2 else 0
+
+
+def _text(words: list[dict]) -> str:
+    return " ".join(w["text"] for w in sorted(words, key=lambda w: (round(w["top"]), w["x0"])))
+
+
+def _reading_order(boxes: list[tuple], mid: float, cuts: set[int] = frozenset()) -> list[int]:
+    """The blocks' order as the rules read a page: full-width blocks, and the blocks in ``cuts`` (a reference
+    list's heading set under both columns), cut it into bands, and in each band the left column's blocks come
+    before the right column's, each top-down (the model's own order mixes columns)."""
     out: list[int] = []
     band: list[int] = []
-    side = {k: 1 if b[2] <= mid + 2 else 2 if b[0] >= mid - 2 else 0 for k, b in enumerate(boxes)}
+    side = {k: _side(b, mid) for k, b in enumerate(boxes)}
     for k in sorted(range(len(boxes)), key=lambda k: boxes[k][1]):
-        if side[k] == 0:
+        if side[k] == 0 or k in cuts:
             out += sorted(band, key=lambda j: (side[j], boxes[j][1]))
             band = []
+        if side[k] == 0:
             out.append(k)
         else:
             band.append(k)

@@ -961,3 +961,35 @@ def test_a_doi_under_the_history_at_the_end_of_a_report_is_found(tmp_path, monke
         *column(RIGHT, 570, back, 6, "Times-Roman", 8),
     ]
     assert _read(draw(tmp_path / "report.pdf", [page1, page2, page3]))["metadata"]["doi"] == DOI
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_the_closing_section_beside_a_reference_list_under_both_columns_is_read(tmp_path, monkeypatch, backend):
+    """A last page with no full-width line: the left column's text ends, "References" follows in the left column,
+    and its entries, set smaller, run under both columns, below the right column's closing section. The closing
+    section is the paper's text; the entries are not."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(160, 141, 6)
+    closing = ["Closing thoughts on drifting pebbles", *lines[130:150]]
+    entries = [
+        f"Writer{k}, A., and Other, B. (20{10 + k}). Pebbles and quiet lakes, part {k}. J. Imag. Lakes {k}, 1-9."
+        for k in range(1, 17)
+    ]
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, lines[:50], 10, "Times-Roman"),
+        *column(RIGHT, 130, lines[50:100], 10, "Times-Roman"),
+    ]
+    last = [
+        *column(LEFT, 60, lines[100:130], 10, "Times-Roman"),
+        (RIGHT, 60, "Times-Bold", 12, closing[0]),
+        *column(RIGHT, 80, closing[1:], 10, "Times-Roman"),
+        (LEFT, 460, "Times-Bold", 12, "References"),
+        *column(LEFT, 480, [e[:48] for e in entries[:8]], 7.5, "Times-Roman", 9.5),
+        *column(RIGHT, 480, [e[:48] for e in entries[8:]], 7.5, "Times-Roman", 9.5),
+    ]
+    text = _read(draw(tmp_path / "last.pdf", [page1, last]))["text"]
+    for line in (lines[129], lines[131], lines[149]):
+        assert line in text
+    assert "Writer3, A." not in text and "Writer12, A." not in text
