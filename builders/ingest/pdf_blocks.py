@@ -141,7 +141,9 @@ def _continues(block: Block, ln: Line, body: float) -> bool:
 def is_heading(ln: Line, body: float) -> bool:
     words = ln.text.split()
     if ln.kind in ("text", "list-item") and not _NUMBERED_DIGITS.match(ln.text):  # a paragraph's line, for the
-        return False  # layout model; a numbered one is still the rules' to judge ("III. COOLING STAGES" in caps)
+        # layout model; a numbered one is still the rules' to judge ("III. COOLING STAGES" in caps), and so is a
+        # reference list's heading in bold that the model merged into the list under it
+        return bool(ln.bold and REFERENCES.match(ln.text))
     if ln.kind in ("section-header", "title"):  # as a heading: unless it is too long, no words, or authors' names
         names = len(re.findall(r"\b[A-Z]\.\s", ln.text)) >= 2 and "," in ln.text  # "A. QUILL, B. RENNER AND ..."
         return 0 < len(words) <= 20 and sum(bool(_WORD.fullmatch(w)) for w in words) >= 0.5 * len(words) and not names

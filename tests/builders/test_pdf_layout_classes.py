@@ -15,6 +15,7 @@ from test_pdf_classes import _read
 
 from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_mupdf
 from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.pdf_blocks import is_heading
 from sciqag_dataset.builders.ingest.pdf_line import Line
 from sciqag_dataset.builders.ingest.pdf_title import title_of
 
@@ -993,3 +994,79 @@ def test_the_closing_section_beside_a_reference_list_under_both_columns_is_read(
     for line in (lines[129], lines[131], lines[149]):
         assert line in text
     assert "Writer3, A." not in text and "Writer12, A." not in text
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "auto",
+        pytest.param(
+            "pdfplumber",
+            marks=pytest.mark.xfail(reason="without a layout model, columns split at the page's middle", strict=True),
+        ),
+    ],
+)
+def test_columns_set_off_the_pages_middle_are_read_one_after_the_other(tmp_path, monkeypatch, backend):
+    """A journal with a margin column of notes sets its two text columns right of the page's middle (the Lancet):
+    the left column crosses the middle. Each column is read whole, the left before the right."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(230, 151, 7)
+    notes = ["See Comment", "page e1001", "Division of", "Lake Studies,", "Quiet Lakes", "University"]
+
+    def paragraphs(x, top, k):  # five paragraphs of nine lines, a line's gap apart; the right column's lower
+        return [
+            item
+            for p in range(5)
+            for item in column(x, top + p * 120, lines[k + 9 * p : k + 9 * p + 9], 9, "Times-Roman", 12)
+        ]
+
+    def page(k):
+        return [*column(28, 130, notes, 7, "Times-Roman", 9), *paragraphs(130, 60, k), *paragraphs(352, 110, k + 45)]
+
+    rec = _read(draw(tmp_path / "offset.pdf", [[(130, 30, "Times-Bold", 14, TITLE), *page(0)], page(90)]))
+    text = " ".join(rec["text"].split())
+    for k in (17, 26, 35, 53, 62, 107, 116, 143, 152):  # a paragraph's last line, then the next one's first
+        assert f"{lines[k]} {lines[k + 1]}" in text, k
+
+
+def test_a_model_block_across_both_columns_is_split_at_the_gutter():
+    """The layout model may read a last page's text column and the reference column beside it as one block (the
+    Lancet): words on either side of the gutter, in several rows each, become two blocks, each where its words
+    are. A block whose words cross the gutter (a full-width paragraph), or with one row a side, stays whole."""
+
+    def word(x0, x1, top, text="word"):
+        return {"x0": x0, "x1": x1, "top": top, "bottom": top + 8, "text": text, "size": 8}
+
+    both = [word(120, 300, 100), word(120, 300, 110), word(350, 550, 130), word(350, 550, 140)]
+    wide = [word(120, 330, 200), word(331, 550, 200), word(120, 400, 210)]
+    one_row = [word(120, 300, 300), word(350, 550, 300)]
+    boxes = [(119, 90, 551, 150, "list-item"), (119, 190, 551, 220, "text"), (119, 290, 551, 310, "text")]
+    got_boxes, got_groups = pdf_mupdf._split_at_gutter(boxes, [both, wide, one_row], 340.0)
+    assert got_boxes == [(120, 100, 300, 118, "list-item"), (350, 130, 550, 148, "list-item"), *boxes[1:]]
+    assert got_groups == [both[:2], both[2:], wide, one_row]
+
+
+def test_a_bold_references_heading_inside_a_model_block_is_a_heading():
+    """The layout model may merge a reference list's heading into the list under it: set in bold, alone on its
+    line, it is still the list's heading. A line of the block that is not bold, or says more, is not."""
+
+    def line(text, bold):
+        return Line(
+            text, 7.0, bold, 450, 457, 119, 7, 1, [{"fontname": "Lancet-Bold" if bold else "Lancet"}], "list-item"
+        )
+
+    assert is_heading(line("References", True), 9.0)
+    assert not is_heading(line("References", False), 9.0)
+    assert not is_heading(line("References to the earlier surveys are in the appendix", True), 9.0)
+
+
+def test_the_gutter_is_found_where_no_word_crosses_and_only_between_two_columns():
+    """Two columns, the left wider (a margin column's journal): the gutter is the middle of the gap between them,
+    off the page's middle. Three columns, or one: none (the page's middle stands)."""
+
+    def columns(*spans):
+        return [{"x0": a, "x1": b, "top": 10.0 * k} for a, b in spans for k in range(30)]
+
+    assert pdf_mupdf._gutter(columns((120, 330), (350, 560)), 612) == pytest.approx(340, abs=1)
+    assert pdf_mupdf._gutter(columns((40, 200), (215, 380), (395, 560)), 612) is None
+    assert pdf_mupdf._gutter(columns((60, 550)), 612) is None
