@@ -211,6 +211,7 @@ def paper_sections(
     ``family`` (the body's font family) tells captions from sentences about a figure."""
     sections: list[list] = [["", []]]
     references, in_refs, has_abstract = 0, False, False
+    under_heading = False  # the list in progress has its own heading; else it is entries met in the text
     headed = any(len(b.lines) == 1 and is_heading(b.lines[0], body) for b in blocks)
     listed = _listed_references(blocks)
     mark = None  # a footnote's mark, standing alone: its text follows, set small
@@ -253,14 +254,20 @@ def paper_sections(
                 and author_like
             ):
                 continue  # a banner ("Open Access"), an author line set large: front matter
-            known = _AFTER_REFERENCES.match(text) or HEADING_WORDS.match(heading)
-            in_refs = bool(REFERENCES.match(text)) or (in_refs and not known)
+            # a section numbered in digits after the list is the paper's text (a thesis's chapter after its
+            # example of a bibliography, headed "References")
+            known = _AFTER_REFERENCES.match(text) or HEADING_WORDS.match(heading) or _NUMBERED_DIGITS.match(text)
+            # a headed list runs on to the next known section; entries without a heading end at the next heading
+            under_heading = bool(REFERENCES.match(text)) or (in_refs and under_heading and not known)
+            in_refs = under_heading
             if not in_refs:
                 has_abstract = has_abstract or heading.lower().startswith("abstract")
                 sections.append([heading, []])
             continue
         entries = reference_run(block)
-        in_refs = in_refs or bool(_REFERENCES_RUN_IN.match(text)) or entries > 0  # "References 1. Writer A..."
+        run_in = bool(_REFERENCES_RUN_IN.match(text))  # "References 1. Writer A..."
+        under_heading = under_heading or run_in
+        in_refs = in_refs or run_in or entries > 0
         if in_refs:
             references += max(1, entries, sum(1 for ln in block.lines if _ENTRY.match(ln.text)))
             continue

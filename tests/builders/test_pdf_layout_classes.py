@@ -1070,3 +1070,65 @@ def test_the_gutter_is_found_where_no_word_crosses_and_only_between_two_columns(
     assert pdf_mupdf._gutter(columns((120, 330), (350, 560)), 612) == pytest.approx(340, abs=1)
     assert pdf_mupdf._gutter(columns((40, 200), (215, 380), (395, 560)), 612) is None
     assert pdf_mupdf._gutter(columns((60, 550)), 612) is None
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_chapter_after_an_example_bibliography_in_the_text_is_read(tmp_path, monkeypatch, backend):
+    """A thesis shows an example of a bibliography in its introduction, headed "References": the chapters after it
+    ("2 Related Work", numbered) are its text; its own reference list at the end is not."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(160, 161, 8)
+    example = [
+        "[1] Writer A, Other B. Pebbles and quiet lakes. J Imag Lakes, 3(2):1-9, 2029.",
+        "[2] Renner B. Drift in still water. Proc Quiet Lakes, 2030.",
+    ]
+    entries = [f"[{k}] Writer{k} A. Counting pebbles, part {k}. J Imag Lakes, {k}:1-9, 20{10 + k}." for k in (1, 2, 3)]
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 110, "Times-Bold", 16, "1 Introduction"),
+        *column(LEFT, 135, lines[:20], 12, "Times-Roman", 14),
+        (LEFT, 430, "Times-Bold", 14, "References"),
+        *column(LEFT, 450, example, 12, "Times-Roman", 14),
+        (LEFT, 490, "Times-Bold", 10, "Figure 1 An example of a bibliography"),
+    ]
+    page2 = [
+        (LEFT, 60, "Times-Bold", 16, "2 Related Work"),
+        *column(LEFT, 85, lines[20:60], 12, "Times-Roman", 14),
+    ]
+    page3 = [
+        (LEFT, 60, "Times-Bold", 16, "3 Counting Pebbles"),
+        *column(LEFT, 85, lines[60:100], 12, "Times-Roman", 14),
+        (LEFT, 660, "Times-Bold", 16, "References"),
+        *column(LEFT, 685, entries, 12, "Times-Roman", 14),
+    ]
+    text = _read(draw(tmp_path / "thesis.pdf", [page1, page2, page3]))["text"]
+    for k in (5, 25, 59, 70, 99):
+        assert lines[k] in text, k
+    assert "Writer2 A. Counting" not in text and "Drift in still water" not in text
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_the_text_after_reference_entries_without_a_heading_is_read_from_the_next_heading(
+    tmp_path, monkeypatch, backend
+):
+    """Reference entries set in the text with no heading over them (examples a paper discusses) are not text, and
+    the section after them, under a heading of its own that names no known section, is."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(120, 171, 8)
+    entries = [
+        f"[{k}] Writer{k} A, Other B. Pebbles and lakes, part {k}. J Imag Lakes, {k}:1-9, 20{10 + k}."
+        for k in (1, 2, 3, 4)
+    ]
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 110, "Times-Bold", 14, "Introduction"),
+        *column(LEFT, 135, lines[:20], 12, "Times-Roman", 14),
+        *column(LEFT, 430, entries, 12, "Times-Roman", 14),
+    ]
+    page2 = [
+        (LEFT, 60, "Times-Bold", 14, "Pebble Counts by Season"),
+        *column(LEFT, 85, lines[20:60], 12, "Times-Roman", 14),
+    ]
+    text = _read(draw(tmp_path / "entries.pdf", [page1, page2]))["text"]
+    assert lines[5] in text and lines[30] in text and lines[59] in text
+    assert "Writer2 A" not in text
