@@ -1132,3 +1132,37 @@ def test_the_text_after_reference_entries_without_a_heading_is_read_from_the_nex
     text = _read(draw(tmp_path / "entries.pdf", [page1, page2]))["text"]
     assert lines[5] in text and lines[30] in text and lines[59] in text
     assert "Writer2 A" not in text
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_the_column_beside_a_drawn_figure_is_read_whole(tmp_path, monkeypatch, backend):
+    """A plot drawn in the left column (axes, grid, tick labels) with its caption under it, and the right column's
+    text beside it: every line of the right column and of the left column under the figure is the paper's text;
+    the plot's labels and its caption are not."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(150, 181, 6)
+    items = [
+        (LEFT, 60, "Times-Bold", 16, TITLE),
+        (LEFT, 100, "Times-Bold", 11, "1 Introduction"),
+        *column(LEFT, 120, lines[:3], 10, "Times-Roman"),
+        (LEFT, 380, "Times-Roman", 9, "Figure 1. Pebble counts against depth in the quiet lake."),
+        *column(LEFT, 410, lines[8:36], 10, "Times-Roman"),
+        *column(RIGHT, 100, lines[40:90], 10, "Times-Roman"),
+    ]
+
+    def plot(c):
+        x0, y0, w, h = LEFT + 30, HEIGHT - 360, 200, 200
+        c.setLineWidth(0.5)
+        for k in range(6):
+            c.line(x0, y0 + k * h / 5, x0 + w, y0 + k * h / 5)
+            c.line(x0 + k * w / 5, y0, x0 + k * w / 5, y0 + h)
+            c.setFont("Times-Roman", 7)
+            c.drawString(x0 - 14, y0 + k * h / 5 - 2, f"{10 * k}")
+            c.drawString(x0 + k * w / 5 - 3, y0 - 10, f"{k}.5")
+        c.drawString(x0 + 70, y0 - 20, "Depth (m)")
+
+    rec = _read(_drawn_paper(tmp_path / "plot.pdf", items, more=plot))
+    text = rec["text"]
+    for k in (0, 2, 8, 35, 40, 41, 60, 89):
+        assert lines[k] in text, k
+    assert "Depth (m)" not in text and "Pebble counts against depth" not in text
