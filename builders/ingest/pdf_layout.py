@@ -11,8 +11,9 @@ import re
 import statistics
 from collections import Counter
 
+from sciqag_dataset.builders.ingest.pdf_columns import under_both_columns
 from sciqag_dataset.builders.ingest.pdf_glyphs import MARK, alone, mark
-from sciqag_dataset.builders.ingest.pdf_line import REFERENCES, Line
+from sciqag_dataset.builders.ingest.pdf_line import Line
 from sciqag_dataset.builders.ingest.pdf_scripts import join_scripts
 
 BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi(?:um)?\b|-Medi|\.B$|,Bold|-B$", re.I)
@@ -256,24 +257,6 @@ def _reading_order(lines: list[Line], height: float) -> list[Line]:
         else:
             band.append(ln)
     return out + sorted(band, key=lambda b: (b.column, b.top))
-
-
-def under_both_columns(items: list[tuple[float, float, int, float, str]]) -> set[int]:
-    """Of a page's lines or blocks as (top, bottom, column, size, text), those that head a reference list set under
-    both columns with no full-width line above it: a references heading in one column, the other column blank
-    just above it and set smaller below it than the page above it (its entries). The columns above are read
-    before the list (a last page's closing sections beside the heading's column)."""
-    cuts = set()
-    for k, (top, _, side, size, text) in enumerate(items):
-        if side == 0 or not REFERENCES.match(text.strip()):
-            continue
-        other = [it for it in items if it[2] == 3 - side and it[3]]
-        above = [it[3] for it in items if it[2] and it[3] and it[1] <= top]
-        below = [it[3] for it in other if it[0] >= top]
-        blank = not any(it[0] < top and it[1] > top - 1.5 * size for it in other)
-        if blank and above and below and statistics.median(below) < 0.95 * statistics.median(above):
-            cuts.add(k)
-    return cuts
 
 
 def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None = None) -> set[tuple[int, float]]:

@@ -13,11 +13,10 @@ import re
 import statistics
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from sciqag_dataset.builders.ingest.errors import IngestError
+from sciqag_dataset.builders.ingest.pdf_columns import gutter_of, split_at_gutter, two_columns, under_both_columns
 from sciqag_dataset.builders.ingest.pdf_glyphs import mark
-from sciqag_dataset.builders.ingest.pdf_layout import GAP, line_numbers, under_both_columns
+from sciqag_dataset.builders.ingest.pdf_layout import GAP, line_numbers
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines as rule_lines
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
@@ -28,7 +27,6 @@ log = logging.getLogger(__name__)
 X_TOLERANCE = 1.5
 _FLAGS = 1 | 2 | 64  # TEXT_PRESERVE_LIGATURES | TEXT_PRESERVE_WHITESPACE | TEXT_MEDIABOX_CLIP
 _UNMAPPED = 0xFFFD
-_COLUMN_KINDS = frozenset({"text", "list-item", "section-header"})
 _FILLED, _STROKED = 16, 32  # a span's char_flags: its glyphs are filled, stroked
 
 
@@ -186,14 +184,15 @@ def read_document(path: str, password: str = "") -> tuple[dict, list[Page | str]
 
 def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
     """The page's lines block by block, each with its block's class and number (``1000 * n`` on); within a block,
-    lines as the layout pass makes them from its words (scripts joined). A block wholly in one half of the page is
-    that column's (a paragraph runs on across a column break)."""
+    lines as the layout pass makes them from its words (scripts joined). A word belongs to the smallest block that
+    holds it. A block wholly on one side of the page's gutter (``pdf_columns.py``) is that column's (a paragraph
+    runs on across a column break)."""
     words = page.extract_words()
     numbers = line_numbers(words)
     words = [w for w in words if id(w) not in numbers]
     boxes = list(page.boxes)
-    gutter = _gutter(words, page.width)
-    if gutter and not _two_columns(boxes, gutter, page.width):
+    gutter = gutter_of(words, page.width)
+    if gutter and not two_columns(boxes, gutter, page.width):
         gutter = None
     mid = gutter or page.width / 2
     groups: list[list[dict]] = [[] for _ in boxes]
@@ -211,7 +210,7 @@ def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
         )
         (loose if k is None else groups[k]).append(w)
     if gutter:
-        boxes, groups = _split_at_gutter(boxes, groups, gutter)
+        boxes, groups = split_at_gutter(boxes, groups, gutter)
     lines: list[Line] = []
     items = [
         (b[1], b[3], _side(b, mid), statistics.median(w["size"] for w in ws) if ws else 0.0, _text(ws))
@@ -245,83 +244,6 @@ def _drop_capital(words: list[dict]) -> tuple[list[dict], dict | None]:
     size = sorted(w["size"] for w in words)[len(words) // 2]
     cap = next((w for w in words if len(w["text"]) <= 2 and w["text"].isalpha() and w["size"] >= 2 * size), None)
     return ([w for w in words if w is not cap], cap) if cap else (words, None)
-
-
-def _gutter(words: list[dict], width: float) -> float | None:
-    """The x of the gap between a page's two columns: within the middle two fifths of the page, the one stretch of
-    points (gaps under 15 pt apart are one: a list's numbers stand in it) that under one word in a hundred cross,
-    a fifth of the words on either side; the middle of its widest part that fewest cross. None for a page of one
-    column, or of three (two such stretches). A page with a margin column (the Lancet's) has its gutter off the
-    page's middle."""
-    if len(words) < 40:
-        return None
-    x0 = np.array([w["x0"] for w in words])
-    x1 = np.array([w["x1"] for w in words])
-    xs = np.arange(0.3 * width, 0.7 * width, 1.0)
-    crossing = ((x0[:, None] < xs) & (x1[:, None] > xs)).sum(0)
-    left = (x1[:, None] <= xs).sum(0)
-    right = (x0[:, None] >= xs).sum(0)
-    gaps = []
-    for a, b in _runs((crossing <= 0.01 * len(words)) & (left > 0.2 * len(words)) & (right > 0.2 * len(words))):
-        if gaps and a - gaps[-1][1] < 15:
-            gaps[-1] = (gaps[-1][0], b)
-        else:
-            gaps.append((a, b))
-    if len(gaps) != 1:
-        return None
-    a, b = gaps[0]
-    fewest = crossing[a : b + 1] == crossing[a : b + 1].min()
-    c, d = max(_runs(fewest), key=lambda r: r[1] - r[0])
-    return float((xs[a + c] + xs[a + d]) / 2)
-
-
-def _two_columns(boxes: list[tuple], gutter: float, width: float) -> bool:
-    """Whether the model's text blocks on either side of ``gutter`` start in one column there: the left edges of
-    those wider than a fifth of the page within a seventh of it of each other (three columns have more; a margin
-    column's notes are narrower)."""
-    text = [b for b in boxes if b[4] in _COLUMN_KINDS and not b[0] < gutter < b[2] and b[2] - b[0] > width / 5]
-    for side in ([b[0] for b in text if b[2] <= gutter], [b[0] for b in text if b[0] >= gutter]):
-        if side and max(side) - min(side) > width / 7:
-            return False
-    return True
-
-
-def _runs(flags) -> list[tuple[int, int]]:
-    """(first, last) index of each run of true flags."""
-    runs, start = [], None
-    for k, good in enumerate([*flags, False]):
-        if good and start is None:
-            start = k
-        elif not good and start is not None:
-            runs.append((start, k - 1))
-            start = None
-    return runs
-
-
-def _split_at_gutter(boxes: list[tuple], groups: list[list[dict]], gutter: float):
-    """A model block across the gutter whose words lie on either side of it, in two rows or more on each (two
-    columns' paragraphs read as one block), split in two, each side a block of its own where its words are."""
-    out_boxes, out_groups = [], []
-    for box, ws in zip(boxes, groups, strict=True):
-        left = [w for w in ws if w["x1"] <= gutter]
-        right = [w for w in ws if w["x0"] >= gutter]
-        rows = [len({round(w["bottom"]) for w in part}) for part in (left, right)]
-        if box[0] < gutter < box[2] and len(left) + len(right) == len(ws) and min(rows) > 1:
-            out_boxes += [
-                (
-                    min(w["x0"] for w in part),
-                    min(w["top"] for w in part),
-                    max(w["x1"] for w in part),
-                    max(w["bottom"] for w in part),
-                    box[4],
-                )
-                for part in (left, right)
-            ]
-            out_groups += [left, right]
-        else:
-            out_boxes.append(box)
-            out_groups.append(ws)
-    return out_boxes, out_groups
 
 
 def _side(box: tuple, mid: float) -> int:

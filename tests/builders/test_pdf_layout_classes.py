@@ -13,7 +13,7 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 from test_pdf_classes import _read
 
-from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_mupdf
+from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_columns, pdf_mupdf
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_blocks import is_heading
 from sciqag_dataset.builders.ingest.pdf_line import Line
@@ -1041,7 +1041,7 @@ def test_a_model_block_across_both_columns_is_split_at_the_gutter():
     wide = [word(120, 330, 200), word(331, 550, 200), word(120, 400, 210)]
     one_row = [word(120, 300, 300), word(350, 550, 300)]
     boxes = [(119, 90, 551, 150, "list-item"), (119, 190, 551, 220, "text"), (119, 290, 551, 310, "text")]
-    got_boxes, got_groups = pdf_mupdf._split_at_gutter(boxes, [both, wide, one_row], 340.0)
+    got_boxes, got_groups = pdf_columns.split_at_gutter(boxes, [both, wide, one_row], 340.0)
     assert got_boxes == [(120, 100, 300, 118, "list-item"), (350, 130, 550, 148, "list-item"), *boxes[1:]]
     assert got_groups == [both[:2], both[2:], wide, one_row]
 
@@ -1067,9 +1067,9 @@ def test_the_gutter_is_found_where_no_word_crosses_and_only_between_two_columns(
     def columns(*spans):
         return [{"x0": a, "x1": b, "top": 10.0 * k} for a, b in spans for k in range(30)]
 
-    assert pdf_mupdf._gutter(columns((120, 330), (350, 560)), 612) == pytest.approx(340, abs=1)
-    assert pdf_mupdf._gutter(columns((40, 200), (215, 380), (395, 560)), 612) is None
-    assert pdf_mupdf._gutter(columns((60, 550)), 612) is None
+    assert pdf_columns.gutter_of(columns((120, 330), (350, 560)), 612) == pytest.approx(340, abs=1)
+    assert pdf_columns.gutter_of(columns((40, 200), (215, 380), (395, 560)), 612) is None
+    assert pdf_columns.gutter_of(columns((60, 550)), 612) is None
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
