@@ -74,6 +74,9 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         inner = _sections(_extract(container), title)
         if sum(len(t.split()) for _, t in inner) >= 0.9 * sum(len(t.split()) for _, t in sections):
             sections = inner
+    dropped = _dropped_paragraphs(tree, sections)
+    if dropped:  # placed on the page by _structure, or else kept at the end
+        sections = [*sections, ["", "\n\n".join(dropped)]]
     structured = _structure(tree, sections, title)
     if len(structured) > len(sections):  # trafilatura's text, in the page's own sections
         sections = structured
@@ -222,6 +225,26 @@ def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
             out.append([heading, []])
         out[-1][1].append(para)
     return [[h, "\n\n".join(paras)] for h, paras in out if paras]
+
+
+def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
+    """The article's paragraphs trafilatura left out (a long article's later page fragments): each a paragraph
+    element of 25 words or more, not in the kept text, standing beside kept ones (its parent or the parent's
+    parent holds one), when they are a tenth or more of the paragraphs' words; else none (what trafilatura judged
+    the page's chrome stays out)."""
+    kept = _words(" ".join(text for _, text in sections))
+    paragraphs = [p for p in tree.iter("p") if is_leaf(p) and len(p.text_content().split()) >= 25]
+    found = {p: " ".join(_words(p.text_content()).split()[3:13]) in kept for p in paragraphs}
+    near = {a for p, ok in found.items() if ok for a in (p.getparent(), p.getparent().getparent())}
+    lost = [p for p, ok in found.items() if not ok and {p.getparent(), p.getparent().getparent()} & near]
+    total = sum(len(p.text_content().split()) for p in paragraphs)
+    if sum(len(p.text_content().split()) for p in lost) < 0.1 * total:
+        return []
+    return [inline(p.text_content()) for p in lost]
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _same(heading: str, title: str) -> bool:

@@ -6,7 +6,10 @@ article's history without a colon; and what those rules must leave alone: bracke
 
 from __future__ import annotations
 
-from sciqag_dataset.builders.ingest import read_file
+import lxml.html
+from pdf_pages import body_lines
+
+from sciqag_dataset.builders.ingest import html, read_file
 from sciqag_dataset.builders.ingest.html import read_html
 
 _PARA = "The {} of the films was logged while the stage cooled, and the runs agreed within their error. "
@@ -305,3 +308,21 @@ def test_hidden_citation_pop_ups_do_not_make_a_results_section_a_reference_list(
         rec = _page(tmp_path, f"<section>{results}</section>")
         assert "The density of film 4 was logged while the stage cooled" in rec["text"]
         assert "Writer" not in rec["text"] and rec["ingest"]["references_dropped"] == 0
+
+
+def test_paragraphs_the_extractor_left_out_beside_kept_ones_are_restored():
+    """A long article's later page fragments, left out by the text extractor (a ScienceDirect page of 2006): its
+    paragraphs beside kept ones come back; a paragraph of chrome outside the article, left out, stays out, and so
+    do left-out paragraphs too few to matter."""
+    paras = [line + "." for line in body_lines(12, 191, 30)]
+    frags = "".join(
+        f'<div class="page_fragment" id="frag_{f}"><h3>Part {f}</h3>'
+        + "".join(f"<p>{paras[f * 3 + j]}</p>" for j in range(3))
+        + "</div>"
+        for f in range(4)
+    )
+    chrome = "Sign in to read the whole of this article and others like it. " * 3
+    tree = lxml.html.fromstring(f"<html><body><div id='main'>{frags}</div><p>{chrome}</p></body></html>")
+    kept = [["Part 0", "\n\n".join(paras[:3])], ["Part 1", "\n\n".join(paras[3:6])]]
+    assert html._dropped_paragraphs(tree, kept) == paras[6:]
+    assert html._dropped_paragraphs(tree, [*kept, ["Part 2", "\n\n".join(paras[6:11])]]) == []
