@@ -74,9 +74,11 @@ def content_hash(text: str) -> str:
 
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi\s*:\s*|doi\s+)", re.I)
-# a preprint server's stamp runs the DOI into its next words ("…20116806.this version posted June 11"): they stop it
+# a DOI marked as one ("doi:", IEEE's "Digital Object Identifier", a doi.org address); a preprint server's stamp
+# runs the DOI into its next words ("…20116806.this version posted June 11"): they stop it
 DOI_IN_TEXT = re.compile(
-    r"(?:\bdoi\s*:?\s*|doi\.org/|/doi/(?:abs/|full/|pdf/|epdf/)?)(10\.\d{4,9}/(?:(?!\.?this\s+version\b)[^\s\"'<>])+)",
+    r"(?:\bdoi\s*:?\s*|\bdigital object identifier\s*:?\s*|doi\.org/|/doi/(?:abs/|full/|pdf/|epdf/)?)"
+    r"(10\.\d{4,9}/(?:(?!\.?this\s+version\b)[^\s\"'<>])+)",
     re.I,
 )
 # a publication year (1800-2099, "2004a"): what marks a reference entry, in PDFs and web pages alike

@@ -205,7 +205,8 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         and (ln.kind not in ASIDE or ln.kind == "page-header" and not _CITATION_LINE.search(ln.text))
     ]
     meta_title = inline(info.get("Title"))
-    title_lines = title_of(first, [ln for ln in top if id(ln) not in foot], top, body, meta_title)
+    page = [ln for ln in read if ln.page == opening]
+    title_lines = title_of(first, [ln for ln in top if id(ln) not in foot], top, body, meta_title, page)
     # its lines joined with the mark of a word broken at a line end ("-\x00", which inline() would drop): joined
     # below, where the paper's words are known
     title = " ".join(Block(title_lines).text.split()) if title_lines else ""

@@ -1,8 +1,8 @@
-"""A PDF's own DOI, from where a paper prints it: the metadata, the front matter above the first heading, a running
-head, a "Cite this article as" line, the first page's foot, licence block and small print, a line that is a DOI
-alone on the first page, the Crossmark badge's link, the small print that says where the article is published,
-the lines of the paper's dated history, or, last, a line of the last page's foot. Not the body, where a DOI is
-another work's (a dataset, a cited paper) and would become this paper's id."""
+"""A PDF's own DOI, from where a paper prints it: the metadata (a field of its Subject), the front matter above
+the first heading, a running head, a "Cite this article as" line, the first page's foot, licence block and small
+print, a line that is a DOI alone on the first page, the Crossmark badge's link, the small print that says where
+the article is published, the lines of the paper's dated history, or, last, a line of the last page's foot. Not
+the body, where a DOI is another work's (a dataset, a cited paper) and would become this paper's id."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def paper_doi(
     """The paper's DOI: ``info`` is the PDF's metadata (with its first pages' ``links``), ``read`` the paper's
     lines without running furniture, ``heads`` the running heads and feet of the pages up to the one after
     ``opening`` (the first text page), ``foot`` that page's foot (by line id), ``blocks`` the paper's blocks."""
-    doi = info.get("doi") or info.get("DOI")
+    doi = info.get("doi") or info.get("DOI") or _subject_doi(info.get("Subject") or "")
     if doi:
         return doi
     lines = [ln for ln in read if ln.kind not in ASIDE and id(ln) not in foot]
@@ -73,6 +73,11 @@ def paper_doi(
         or _with_history(read)
         or _last_foot(read, body)
     )
+
+
+def _subject_doi(subject: str) -> str | None:
+    """The DOI that a field of the Subject metadata holds alone (IEEE's "Journal;2020;5;4;10.1109/LRA.2020.1")."""
+    return next((f.strip() for f in subject.split(";") if _BARE.fullmatch(f.strip())), None)
 
 
 def _joined(texts: list[str]) -> str:

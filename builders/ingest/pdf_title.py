@@ -1,10 +1,12 @@
 """A PDF's title from its first text page's lines: the layout model's title block where it found one (without a
-section label above the title), else the largest text above the body, without a journal's masthead or section
-label set above it; a title's lines that the model split from it are taken back."""
+section label above the title, and not the journal's name), else the largest text above the body, without a
+journal's masthead, name or section label set above it; a title's lines that the model split from it are taken
+back."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 from sciqag_dataset.builders.ingest.pdf_glyphs import family
@@ -34,18 +36,44 @@ _ARTICLE_TYPE = re.compile(
 )
 
 
-def title_of(first: list[Line], top: list[Line], around: list[Line], body: float, meta: str = "") -> list[Line]:
+def title_of(
+    first: list[Line], top: list[Line], around: list[Line], body: float, meta: str = "", page: list[Line] = ()
+) -> list[Line]:
     """The title's lines: those of ``top`` (the lines a title may be among) that print ``meta`` (the PDF's Title
     metadata), else the model's title block in ``first`` (the page's text lines), else the largest run of ``top``
-    with the lines of its model blocks in ``around``."""
+    with the lines of its model blocks in ``around``. ``page`` (all the page's lines, its furniture too) holds
+    the citation line that names the journal, whose name set large is no title."""
+    page = page or around
     named = plausible_title(meta) and not (_ARTICLE_TYPE.match(meta) or _MASTHEAD.search(meta))
     printed = _printed(meta, top, body) if named else []  # not a banner a template put in the metadata
     if printed:
         return printed
     model = _model_title(first)
-    if model and max(ln.size for ln in model) >= body:  # a "title" set smaller than the text is a label
-        return model
-    return _whole_block(_title(top, body), around)
+    banner = len(model) == 1 and _journal_name(model[0], page)
+    if model and max(ln.size for ln in model) >= body and not banner:  # one set smaller than the text is a label
+        return _with_subtitle(model, around, body)
+    return _with_subtitle(_whole_block(_title(top, body, page), around), around, body)
+
+
+def _with_subtitle(title: list[Line], lines: list[Line], body: float) -> list[Line]:
+    """The title with its subtitle: the run of lines right under it, smaller than it but still a third larger than
+    the body, in its weight and starting where it starts ("A PRISMA-compliant meta-analysis")."""
+    if not title:
+        return title
+    last, size = title[-1], min(ln.size for ln in title)
+    below = sorted((ln for ln in lines if ln.page == last.page and ln.top > last.bottom - 1), key=lambda ln: ln.top)
+    run: list[Line] = []
+    for ln in below:
+        above = run[-1] if run else last
+        if not (
+            1.3 * body < ln.size < size - 0.5
+            and ln.bold == last.bold
+            and abs(ln.x0 - title[0].x0) < ln.size
+            and 0 <= ln.top - above.bottom < 0.8 * ln.size
+        ):
+            break
+        run.append(ln)
+    return title + run
 
 
 def _printed(meta: str, lines: list[Line], body: float) -> list[Line]:
@@ -84,7 +112,7 @@ def _right(ln: Line) -> float:
 
 
 def _letters(text: str) -> str:
-    return re.sub(r"[^\w]|_", "", text).lower()
+    return re.sub(r"[^\w]|_", "", unicodedata.normalize("NFKC", text)).lower()  # "ﬁ" as "fi"
 
 
 def _model_title(first: list[Line]) -> list[Line]:
@@ -127,19 +155,36 @@ def plausible_title(text: str) -> bool:
     )
 
 
-def _title(first: list[Line], body: float) -> list[Line]:
+def _title(first: list[Line], body: float, around: list[Line] = ()) -> list[Line]:
     """Page 1's largest text above its first body paragraph (consecutive lines of that size), without a
-    journal's section label set above it ("NOTES", "Communication"), nor a university's name: larger than the
-    title, the next largest run is the title; at its size, the run goes on without it."""
+    journal's section label or name set above it ("NOTES", "Communication", a banner that the page's citation line
+    in ``around`` names), nor a university's name: larger than the title, the next largest run is the title; at
+    its size, the run goes on without it."""
     top = [ln for ln in first if ln.size > body * 1.15 and len(ln.text) > 3 and not INSTITUTION.fullmatch(ln.text)]
     run = _largest_run(top)
     if len(run) > 1 and _label(run[0], run[1]):
         return run[1:]
-    if len(run) == 1 and (_label(run[0], None) or _MASTHEAD.search(run[0].text) or _ARTICLE_TYPE.match(run[0].text)):
+    if len(run) == 1 and (
+        _label(run[0], None)
+        or _MASTHEAD.search(run[0].text)
+        or _ARTICLE_TYPE.match(run[0].text)
+        or _journal_name(run[0], around)
+    ):
         below = _largest_run([ln for ln in top if ln.top > run[0].bottom and ln.size > 1.3 * body])
         if sum(len(ln.text.split()) for ln in below) >= 3:
             return below
     return run
+
+
+def _journal_name(ln: Line, lines: list[Line]) -> bool:
+    """The line is the journal's name set as a banner: a smaller line of the page opens with it, or names it after
+    the authors, followed by the year or volume ("Medicine (2018) 97:11", "BMC Bioinformatics 2009, 10:46",
+    "D. Writer et al. / Molecular Phylogenetics and Evolution 69 (2013)")."""
+    name = " ".join(ln.text.split())
+    if len(name) < 4:
+        return False
+    cited = re.compile(rf"(?:^|/\s*){re.escape(name)}\s*,?\s*\(?\d", re.I)
+    return any(x is not ln and x.size < ln.size and cited.search(" ".join(x.text.split())) for x in lines)
 
 
 def _largest_run(lines: list[Line]) -> list[Line]:

@@ -1166,3 +1166,72 @@ def test_the_column_beside_a_drawn_figure_is_read_whole(tmp_path, monkeypatch, b
     for k in (0, 2, 8, 35, 40, 41, 60, 89):
         assert lines[k] in text, k
     assert "Depth (m)" not in text and "Pebble counts against depth" not in text
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_journal_name_set_large_over_the_title_is_not_the_title(tmp_path, monkeypatch, backend):
+    """The journal's name as a banner, larger than the title (BMC, Medicine, an Elsevier journal), with no Title
+    metadata to say which is the title: the page's citation line opens with the name ("Imaginary Lakes (2031)
+    7:12"), so it is the journal's, and the title is the run under it."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    page = [
+        (LEFT, 50, "Helvetica-Bold", 26, "Imaginary Lakes"),
+        (LEFT, 110, "Times-Bold", 16, "Counting Quiet Pebbles Across Two Winters"),
+        (LEFT, 135, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 170, body_lines(40, 201), 10, "Times-Roman"),
+        (LEFT, 720, "Times-Italic", 7, "Imaginary Lakes (2031) 7:12"),
+    ]
+    assert _read(draw(tmp_path / "banner.pdf", [page]))["title"] == "Counting Quiet Pebbles Across Two Winters"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_subtitle_under_the_title_is_part_of_it(tmp_path, monkeypatch, backend):
+    """A title in 20 pt bold over its subtitle in 16 pt bold (a meta-analysis's "A PRISMA-compliant
+    meta-analysis"): the title is both; the authors' line under them is not."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    page = [
+        (LEFT, 70, "Times-Bold", 20, "Pebble counts in quiet lakes and"),
+        (LEFT, 92, "Times-Bold", 20, "their winters"),
+        (LEFT, 116, "Times-Bold", 16, "A systematic review of two surveys"),
+        (LEFT, 136, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 170, body_lines(40, 202), 9, "Times-Roman"),
+    ]
+    title = _read(draw(tmp_path / "subtitle.pdf", [page]))["title"]
+    assert title == "Pebble counts in quiet lakes and their winters A systematic review of two surveys"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_an_ieee_digital_object_identifier_is_the_doi(tmp_path, monkeypatch, backend):
+    """IEEE prints "Digital Object Identifier 10.1109/..." in the first page's foot, and its Subject metadata holds
+    the DOI as a field of its own ("Journal;2031;5;4;10.1109/..."): either gives the paper's DOI."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    body = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, body_lines(44, 203, 6), 10, "Times-Roman"),
+    ]
+    printed = [*body, (LEFT, 720, "Times-Roman", 7, f"Digital Object Identifier {DOI}")]
+    assert _read(draw(tmp_path / "printed.pdf", [printed]))["metadata"]["doi"] == DOI
+
+    def subject(c):
+        c.setSubject(f"IEEE Imaginary Lakes Letters;2031;5;4;{DOI}")
+
+    assert _read(_drawn_paper(tmp_path / "subject.pdf", body, more=subject))["metadata"]["doi"] == DOI
+
+
+def test_a_title_with_a_ligature_is_found_by_the_metadata_title_spelled_out():
+    """The page prints "ﬁ" as one glyph where the Title metadata spells "fi": the same title, over the larger
+    banner above it."""
+    lines = [_line("Lake Letters", 40, size=26), _line("Diversiﬁcation of Quiet Pebbles", 100, size=16)]
+    lines.append(_line("Ada Quill", 130))
+    assert title_of(lines, lines, lines, 10.0, "Diversification of Quiet Pebbles") == lines[1:2]
+
+
+def test_two_pieces_of_a_title_line_in_two_blocks_read_left_to_right():
+    """The layout model may cut a title's line in two blocks side by side, the right one a hair higher: its left
+    piece reads first. Blocks on one row far apart (a box of article information beside the abstract) keep their
+    top-down order."""
+    pieces = [(182.0, 91.0, 533.0, 122.0, "title"), (63.5, 91.2, 177.5, 104.0, "title"), (60, 140, 500, 300, "text")]
+    assert pdf_mupdf._top_down(pieces) == [1, 0, 2]
+    apart = [(200.0, 144.9, 420.0, 228.0, "text"), (54.0, 145.2, 131.6, 188.0, "text")]
+    assert pdf_mupdf._top_down(apart) == [0, 1]
