@@ -60,6 +60,8 @@ _CITED = re.compile(
     r"\bet al\b|\b[A-Z]\.\s?(?:[A-Z]\.\s?)*[A-Z][\w'’-]+|[A-Z][\w'’-]+,?\s+(?:[A-Z]\.\s?){1,3}|"
     r"\b[A-Z][\w'’-]+\s[A-Z]{1,3},|\b\d+\s*[,:]\s*\d+"
 )
+# a line that ends in a word a sentence goes on from: the next line is the same sentence
+_RUNS_ON = re.compile(r"\b(?:in|on|of|to|from|by|with|see|and|or|as|at|for|the|a|an|is|are|was|were)\s*$", re.I)
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+[.)])\s")
 
 
@@ -121,8 +123,9 @@ def _bold_runs(lines: list[Line], body: float) -> set[int]:
 def _caption_opens(ln: Line, prev: Line) -> bool:
     """A caption starts on this line, right under a figure set in the body's size and spacing (a listing, a
     table): its label ("Figure 1.") in a font unlike the line above. A sentence of the body that wraps to start
-    with "Figure 2." keeps the body's font."""
-    return bool(_CAPTION.match(ln.text) and ln.words and prev.words) and (
+    with "Figure 2." keeps the body's font, or runs on from a line that ends in a word such as "in" ("... is
+    presented in" over a bold "Table 2. The null hypothesis ...")."""
+    return bool(_CAPTION.match(ln.text) and ln.words and prev.words and not _RUNS_ON.search(prev.text)) and (
         ln.words[0]["fontname"] != prev.words[-1]["fontname"]
     )
 

@@ -1235,3 +1235,24 @@ def test_two_pieces_of_a_title_line_in_two_blocks_read_left_to_right():
     assert pdf_mupdf._top_down(pieces) == [1, 0, 2]
     apart = [(200.0, 144.9, 420.0, 228.0, "text"), (54.0, 145.2, 131.6, 188.0, "text")]
     assert pdf_mupdf._top_down(apart) == [0, 1]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_sentence_wrapping_to_a_bold_table_reference_is_not_a_caption(tmp_path, monkeypatch, backend):
+    """A paragraph's line ends "is presented in" and the next opens with a bold "Table 2" ("Table 2. The null
+    hypothesis ..."): the sentence runs on, so the paragraph's rest is text, not a caption."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(60, 211, 8)
+    label = "Table 2"
+    rest = ". The null hypothesis that the counts are equal is rejected"
+    y = 130 + 12.5 * 20
+    page = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        *column(LEFT, 130, [*lines[:19], "The counts of pebbles for each lake are presented in"], 10, "Times-Roman"),
+        (LEFT, y, "Times-Bold", 10, label),
+        (LEFT + stringWidth(label, "Times-Bold", 10), y, "Times-Roman", 10, rest),
+        *column(LEFT, y + 12.5, lines[20:40], 10, "Times-Roman"),
+    ]
+    text = _read(draw(tmp_path / "wrap.pdf", [page]))["text"]
+    assert "The null hypothesis that the counts are equal is rejected" in text
+    assert lines[20] in text and lines[39] in text
