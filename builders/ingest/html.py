@@ -85,8 +85,17 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         paras = sections[0][1].split("\n\n")
         first = next((k for k, p in enumerate(paras) if len(p.split()) >= 40 and capitalised(p) < 0.6), len(paras))
         sections = ([["", "\n\n".join(paras[first:])]] if paras[first:] else []) + sections[1:]
-    if abstract:
-        sections = [["Abstract", inline(abstract)]] + [s for s in sections if s[0].lower() != "abstract"]
+    if abstract:  # the abstract's own text; paragraphs the extractor set under its heading that are not the
+        # abstract's (an introduction with no heading of its own) stay, where they stood
+        told = _words(abstract)
+        rest = [
+            [heading, "\n\n".join(p for p in text.split("\n\n") if _words(p) not in told)]
+            if heading.lower() == "abstract"
+            else [heading, text]
+            for heading, text in sections
+        ]
+        rest = [["" if h.lower() == "abstract" else h, t] for h, t in rest if t.strip()]
+        sections = [["Abstract", inline(abstract)], *rest]
     words = sum(len(s[1].split()) for s in sections)
     paragraphs = [p for s in sections for p in s[1].split("\n\n") if p.strip()]
     links = [a for a in tree.iter("a") if ARTICLE_LINK.search(a.get("href") or "")]

@@ -326,3 +326,25 @@ def test_paragraphs_the_extractor_left_out_beside_kept_ones_are_restored():
     kept = [["Part 0", "\n\n".join(paras[:3])], ["Part 1", "\n\n".join(paras[3:6])]]
     assert html._dropped_paragraphs(tree, kept) == paras[6:]
     assert html._dropped_paragraphs(tree, [*kept, ["Part 2", "\n\n".join(paras[6:11])]]) == []
+
+
+def test_an_introduction_without_a_heading_after_the_abstract_is_kept(tmp_path):
+    """The abstract in its own element under an "Abstract" heading set outside it, then the introduction's
+    paragraphs with no heading of their own (an OUP page): the abstract is the Abstract section, and the
+    introduction is text."""
+    abstract = _PARA.format("abstract") * 2
+    intro = _PARA.format("introduction") * 3
+    page = (
+        '<html><head><meta name="citation_title" content="Slow Relaxations in Layered Magnets">'
+        '<meta name="citation_doi" content="10.5555/slow.2031.7"></head><body><main><article>'
+        "<h1>Slow Relaxations in Layered Magnets</h1>"
+        f'<h2 class="abstract-title">Abstract</h2><section class="abstract"><p>{abstract}</p></section>'
+        f"<p>{intro}</p><p>{_PARA.format('motivation') * 3}</p>"
+        f"<h2>Methods</h2><p>{_PARA.format('method') * 3}</p></article></main></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["sections"][0]["heading"] == "Abstract"
+    assert rec["sections"][0]["text"] == abstract.strip()
+    assert intro.strip() in rec["text"] and "The motivation of the films" in rec["text"]
+    assert rec["text"].count(abstract.strip()) == 1
