@@ -294,6 +294,12 @@ def paper_sections(
     return sections, references, has_abstract
 
 
+def is_entry(text: str) -> bool:
+    """A reference entry: it starts as one (a number, or an author's name and initials), cites (initials, "et al.",
+    a volume and page) and carries a year."""
+    return bool(YEAR.search(text) and (_ENTRY_START.match(text) or _AUTHOR_FIRST.match(text)) and _CITED.search(text))
+
+
 def _listed_references(blocks: list[Block]) -> set[int]:
     """Reference entries a layout model reads as list items, one block each, with no heading over them: runs of
     three or more list items (other blocks between them aside) that each start as an entry and carry a year."""
@@ -303,12 +309,7 @@ def _listed_references(blocks: list[Block]) -> set[int]:
         if block is not None and block.lines[0].kind != "list-item":
             continue
         text = block.text if block is not None else ""
-        if (
-            block is not None
-            and YEAR.search(text)
-            and (_ENTRY_START.match(text) or _AUTHOR_FIRST.match(text))
-            and _CITED.search(text)
-        ):
+        if block is not None and is_entry(text):
             run.append(block)
             continue
         if len(run) >= 3:

@@ -10,7 +10,7 @@ import re
 from urllib.parse import unquote
 
 from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT
-from sciqag_dataset.builders.ingest.pdf_blocks import is_heading
+from sciqag_dataset.builders.ingest.pdf_blocks import is_entry, is_heading, reference_run
 from sciqag_dataset.builders.ingest.pdf_furniture import front_notes
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
 
@@ -26,12 +26,10 @@ _BROKEN = re.compile(r"\b(10\.\d{4,9}/)\s+(?=\S)")  # a DOI broken at a line end
 _PUBLISHED = re.compile(r"\b(?:published|this (?:article|paper)|article (?:and|is|was))\b", re.I)
 _BARE = re.compile(r"(?<![\w/.])(10\.\d{4,9}/[^\s\"'<>]+?)[.,;]?(?=\s|$)")  # a DOI without "doi:"
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-# the paper's dated history: "Received, May 22, 2008", "10 April 2019; accepted 2 July 2019"
-_HISTORY = re.compile(
-    rf"\b(?:received|revised|accepted|published)\b.{{0,60}}?"
-    rf"(?:\b\d{{1,2}},?\s+{_MONTH}|\b{_MONTH}\s+\d{{1,2}},?)\s+(?:19|20)\d\d\b",
-    re.I,
-)
+_DATE = rf"(?:\b\d{{1,2}},?\s+{_MONTH}|\b{_MONTH}\s+\d{{1,2}},?)\s+(?:19|20)\d\d\b"
+# the paper's dated history opening a line: "Received, May 22, 2008", "10 April 2019; accepted 2 July 2019" (later
+# in a line, as in a reference entry, the date is a cited work's)
+_HISTORY = re.compile(rf"^\W*(?:{_DATE}\W*)?(?:received|revised|accepted|published)\b.{{0,60}}?{_DATE}", re.I)
 
 
 def paper_doi(
@@ -58,7 +56,9 @@ def paper_doi(
     cite_as = [ln for k, ln in enumerate(lines) for near in lines[max(k - 1, 0) : k + 2] if _CITE_AS.search(near.text)]
     # then the front page's foot, licence block and the paper's own citation line ("ACM Reference Format")
     notes = [b.text for b in front_notes(blocks, body, opening, title)] + [ln.text for ln in foot.values()]
-    notes += [ln.text for ln in aside if ln.page <= opening + 1]
+    # the next page's notes too, but not its reference entries set small (a layout model's footnotes)
+    entries = _entry_lines(read, blocks)
+    notes += [ln.text for ln in aside if ln.page == opening or (ln.page == opening + 1 and id(ln) not in entries)]
     found = DOI_IN_TEXT.search(_joined([info.get("Subject") or "", *(ln.text for ln in front + heads + cite_as)]))
     found = found or DOI_IN_TEXT.search(_joined(notes))
     # last, a line that is a DOI and nothing else on the first page (its foot); not later, where such a line
@@ -70,7 +70,7 @@ def paper_doi(
     return (
         _linked_doi(info.get("links") or [], opening)
         or _published_at(read, opening, body)
-        or _with_history(read)
+        or _with_history(read, entries)
         or _last_foot(read, body)
     )
 
@@ -130,12 +130,24 @@ def _published_at(lines: list[Line], opening: int, body: float) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _with_history(read: list[Line]) -> str | None:
+def _entry_lines(read: list[Line], blocks: list[Block]) -> set[int]:
+    """The ids of the lines of reference entries: blocks that read as an entry or a run of them, and so the layout
+    model's footnote and other aside blocks (a list of entries set small at a page's foot)."""
+    aside: dict[tuple[int, int], list[Line]] = {}
+    for ln in read:
+        if ln.kind in ASIDE:
+            aside.setdefault((ln.page, ln.box), []).append(ln)
+    groups = [*blocks, *map(Block, aside.values())]
+    return {id(ln) for b in groups if reference_run(b) or is_entry(b.text) for ln in b.lines}
+
+
+def _with_history(read: list[Line], entries: set[int]) -> str | None:
     """The DOI printed with the paper's dated history, on its line or the next two under it ("Published, ... DOI
     10.1074/" over the rest of it at the foot of a first column; "accepted 2 July 2019" over the DOI at the end of
-    a Science report): the article's own record, wherever the page sets it and at whatever size."""
+    a Science report): the article's own record, wherever the page sets it and at whatever size. Not a line of a
+    reference entry (``entries``, by line id), where a date and a DOI are a cited work's."""
     for k, ln in enumerate(read):
-        if _HISTORY.search(ln.text):
+        if _HISTORY.search(ln.text) and id(ln) not in entries:
             near = [
                 x
                 for x in read[k : k + 3]

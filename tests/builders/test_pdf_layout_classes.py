@@ -944,6 +944,32 @@ def test_a_doi_broken_in_the_papers_history_at_the_body_size_is_found(tmp_path, 
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_cited_works_publication_date_in_a_reference_entry_gives_no_doi(tmp_path, monkeypatch, backend):
+    """A preprint with no DOI of its own cites a work "Published online March 3, 2029" with its DOI, the entry's
+    second line opening with the date: the cited work's DOI is not the paper's."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(120, 151, 6)
+    entries = [
+        "1. Quill A, Renner B. Drifting pebbles in quiet lakes. J Imag Lakes. 2028;3:1-9.",
+        "2. Moss C. Sand on the shore. Imag Shore Rev. 2027;12:40-51.",
+        "3. Renner B, Quill A. Pebbles at rest. Imag Geol. 2029;8:77-80.",
+        "Published online March 3, 2029. doi:10.5555/cited.2029.003",
+        "4. Fenn D. Lakes without wind. J Imag Lakes. 2026;1:5-6.",
+    ]
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, lines[:50], 10, "Times-Roman"),
+    ]
+    page2 = [
+        *column(LEFT, 60, lines[50:90], 10, "Times-Roman"),
+        (LEFT, 580, "Times-Bold", 11, "References"),
+        *column(LEFT, 600, entries, 8, "Times-Roman", 10),
+    ]
+    assert _read(draw(tmp_path / "preprint.pdf", [page1, page2]))["metadata"]["doi"] is None
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
 def test_a_doi_under_the_history_at_the_end_of_a_report_is_found(tmp_path, monkeypatch, backend):
     """A report prints its DOI only at its end, under its dates ("10 April 2031; accepted 2 July 2031") in the
     small type of its back matter: the paper's DOI."""
