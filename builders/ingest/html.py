@@ -89,7 +89,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         # abstract's (an introduction with no heading of its own) stay, where they stood
         told = _words(abstract)
         rest = [
-            [heading, "\n\n".join(p for p in text.split("\n\n") if _words(p) not in told)]
+            [heading, "\n\n".join(p for p in text.split("\n\n") if not _same_text(_words(p), told))]
             if heading.lower() == "abstract"
             else [heading, text]
             for heading, text in sections
@@ -237,19 +237,34 @@ def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
 
 
 def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
-    """The article's paragraphs trafilatura left out (a long article's later page fragments): each a paragraph
-    element of 25 words or more, not in the kept text, standing beside kept ones (its parent or the parent's
-    parent holds one), when they are a tenth or more of the paragraphs' words; else none (what trafilatura judged
-    the page's chrome stays out)."""
+    """The article's paragraphs trafilatura left out: each a paragraph element of 25 words or more, not in the kept
+    text, standing beside kept ones (its parent or the parent's parent holds one) in a parent of the same kind as
+    theirs (tag and class: a related-articles or comments box differs), when they are a tenth or more of the
+    paragraphs' words; else none (what trafilatura judged the page's chrome stays out)."""
     kept = _words(" ".join(text for _, text in sections))
     paragraphs = [p for p in tree.iter("p") if is_leaf(p) and len(p.text_content().split()) >= 25]
     found = {p: " ".join(_words(p.text_content()).split()[3:13]) in kept for p in paragraphs}
     near = {a for p, ok in found.items() if ok for a in (p.getparent(), p.getparent().getparent())}
-    lost = [p for p, ok in found.items() if not ok and {p.getparent(), p.getparent().getparent()} & near]
+    kinds = {_kind(p.getparent()) for p, ok in found.items() if ok}
+    lost = [
+        p
+        for p, ok in found.items()
+        if not ok and {p.getparent(), p.getparent().getparent()} & near and _kind(p.getparent()) in kinds
+    ]
     total = sum(len(p.text_content().split()) for p in paragraphs)
     if sum(len(p.text_content().split()) for p in lost) < 0.1 * total:
         return []
     return [inline(p.text_content()) for p in lost]
+
+
+def _same_text(one: str, other: str) -> bool:
+    """Two texts (as ``_words``) the same, or one a part of the other or opening as the other does (a copy cut
+    short, as a metadata abstract may be)."""
+    return bool(one and other) and (one in other or other in one or one.split()[:8] == other.split()[:8])
+
+
+def _kind(element) -> tuple[str, str]:
+    return element.tag, element.get("class") or ""
 
 
 def _words(text: str) -> str:

@@ -60,8 +60,8 @@ _CITED = re.compile(
     r"\bet al\b|\b[A-Z]\.\s?(?:[A-Z]\.\s?)*[A-Z][\w'’-]+|[A-Z][\w'’-]+,?\s+(?:[A-Z]\.\s?){1,3}|"
     r"\b[A-Z][\w'’-]+\s[A-Z]{1,3},|\b\d+\s*[,:]\s*\d+"
 )
-# a line that ends in a word a sentence goes on from: the next line is the same sentence
-_RUNS_ON = re.compile(r"\b(?:in|on|of|to|from|by|with|see|and|or|as|at|for|the|a|an|is|are|was|were)\s*$", re.I)
+# a line of prose that ends in a word a sentence goes on from: the next line is the same sentence
+_RUNS_ON = re.compile(r"^(?:\S+\s+){5,}(?:in|on|of|to|from|by|with|see|and|or|as|at|for|the|a|an|is|are|was|were)\s*$")
 _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+[.)])\s")
 
 

@@ -27,9 +27,13 @@ _PUBLISHED = re.compile(r"\b(?:published|this (?:article|paper)|article (?:and|i
 _BARE = re.compile(r"(?<![\w/.])(10\.\d{4,9}/[^\s\"'<>]+?)[.,;]?(?=\s|$)")  # a DOI without "doi:"
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _DATE = rf"(?:\b\d{{1,2}},?\s+{_MONTH}|\b{_MONTH}\s+\d{{1,2}},?)\s+(?:19|20)\d\d\b"
-# the paper's dated history opening a line: "Received, May 22, 2008", "10 April 2019; accepted 2 July 2019" (later
-# in a line, as in a reference entry, the date is a cited work's)
-_HISTORY = re.compile(rf"^\W*(?:{_DATE}\W*)?(?:received|revised|accepted|published)\b.{{0,60}}?{_DATE}", re.I)
+# the paper's dated history opening a line: "Received, May 22, 2008", "10 April 2019; accepted 2 July 2019"; later
+# in a line (a reference entry) or lower-case at its start (a sentence of the body) the date is a cited work's
+_HISTORY = re.compile(
+    rf"^\W*(?:{_DATE}\W*(?:received|revised|accepted|published)|"
+    rf"(?-i:Received|Revised|Accepted|Published|RECEIVED|REVISED|ACCEPTED|PUBLISHED))\b.{{0,60}}?{_DATE}",
+    re.I,
+)
 
 
 def paper_doi(

@@ -13,6 +13,9 @@ from sciqag_dataset.builders.ingest.pdf_glyphs import family
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
 # a journal's name set above the title, larger than it ("Journal of Statistical Software")
+# two or more people's names, each of two to four words, with their marks ("Ada Quill1,2, Bo Renner* and Cy Moss")
+_NAME = r"[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|de|da|del|di|le|la)){1,3}[\d*†‡§]*(?:,\d+)*"
+_NAMES = re.compile(rf"^{_NAME}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*){_NAME})+\s*$")
 _MASTHEAD = re.compile(
     r"^(?:The\s+)?(?:[A-Z][\w&-]*\s+){0,3}Journal(?:\s+(?:of|for|on)(?:\s+(?:[A-Z][\w&-]*|and|&|the))+)?$|"
     r"^(?:Annals|Proceedings|Transactions) of(?:\s+(?:[A-Z][\w&-]*|and|&|the))+$"
@@ -57,7 +60,8 @@ def title_of(
 
 def _with_subtitle(title: list[Line], lines: list[Line], body: float) -> list[Line]:
     """The title with its subtitle: the run of lines right under it, smaller than it but still a third larger than
-    the body, in its weight and starting where it starts ("A PRISMA-compliant meta-analysis")."""
+    the body, in its weight and starting where it starts ("A PRISMA-compliant meta-analysis"), and not a list of
+    names (the authors set large)."""
     if not title:
         return title
     last, size = title[-1], min(ln.size for ln in title)
@@ -70,6 +74,7 @@ def _with_subtitle(title: list[Line], lines: list[Line], body: float) -> list[Li
             and ln.bold == last.bold
             and abs(ln.x0 - title[0].x0) < ln.size
             and 0 <= ln.top - above.bottom < 0.8 * ln.size
+            and not _NAMES.match(ln.text)
         ):
             break
         run.append(ln)

@@ -328,6 +328,31 @@ def test_paragraphs_the_extractor_left_out_beside_kept_ones_are_restored():
     assert html._dropped_paragraphs(tree, [*kept, ["Part 2", "\n\n".join(paras[6:11])]]) == []
 
 
+def test_related_articles_and_comments_in_the_article_are_not_restored(tmp_path):
+    """Boxes of related articles and readers' comments inside the article element, which the extractor leaves
+    out, stay out: they stand near the article's paragraphs but in boxes of another kind."""
+    body = "".join(
+        f"<section><h2>{h}</h2><p>{_PARA.format(w) * 3}</p><p>{_PARA.format(w + 's') * 3}</p></section>"
+        for h, w in (("Introduction", "resistance"), ("Results", "density"), ("Conclusions", "gap"))
+    )
+    related = "Related article: the density of quiet pebbles in frozen lakes rises through the winter, a finding "
+    comment = "Comment by reader42 on 3 May 2031: the runs did not agree within their error on my own films, "
+    more = "could the authors share the raw logs of the stage so that we can compare the cooling curves directly?"
+    boxes = (
+        f'<section class="related"><p>{related + more}</p><p>{"Also " + related + more}</p></section>'
+        f'<section class="comments"><p>{comment + more}</p><p>{comment.replace("42", "7") + more}</p></section>'
+    )
+    page = (
+        '<html><head><meta name="citation_title" content="Slow Relaxations in Layered Magnets">'
+        '<meta name="citation_doi" content="10.5555/slow.2031.7"></head><body><main><article>'
+        f"<h1>Slow Relaxations in Layered Magnets</h1>{body}{boxes}</article></main></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert "The gaps of the films" in rec["text"]
+    assert "Related article" not in rec["text"] and "reader42" not in rec["text"]
+
+
 def test_an_introduction_without_a_heading_after_the_abstract_is_kept(tmp_path):
     """The abstract in its own element under an "Abstract" heading set outside it, then the introduction's
     paragraphs with no heading of their own (an OUP page): the abstract is the Abstract section, and the
@@ -348,3 +373,21 @@ def test_an_introduction_without_a_heading_after_the_abstract_is_kept(tmp_path):
     assert rec["sections"][0]["text"] == abstract.strip()
     assert intro.strip() in rec["text"] and "The motivation of the films" in rec["text"]
     assert rec["text"].count(abstract.strip()) == 1
+
+
+def test_an_abstract_the_metadata_gives_cut_short_is_not_read_twice(tmp_path):
+    """The metadata's abstract is cut short ("..."), the page's in full under its heading: the abstract is read
+    once."""
+    abstract = _PARA.format("abstract") * 2
+    page = (
+        '<html><head><meta name="citation_title" content="Slow Relaxations in Layered Magnets">'
+        '<meta name="citation_doi" content="10.5555/slow.2031.7">'
+        f'<meta name="citation_abstract" content="{abstract[:120]}…"></head><body><main><article>'
+        f"<h1>Slow Relaxations in Layered Magnets</h1><h5>Abstract</h5><p>{abstract}</p>"
+        f"<h2>Introduction</h2><p>{_PARA.format('introduction') * 3}</p>"
+        f"<h2>Methods</h2><p>{_PARA.format('method') * 3}</p></article></main></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["text"].count("The abstract of the films") == 1
+    assert "The introduction of the films" in rec["text"]

@@ -970,6 +970,28 @@ def test_a_cited_works_publication_date_in_a_reference_entry_gives_no_doi(tmp_pa
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_sentence_wrapping_to_a_publication_date_gives_no_doi(tmp_path, monkeypatch, backend):
+    """A preprint with no DOI of its own: a sentence of its body wraps to a line "published on March 3, 2029 ..."
+    over a cited DOI. That date is no history of the paper, and the DOI not the paper's."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    lines = body_lines(120, 151, 8)
+    sentence = [
+        "The counts follow the lake survey protocol, first",
+        "published on March 3, 2029 in the survey's report",
+        "(doi:10.5555/cited.2029.003), which we adopt here.",
+    ]
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        (LEFT, 125, "Times-Bold", 11, "1 Introduction"),
+        *column(LEFT, 145, lines[:40], 10, "Times-Roman"),
+    ]
+    page2 = [*column(LEFT, 60, lines[40:60] + sentence + lines[60:90], 10, "Times-Roman")]
+    page3 = [*column(LEFT, 60, lines[90:120], 10, "Times-Roman")]
+    assert _read(draw(tmp_path / "preprint.pdf", [page1, page2, page3]))["metadata"]["doi"] is None
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
 def test_a_doi_under_the_history_at_the_end_of_a_report_is_found(tmp_path, monkeypatch, backend):
     """A report prints its DOI only at its end, under its dates ("10 April 2031; accepted 2 July 2031") in the
     small type of its back matter: the paper's DOI."""
@@ -1227,6 +1249,20 @@ def test_a_subtitle_under_the_title_is_part_of_it(tmp_path, monkeypatch, backend
 
 
 @pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+@pytest.mark.parametrize("font", ["Times-Bold", "Times-Roman"])
+def test_authors_set_large_under_the_title_are_no_subtitle(tmp_path, monkeypatch, backend, font):
+    """The authors' names in 14 pt right under a 20 pt title of their weight: the title is the title alone."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    page = [
+        (LEFT, 70, font, 20, "Pebble counts in quiet lakes"),
+        (LEFT, 96, font, 14, "Ada Quill, Bo Renner and Cy Moss"),
+        (LEFT, 112, "Times-Roman", 9, "Lake Institute, Imaginary University"),
+        *column(LEFT, 150, body_lines(40, 202), 10, "Times-Roman"),
+    ]
+    assert _read(draw(tmp_path / "authors.pdf", [page]))["title"] == "Pebble counts in quiet lakes"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
 def test_an_ieee_digital_object_identifier_is_the_doi(tmp_path, monkeypatch, backend):
     """IEEE prints "Digital Object Identifier 10.1109/..." in the first page's foot, and its Subject metadata holds
     the DOI as a field of its own ("Journal;2031;5;4;10.1109/..."): either gives the paper's DOI."""
@@ -1282,3 +1318,24 @@ def test_a_sentence_wrapping_to_a_bold_table_reference_is_not_a_caption(tmp_path
     text = _read(draw(tmp_path / "wrap.pdf", [page]))["text"]
     assert "The null hypothesis that the counts are equal is rejected" in text
     assert lines[20] in text and lines[39] in text
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+@pytest.mark.parametrize("last", ["</stage> end for", "N/A", "In"])
+def test_a_caption_under_a_listing_ending_in_a_short_word_is_a_caption(tmp_path, monkeypatch, backend, last):
+    """A listing (or a table's last row) ends in a word a sentence could go on from ("end for", "In"), and a bold
+    "Figure 1." opens the next line: no sentence runs on into it, so it is a caption, not text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    listing = ["<stage cooled='slow'>", "  <sweep rate='1 K/min'/>", "  <leads fresh='yes'/>", last]
+    label, y = "Figure 1.", 390 + 12 * len(listing)
+    page1 = [
+        (LEFT, 80, "Times-Bold", 16, TITLE),
+        (LEFT, 110, "Times-Bold", 11, "1 Introduction"),
+        *column(LEFT, 130, body_lines(20, 23, 7), 10, "Times-Roman", 12),
+        *column(LEFT + 20, 390, listing, 10, "Times-Roman", 12),
+        (LEFT, y, "Times-Bold", 10, label),
+        (LEFT + stringWidth(label + " ", "Times-Bold", 10), y, "Times-Roman", 10, "Log of a sweep"),
+        *column(LEFT, 460, body_lines(20, 24, 7), 10, "Times-Roman", 12),
+    ]
+    page2 = [*column(LEFT, 60, body_lines(30, 25, 7), 10, "Times-Roman")]
+    assert "Log of a sweep" not in _read(draw(tmp_path / "listing.pdf", [page1, page2]))["text"]
