@@ -65,14 +65,16 @@ def _runs(flags) -> list[tuple[int, int]]:
 
 
 def split_at_gutter(boxes: list[tuple], groups: list[list[dict]], gutter: float):
-    """A model block across the gutter whose words lie on either side of it, in two rows or more on each (two
-    columns' paragraphs read as one block), split in two, each side a block of its own where its words are."""
+    """A text or list block across the gutter whose words lie on either side of it, in two rows or more on each
+    (two columns' paragraphs read as one block), split in two, each side a block of its own where its words are.
+    A table or picture across the gutter stays whole."""
     out_boxes, out_groups = [], []
     for box, ws in zip(boxes, groups, strict=True):
         left = [w for w in ws if w["x1"] <= gutter]
         right = [w for w in ws if w["x0"] >= gutter]
         rows = [len({round(w["bottom"]) for w in part}) for part in (left, right)]
-        if box[0] < gutter < box[2] and len(left) + len(right) == len(ws) and min(rows) > 1:
+        prose = box[4] in ("text", "list-item")
+        if prose and box[0] < gutter < box[2] and len(left) + len(right) == len(ws) and min(rows) > 1:
             out_boxes += [
                 (
                     min(w["x0"] for w in part),

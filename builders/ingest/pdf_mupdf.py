@@ -254,7 +254,7 @@ def _text(words: list[dict]) -> str:
     return " ".join(w["text"] for w in sorted(words, key=lambda w: (round(w["top"]), w["x0"])))
 
 
-def _reading_order(boxes: list[tuple], mid: float, cuts: set[int] = frozenset()) -> list[int]:
+def _reading_order(boxes: list[tuple], mid: float, cuts: frozenset[int] | set[int] = frozenset()) -> list[int]:
     """The blocks' order as the rules read a page: full-width blocks, and the blocks in ``cuts`` (a reference
     list's heading set under both columns), cut it into bands, and in each band the left column's blocks come
     before the right column's, each top-down (the model's own order mixes columns)."""
@@ -274,7 +274,8 @@ def _reading_order(boxes: list[tuple], mid: float, cuts: set[int] = frozenset())
 
 def _top_down(boxes: list[tuple]) -> list[int]:
     """The blocks' indexes top-down; of two pieces of one line (on one row within 3 pt, under 15 pt apart), the
-    left one first: a title the model split in two boxes, the right one a hair higher."""
+    left one first: a title the model split in two boxes, the right one a hair higher. (Two columns' blocks so
+    close are put left first too, as the bands of ``_reading_order`` read them anyway.)"""
     order = sorted(range(len(boxes)), key=lambda k: boxes[k][1])
     for i in range(len(order) - 1):
         a, b = boxes[order[i]], boxes[order[i + 1]]

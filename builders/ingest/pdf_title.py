@@ -44,8 +44,8 @@ def title_of(
 ) -> list[Line]:
     """The title's lines: those of ``top`` (the lines a title may be among) that print ``meta`` (the PDF's Title
     metadata), else the model's title block in ``first`` (the page's text lines), else the largest run of ``top``
-    with the lines of its model blocks in ``around``. ``page`` (all the page's lines, its furniture too) holds
-    the citation line that names the journal, whose name set large is no title."""
+    with the lines of its model blocks in ``around``. ``page`` (all the page's lines, its furniture too; else
+    ``around``) holds the citation line that names the journal, whose name set large is no title."""
     page = page or around
     named = plausible_title(meta) and not (_ARTICLE_TYPE.match(meta) or _MASTHEAD.search(meta))
     printed = _printed(meta, top, body) if named else []  # not a banner a template put in the metadata
@@ -160,11 +160,11 @@ def plausible_title(text: str) -> bool:
     )
 
 
-def _title(first: list[Line], body: float, around: list[Line] = ()) -> list[Line]:
+def _title(first: list[Line], body: float, page: list[Line] = ()) -> list[Line]:
     """Page 1's largest text above its first body paragraph (consecutive lines of that size), without a
-    journal's section label or name set above it ("NOTES", "Communication", a banner that the page's citation line
-    in ``around`` names), nor a university's name: larger than the title, the next largest run is the title; at
-    its size, the run goes on without it."""
+    journal's section label or name set above it ("NOTES", "Communication", a banner that the citation line among
+    the ``page``'s lines names), nor a university's name: larger than the title, the next largest run is the
+    title; at its size, the run goes on without it."""
     top = [ln for ln in first if ln.size > body * 1.15 and len(ln.text) > 3 and not INSTITUTION.fullmatch(ln.text)]
     run = _largest_run(top)
     if len(run) > 1 and _label(run[0], run[1]):
@@ -173,7 +173,7 @@ def _title(first: list[Line], body: float, around: list[Line] = ()) -> list[Line
         _label(run[0], None)
         or _MASTHEAD.search(run[0].text)
         or _ARTICLE_TYPE.match(run[0].text)
-        or _journal_name(run[0], around)
+        or _journal_name(run[0], page)
     ):
         below = _largest_run([ln for ln in top if ln.top > run[0].bottom and ln.size > 1.3 * body])
         if sum(len(ln.text.split()) for ln in below) >= 3:

@@ -1080,7 +1080,8 @@ def test_columns_set_off_the_pages_middle_are_read_one_after_the_other(tmp_path,
 def test_a_model_block_across_both_columns_is_split_at_the_gutter():
     """The layout model may read a last page's text column and the reference column beside it as one block (the
     Lancet): words on either side of the gutter, in several rows each, become two blocks, each where its words
-    are. A block whose words cross the gutter (a full-width paragraph), or with one row a side, stays whole."""
+    are. A block whose words cross the gutter (a full-width paragraph), or with one row a side, or a full-width
+    table whose cells leave the gutter blank, stays whole."""
 
     def word(x0, x1, top, text="word"):
         return {"x0": x0, "x1": x1, "top": top, "bottom": top + 8, "text": text, "size": 8}
@@ -1088,10 +1089,12 @@ def test_a_model_block_across_both_columns_is_split_at_the_gutter():
     both = [word(120, 300, 100), word(120, 300, 110), word(350, 550, 130), word(350, 550, 140)]
     wide = [word(120, 330, 200), word(331, 550, 200), word(120, 400, 210)]
     one_row = [word(120, 300, 300), word(350, 550, 300)]
+    table = [word(120, 300, 400 + 10 * k) for k in range(3)] + [word(350, 550, 400 + 10 * k) for k in range(3)]
     boxes = [(119, 90, 551, 150, "list-item"), (119, 190, 551, 220, "text"), (119, 290, 551, 310, "text")]
-    got_boxes, got_groups = pdf_columns.split_at_gutter(boxes, [both, wide, one_row], 340.0)
+    boxes.append((119, 390, 551, 430, "table"))
+    got_boxes, got_groups = pdf_columns.split_at_gutter(boxes, [both, wide, one_row, table], 340.0)
     assert got_boxes == [(120, 100, 300, 118, "list-item"), (350, 130, 550, 148, "list-item"), *boxes[1:]]
-    assert got_groups == [both[:2], both[2:], wide, one_row]
+    assert got_groups == [both[:2], both[2:], wide, one_row, table]
 
 
 def test_a_bold_references_heading_inside_a_model_block_is_a_heading():
