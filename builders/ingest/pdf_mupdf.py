@@ -231,9 +231,37 @@ def page_lines(page: Page, n: int) -> tuple[list[Line], int]:
         for ln in got:
             ln.kind, ln.box, ln.column = kind, 1000 * n + k, column
             lines.append(ln)
+    _caption_notes(lines)
     if loose:
         lines += rule_lines(_Words(loose, page.width, page.height), n)[0]
     return lines, page.unmapped
+
+
+def _caption_notes(lines: list[Line]) -> None:
+    """A text block of one or two lines right under a caption, in the caption's size and at its line spacing, is
+    the caption's note ("(A color version of this figure is available in the online journal.)"): it joins the
+    caption's block."""
+    blocks: dict[int, list[Line]] = {}
+    for ln in lines:
+        blocks.setdefault(ln.box, []).append(ln)
+    captions = [b[-1] for b in blocks.values() if b[0].kind == "caption"]
+    for block in blocks.values():
+        first = block[0]
+        if first.kind != "text" or len(block) > 2 or len(" ".join(ln.text for ln in block).split()) > 25:
+            continue
+        above = next(
+            (
+                c
+                for c in captions
+                if abs(c.size - first.size) < 0.3
+                and 0 <= first.top - c.bottom < 0.8 * first.size
+                and first.x0 < c.x0 + 0.9 * (max(w["x1"] for w in c.words) - c.x0)
+                and max(w["x1"] for w in block[-1].words) > c.x0
+            ),
+            None,
+        )
+        for ln in block if above else ():
+            ln.kind, ln.box = "caption", above.box
 
 
 def _drop_capital(words: list[dict]) -> tuple[list[dict], dict | None]:

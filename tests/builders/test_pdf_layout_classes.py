@@ -1342,3 +1342,33 @@ def test_a_caption_under_a_listing_ending_in_a_short_word_is_a_caption(tmp_path,
     ]
     page2 = [*column(LEFT, 60, body_lines(30, 25, 7), 10, "Times-Roman")]
     assert "Log of a sweep" not in _read(draw(tmp_path / "listing.pdf", [page1, page2]))["text"]
+
+
+def test_a_note_the_model_sets_apart_under_a_caption_is_the_captions():
+    """The layout model reads a figure's caption as one block and the note under it, in the caption's size and at
+    its spacing ("(A color version of this figure is available in the online journal.)"), as a text block of its
+    own (an ApJ page, its blocks as the model gave them): the note is the caption's, not the page's text. A
+    paragraph of the body under a caption, at the body's size, stays text."""
+
+    def words(texts, top, size, pitch):
+        out = []
+        for k, text in enumerate(texts):
+            x = 43.0
+            for word in text.split():
+                width = stringWidth(word, "Times-Roman", size)
+                out.append(
+                    {"text": word, "x0": x, "x1": x + width, "top": top + k * pitch, "bottom": top + k * pitch + size}
+                )
+                out[-1].update(size=size, fontname="Times-Roman", upright=True)
+                x += width + size / 4
+        return out
+
+    caption = words(["Figure 1. Counts of pebbles for each lake, normalised to", "a peak of unity."], 240, 8, 9)
+    note = words(["(A colour version of this figure is available in the online edition.)"], 261, 8, 12)
+    body = words(body_lines(6, 311, 6), 290, 10, 12.5)
+    boxes = [(42, 239, 295, 258, "caption"), (42, 260, 295, 270, "text"), (42, 289, 295, 370, "text")]
+    page = pdf_mupdf.Page(612, 792, caption + note + body, 0, [], boxes)
+    lines = pdf_mupdf.page_lines(page, 2)[0]
+    kinds = {ln.text.split()[0]: (ln.kind, ln.box) for ln in lines}
+    assert kinds["(A"] == ("caption", 2000)
+    assert all(kinds[text.split()[0]][0] == "text" for text in body_lines(6, 311, 6))
