@@ -82,6 +82,7 @@ def join_scripts(words: list[dict]) -> list[dict]:
             ),
             None,
         )
+        left = left or _stacked_on(w, ends, chain_of)
         chain = chain_of[id(left)] if left is not None else []
         if not chain:
             chains.append(chain)
@@ -90,8 +91,36 @@ def join_scripts(words: list[dict]) -> list[dict]:
     return [_script_word(c) if len(c) > 1 else c[0] for c in chains]
 
 
+def _stacked_on(w: dict, ends: dict[int, list[dict]], chain_of: dict[int, list[dict]]) -> dict | None:
+    """The script a script is stacked over or under (``M²_τ``: the "2" over the "τ", both after the "M"): a word
+    of its size ending a chain, starting where it starts, on another baseline within the chain's first word."""
+    x = round(w["x0"])
+    return next(
+        (
+            v
+            for k in range(x, x + 12)
+            for v in ends.get(k, ())
+            if id(v) in chain_of
+            and chain_of[id(v)][-1] is v
+            and len(chain_of[id(v)]) > 1
+            and abs(v["size"] - w["size"]) < 0.3
+            and v["x0"] - 1 <= w["x0"] < v["x1"]
+            and abs(v["bottom"] - w["bottom"]) > 0.3 * w["size"]
+            and w["size"] < 0.85 * chain_of[id(v)][0]["size"]
+            and chain_of[id(v)][0]["top"] - 2 <= (w["top"] + w["bottom"]) / 2 <= chain_of[id(v)][0]["bottom"] + 2
+        ),
+        None,
+    )
+
+
 def _script_word(parts: list[dict]) -> dict:
+    parts = list(parts)
     base = max(parts, key=lambda w: w["size"])
+    for k in range(1, len(parts)):  # of two stacked scripts, the raised one first ("M^2τ", as M^2_τ is written)
+        a, b = parts[k - 1], parts[k]
+        scripts = max(a["size"], b["size"]) < 0.85 * base["size"]
+        if scripts and a["x0"] - 1 <= b["x0"] < a["x1"] - 1 and b["bottom"] < a["bottom"] - 0.3 * b["size"]:
+            parts[k - 1], parts[k] = b, a
     text, dropped = "", False
     for k, w in enumerate(parts):
         small = w["size"] < 0.85 * base["size"]

@@ -13,7 +13,7 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 from test_pdf_classes import _read
 
-from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_columns, pdf_mupdf
+from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_columns, pdf_mupdf, pdf_scripts
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_blocks import is_heading
 from sciqag_dataset.builders.ingest.pdf_line import Line
@@ -1372,3 +1372,22 @@ def test_a_note_the_model_sets_apart_under_a_caption_is_the_captions():
     kinds = {ln.text.split()[0]: (ln.kind, ln.box) for ln in lines}
     assert kinds["(A"] == ("caption", 2000)
     assert all(kinds[text.split()[0]][0] == "text" for text in body_lines(6, 311, 6))
+
+
+def test_a_superscript_stacked_over_a_subscript_is_kept():
+    """ "M" with "2" set over "τ" (M²_τ, a physics title's formula), the script words where the PDF sets them:
+    one word, the exponent written first; a footnote mark after a word still goes."""
+
+    def word(text, x0, x1, top, bottom, size):
+        return {"text": text, "x0": x0, "x1": x1, "top": top, "bottom": bottom, "size": size}
+
+    words = [
+        word("(", 233.7, 241.3, 135.1, 152.3, 17.22),
+        word("M", 241.3, 260.9, 135.1, 152.3, 17.22),
+        word("2", 262.9, 269.6, 133.1, 145.0, 11.95),
+        word("τ", 260.9, 267.2, 144.6, 156.6, 11.95),
+        word(")", 270.1, 277.7, 135.1, 152.3, 17.22),
+        word("Pebbles", 300.0, 360.0, 135.1, 152.3, 17.22),
+        word("1", 360.0, 366.0, 133.1, 145.0, 11.95),
+    ]
+    assert [w["text"] for w in pdf_scripts.join_scripts(words)] == ["(M^2τ)", "Pebbles"]
