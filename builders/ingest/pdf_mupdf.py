@@ -33,7 +33,7 @@ _FILLED, _STROKED = 16, 32  # a span's char_flags: its glyphs are filled, stroke
 def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     """The page's words, top-down coordinates in points, and how many glyphs had no Unicode map. MuPDF puts a
     space where the gap between two glyphs is a word space; a gap wider than ``GAP`` of the size (at most
-    ``X_TOLERANCE``) ends a word too (text set without space characters)."""
+    ``X_TOLERANCE``) than the line's letter spacing ends a word too (text set without space characters)."""
     # a CID font with no ToUnicode map: MuPDF guesses letters from the glyph ids, which are no text
     guessed = {
         _base(f[3])
@@ -58,6 +58,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     for block in blocks:
         for line in block.get("lines", ()):
             upright = abs(line["dir"][1]) < 0.01 and line["dir"][0] > 0
+            tracking = _tracking(line)
             cur: dict | None = None
             for span in line["spans"]:
                 if hidden and not _shown(span):
@@ -84,7 +85,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                         cur is not None
                         and cur["size"] == size  # a change of size or font ends a word, as pdfplumber's do: the
                         and cur["fontname"] == font  # layout pass joins scripts back by their size and place
-                        and x0 - cur["x1"] <= min(X_TOLERANCE, GAP * size)
+                        and x0 - cur["x1"] <= tracking + min(X_TOLERANCE, GAP * size)
                         and x0 >= cur["x0"] - 0.5
                         and abs(bottom - cur["bottom"]) < 0.5 * size
                     ):
@@ -96,6 +97,18 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                     cur.update(fontname=font, upright=upright)
                     words.append(cur)
     return words, unmapped
+
+
+def _tracking(line: dict) -> float:
+    """The line's letter spacing: the median gap between neighbouring glyphs of one span, none for text set
+    tight. A title set with tracking keeps its words whole; text set without spaces has its letters touching."""
+    gaps = [
+        b["bbox"][0] - a["bbox"][2]
+        for span in line["spans"]
+        for a, b in zip(span["chars"], span["chars"][1:])
+        if not a["c"].isspace() and not b["c"].isspace()
+    ]
+    return max(statistics.median(gaps), 0.0) if len(gaps) >= 4 else 0.0
 
 
 def _shown(span: dict) -> bool:

@@ -1391,3 +1391,20 @@ def test_a_superscript_stacked_over_a_subscript_is_kept():
         word("1", 360.0, 366.0, 133.1, 145.0, 11.95),
     ]
     assert [w["text"] for w in pdf_scripts.join_scripts(words)] == ["(M^2τ)", "Pebbles"]
+
+
+def test_a_title_set_with_letter_spacing_keeps_its_words_whole(tmp_path):
+    """A title set with 1.8 pt between its letters (small capitals with tracking: "REACT" read as "REAC T") keeps
+    its words whole, and apart where it has a space (the layout backend: pdfplumber splits at every letter)."""
+
+    def tracked(c):
+        text = c.beginText(LEFT, HEIGHT - 70)
+        text.setFont("Courier", 14)
+        text.setCharSpace(1.8)
+        text.textOut("REACT: PEBBLES SETTLE WHERE LAKES ARE QUIET")
+        c.drawText(text)
+
+    rec = _read(
+        _drawn_paper(tmp_path / "tracked.pdf", [*column(LEFT, 110, body_lines(40), 10, "Times-Roman")], more=tracked)
+    )
+    assert rec["title"] == "REACT: PEBBLES SETTLE WHERE LAKES ARE QUIET"
