@@ -227,7 +227,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
         w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text))
     )
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
-    title = _TITLE_MARK.sub("", inline(_join_broken(title, vocab)))
+    title = _TITLE_MARK.sub("", inline(_accents(_join_broken(title, vocab))))
     for component in components:
         component["caption"] = inline(_join_broken(component["caption"], vocab))
     # the paper's own DOI is printed in its front matter or a running head (pdf_doi.py)
@@ -363,13 +363,17 @@ def _front_foot(first: list[Line], body: float) -> dict[int, Line]:
 def _repair(text: str, vocab: Counter) -> str:
     """Loose accents, line-end hyphens (joined where the joined word is the paper's, or where
     neither half is a word of it), bracketed citation numbers."""
-    text = _LOOSE_ACCENT.sub(
+    return _BRACKET_CITE.sub("", _join_broken(_accents(text), vocab))
+
+
+def _accents(text: str) -> str:
+    """An accent set as a glyph of its own before its letter ("Sj¨ogren", TeX's fonts) joined to the letter."""
+    return _LOOSE_ACCENT.sub(
         lambda m: unicodedata.normalize(
             "NFC", {"\u0131": "i", "\u0237": "j"}.get(m[2], m[2]) + _SPACING_ACCENTS[m[1]]
         ),
         text,
     )
-    return _BRACKET_CITE.sub("", _join_broken(text, vocab))
 
 
 def _join_broken(text: str, vocab: Counter) -> str:

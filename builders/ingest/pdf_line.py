@@ -49,7 +49,7 @@ def _join_lines(texts: list[str]) -> str:
     for t in texts:
         if out.endswith(SOFT_HYPHEN):
             out = out[:-1] + t
-        elif out.endswith("-") and t[:1].islower():
+        elif out.endswith("-") and not out.endswith(" -") and t[:1].islower():  # a dash alone ends no word
             out = out + "\x00" + t  # a word broken at the line end or a hyphenated one: decided later (pdf.py)
         else:
             out = f"{out} {t}" if out else t

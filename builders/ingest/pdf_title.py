@@ -13,9 +13,10 @@ from sciqag_dataset.builders.ingest.pdf_glyphs import family
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
 # a journal's name set above the title, larger than it ("Journal of Statistical Software")
-# two or more people's names, each of two to four words, with their marks ("Ada Quill1,2, Bo Renner* and Cy Moss")
+# two or more people's names, each of two to four words, with their marks ("Ada Quill1,2, Bo Renner* and Cy Moss"),
+# the list going on in the next line ("Bo Renner, Cy Moss,")
 _NAME = r"[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|de|da|del|di|le|la)){1,3}[\d*†‡§]*(?:,\d+)*"
-_NAMES = re.compile(rf"^{_NAME}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*){_NAME})+\s*$")
+_NAMES = re.compile(rf"^{_NAME}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*){_NAME})+(?:\s*,|\s+and)?\s*$")
 _MASTHEAD = re.compile(
     r"^(?:The\s+)?(?:[A-Z][\w&-]*\s+){0,3}Journal(?:\s+(?:of|for|on)(?:\s+(?:[A-Z][\w&-]*|and|&|the))+)?$|"
     r"^(?:Annals|Proceedings|Transactions) of(?:\s+(?:[A-Z][\w&-]*|and|&|the))+$"
@@ -117,15 +118,22 @@ def _right(ln: Line) -> float:
 
 
 def _letters(text: str) -> str:
-    return re.sub(r"[^\w]|_", "", unicodedata.normalize("NFKC", text)).lower()  # "ﬁ" as "fi"
+    """The text's letters and digits, lower case, without accents ("ﬁ" as "fi"; "Sj¨ogren" as "Sjögren")."""
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return re.sub(r"[^\w]|_", "", text).lower()
 
 
 def _model_title(first: list[Line]) -> list[Line]:
     """The lines of the first block the layout model calls the title on the first page with text, without a
-    section label set above the title in the same block ("Research Article")."""
+    section label set above the title in the same block ("Research Article") and without smaller lines under
+    it."""
     box = next((ln.box for ln in first if ln.kind == "title"), None)
     lines = [ln for ln in first if ln.box == box] if box is not None else []
-    return lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
+    lines = lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
+    # the block ends where lines set smaller follow the title's (the authors' names in the model's title block)
+    big = max((ln.size for ln in lines), default=0.0)
+    start = next((k for k, ln in enumerate(lines) if ln.size >= big - 1), 0)
+    return lines[: next((k for k in range(start, len(lines)) if lines[k].size < big - 1), len(lines))]
 
 
 def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:

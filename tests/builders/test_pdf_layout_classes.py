@@ -16,7 +16,7 @@ from test_pdf_classes import _read
 from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_columns, pdf_mupdf, pdf_scripts
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_blocks import is_heading
-from sciqag_dataset.builders.ingest.pdf_line import Line
+from sciqag_dataset.builders.ingest.pdf_line import Block, Line
 from sciqag_dataset.builders.ingest.pdf_title import title_of
 
 DOI = "10.5555/imag.2031.077"
@@ -1408,3 +1408,50 @@ def test_a_title_set_with_letter_spacing_keeps_its_words_whole(tmp_path):
         _drawn_paper(tmp_path / "tracked.pdf", [*column(LEFT, 110, body_lines(40), 10, "Times-Roman")], more=tracked)
     )
     assert rec["title"] == "REACT: PEBBLES SETTLE WHERE LAKES ARE QUIET"
+
+
+def test_authors_in_the_models_title_block_set_smaller_are_not_the_title():
+    """The layout model's title block holds the title (14.3 pt) and the authors' lines under it (12 pt, their
+    marks raised): the title is the title's line."""
+    lines = [
+        _line("PaSa: Pebbles Settle Where Lakes Are Quiet", 71, "title", 3, 14.3),
+        _line("Ada Quill^∗1 Bo Renner^∗1 Cy Moss^†1", 91, "title", 3, 12.0),
+        _line("Di Lark^1 Ed Wren^2", 109, "title", 3, 12.0),
+        _line("Lake Institute", 131, "text", 4, 12.0),
+        *[_line("pebbles settle in quiet lakes when the water rests", 200 + 12 * k, "text", 5) for k in range(20)],
+    ]
+    assert [ln.text for ln in title_of(lines, lines, lines, 10.0)] == [lines[0].text]
+
+
+def test_an_authors_line_going_on_in_the_next_line_is_no_subtitle(tmp_path):
+    """Authors at 14 pt under a 17 pt title in the same roman, their list broken after a comma: the title alone."""
+    page = [
+        (LEFT, 70, "Times-Roman", 17, "Pebble counts in quiet lakes"),
+        (LEFT, 94, "Times-Roman", 14, "Ada D Quill, Bo Renner, Cy Le Moss,"),
+        (LEFT, 114, "Times-Roman", 14, "Di Lark, Ed Wren"),
+        *column(LEFT, 150, body_lines(40, 202), 10, "Times-Roman"),
+    ]
+    assert _read(draw(tmp_path / "authors.pdf", [page]))["title"] == "Pebble counts in quiet lakes"
+
+
+def test_a_title_with_an_accent_set_apart_from_its_letter_is_read_joined():
+    """TeX's fonts set an umlaut as a glyph before its letter ("Sj¨ogren"): the metadata's "Sjögren" names the
+    printed title over a banner larger than it, and the title reads "Sjögren"."""
+    lines = [_line("Lake Letters", 40, size=26), _line("Pebbles of Lake Sj¨ogren in Winter", 100, size=16)]
+    lines.append(_line("Ada Quill", 130))
+    assert title_of(lines, lines, lines, 10.0, "Pebbles of Lake Sjögren in Winter") == lines[1:2]
+
+
+def test_a_drawn_title_with_a_spacing_umlaut_reads_the_letter_accented(tmp_path):
+    """The title drawn with "¨" before its "o" reads "ö", as the body does."""
+    page = [
+        (LEFT, 70, "Times-Bold", 17, "Pebbles of Lake Sj\u00a8ogren in Winter"),
+        *column(LEFT, 110, body_lines(40, 202), 10, "Times-Roman"),
+    ]
+    assert _read(draw(tmp_path / "umlaut.pdf", [page]))["title"] == "Pebbles of Lake Sjögren in Winter"
+
+
+def test_a_dash_standing_alone_at_a_line_end_joins_no_word():
+    """ "communication -" over "a personal view": a dash with a space before it is no broken word."""
+    lines = [_line("Semantic pebbles and their settling -", 100, size=23), _line("a personal view", 126, size=23)]
+    assert Block(lines).text.replace("\x00", "") == "Semantic pebbles and their settling - a personal view"
