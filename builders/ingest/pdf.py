@@ -59,7 +59,7 @@ _CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d{3,}\b")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z][A-Za-z]+")
 # a repository's cover sheet (eScholarship's "Permalink", White Rose's "This is a repository copy of")
 _COVER_SHEET = re.compile(r"\s*(?:permalink\b|this is a repository copy of\b)", re.I)
-_TITLE_MARK = re.compile(r"\s*[*∗†‡§¶]+$")  # a footnote's mark after the title
+_TITLE_MARK = re.compile(r"\s*\^?[*∗†‡§¶]+$")  # a footnote's mark after the title, raised or not
 
 
 _ABSTRACT_OPENING = re.compile(r"(?:ABSTRACT|Abstract|SUMMARY|Summary)\b\s*[:.—–-]?")

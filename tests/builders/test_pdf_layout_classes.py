@@ -4,12 +4,16 @@ default backend ("auto": the layout model where PyMuPDF is installed); and the b
 import builtins
 import importlib.util
 import re
+from pathlib import Path
 
 import pypdf
 import pytest
+import reportlab
 from pdf_pages import HEIGHT, LEFT, RIGHT, body_lines, column, draw
 from reportlab.lib.pagesizes import LETTER
+from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 from test_pdf_classes import _read
 
@@ -1455,3 +1459,17 @@ def test_a_dash_standing_alone_at_a_line_end_joins_no_word():
     """ "communication -" over "a personal view": a dash with a space before it is no broken word."""
     lines = [_line("Semantic pebbles and their settling -", 100, size=23), _line("a personal view", 126, size=23)]
     assert Block(lines).text.replace("\x00", "") == "Semantic pebbles and their settling - a personal view"
+
+
+def test_a_raised_footnote_mark_after_the_title_is_not_part_of_it(tmp_path):
+    """A title ending with a raised "∗" (a footnote's mark, set small above the baseline) reads without it."""
+
+    vera = Path(reportlab.__file__).parent / "fonts" / "Vera.ttf"
+    pdfmetrics.registerFont(TTFont("Vera", str(vera)))
+
+    def mark(c):
+        c.setFont("Vera", 11)
+        c.drawString(LEFT + stringWidth(TITLE, "Times-Bold", 16) + 1, HEIGHT - 66, "\u2217")
+
+    rec = _read(_drawn_paper(tmp_path / "mark.pdf", body=body_lines(40), more=mark))
+    assert rec["title"] == TITLE
