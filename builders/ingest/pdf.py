@@ -57,8 +57,11 @@ _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})
 # a running head's citation: a year in brackets, or volume and page ("103, 033110", "15 (2007) 119–123")
 _CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d{3,}\b")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z][A-Za-z]+")
-# a repository's cover sheet (eScholarship's "Permalink", White Rose's "This is a repository copy of")
-_COVER_SHEET = re.compile(r"\s*(?:permalink\b|this is a repository copy of\b)", re.I)
+# a repository's cover sheet (eScholarship's "Permalink", White Rose's "This is a repository copy of", HAL's "To
+# cite this version:" and "HAL Id:")
+_COVER_SHEET = re.compile(
+    r"\s*(?:permalink\b|this is a repository copy of\b|to cite this version\s*:|hal id\s*:)", re.I
+)
 _TITLE_MARK = re.compile(r"\s*\^?[*∗†‡§¶]+$")  # a footnote's mark after the title, raised or not
 
 

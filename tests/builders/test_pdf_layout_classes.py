@@ -1473,3 +1473,27 @@ def test_a_raised_footnote_mark_after_the_title_is_not_part_of_it(tmp_path):
 
     rec = _read(_drawn_paper(tmp_path / "mark.pdf", body=body_lines(40), more=mark))
     assert rec["title"] == TITLE
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_an_open_archives_cover_page_is_not_the_papers_text(tmp_path, monkeypatch, backend):
+    """An open archive's cover page (HAL's: the title, the authors, "To cite this version:", the citation, "HAL Id")
+    before the paper: none of it is the paper's text, and the title is the paper's."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    title = "Counting Pebbles That Drift Under Quiet Lakes"
+    cover = [
+        (LEFT, 240, "Times-Bold", 17, title),
+        (LEFT, 265, "Times-Roman", 14, "Ada D Quill, Bo Renner, Cy Le Moss"),
+        (LEFT, 350, "Times-Bold", 14, "To cite this version:"),
+        (LEFT, 375, "Times-Roman", 12, "Ada D Quill, Bo Renner, Cy Le Moss. Counting Pebbles. Lake Letters, 2031."),
+        (LEFT, 500, "Times-Bold", 12, "HAL Id: hal-02931234"),
+        (LEFT, 520, "Times-Roman", 10, "Submitted on 2 Apr 2031"),
+    ]
+    page = [
+        (LEFT, 70, "Times-Bold", 16, title),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, body_lines(48, 100), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "hal.pdf", [cover, page, column(LEFT, 60, body_lines(48, 101), 10, "Times-Roman")]))
+    assert rec["title"] == title
+    assert "To cite this version" not in rec["text"] and "Cy Le Moss" not in rec["text"]
