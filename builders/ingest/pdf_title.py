@@ -130,10 +130,9 @@ def _model_title(first: list[Line]) -> list[Line]:
     box = next((ln.box for ln in first if ln.kind == "title"), None)
     lines = [ln for ln in first if ln.box == box] if box is not None else []
     lines = lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
-    # the block ends where lines set smaller follow the title's (the authors' names in the model's title block)
+    # the block ends with the title's last line: smaller lines after it are the authors' names
     big = max((ln.size for ln in lines), default=0.0)
-    start = next((k for k, ln in enumerate(lines) if ln.size >= big - 1), 0)
-    return lines[: next((k for k in range(start, len(lines)) if lines[k].size < big - 1), len(lines))]
+    return lines[: max((k + 1 for k, ln in enumerate(lines) if ln.size >= big - 1), default=0)]
 
 
 def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:

@@ -1425,6 +1425,9 @@ def test_authors_in_the_models_title_block_set_smaller_are_not_the_title():
         *[_line("pebbles settle in quiet lakes when the water rests", 200 + 12 * k, "text", 5) for k in range(20)],
     ]
     assert [ln.text for ln in title_of(lines, lines, lines, 10.0)] == [lines[0].text]
+    # a footnote's mark read as a line of its own between the title's two lines is no end of the title
+    lines[1:1] = [_line("∗", 80, "title", 3, 9.0), _line("Under Ice", 86, "title", 3, 14.3)]
+    assert [ln.text for ln in title_of(lines, lines, lines, 10.0)] == [lines[0].text, "∗", "Under Ice"]
 
 
 def test_an_authors_line_going_on_in_the_next_line_is_no_subtitle(tmp_path):
