@@ -124,15 +124,22 @@ def _letters(text: str) -> str:
 
 
 def _model_title(first: list[Line]) -> list[Line]:
-    """The lines of the first block the layout model calls the title on the first page with text, without a
-    section label set above the title in the same block ("Research Article") and without smaller lines under
-    it."""
+    """The lines of the first block the layout model calls the title on the first page with text, and of the
+    title blocks right under it at its size (a title's line the model set apart), without a section label set
+    above the title in the same block ("Research Article") and without smaller lines under it."""
     box = next((ln.box for ln in first if ln.kind == "title"), None)
     lines = [ln for ln in first if ln.box == box] if box is not None else []
     lines = lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
     # the block ends with the title's last line: smaller lines after it are the authors' names
     big = max((ln.size for ln in lines), default=0.0)
-    return lines[: max((k + 1 for k, ln in enumerate(lines) if ln.size >= big - 1), default=0)]
+    lines = lines[: max((k + 1 for k, ln in enumerate(lines) if ln.size >= big - 1), default=0)]
+    for ln in first[first.index(lines[-1]) + 1 :] if lines else ():
+        if ln.box in {x.box for x in lines} or ln.kind != "title":
+            continue
+        if abs(ln.size - big) >= 0.5 or not 0 <= ln.top - lines[-1].bottom < 1.2 * ln.size:
+            break
+        lines.append(ln)
+    return lines
 
 
 def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:

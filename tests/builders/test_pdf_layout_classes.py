@@ -1500,3 +1500,15 @@ def test_an_open_archives_cover_page_is_not_the_papers_text(tmp_path, monkeypatc
     rec = _read(draw(tmp_path / "hal.pdf", [cover, page, column(LEFT, 60, body_lines(48, 101), 10, "Times-Roman")]))
     assert rec["title"] == title
     assert "To cite this version" not in rec["text"] and "Cy Le Moss" not in rec["text"]
+
+
+def test_a_titles_second_line_the_model_sets_in_a_title_block_of_its_own_is_the_titles():
+    """The layout model reads a two-line title as two title blocks, one under the other: both lines are the
+    title; the authors' block under them is not."""
+    lines = [
+        _line("LAKEVAL: Guidelines for Counting the Pebbles of", 70, "title", 1, 14.3),
+        _line("Quiet Lakes in Winter", 87, "title", 2, 14.3),
+        _line("Ada Quill Bo Renner", 110, "text", 3, 12.0),
+        *[_line("pebbles settle in quiet lakes when the water rests", 200 + 12 * k, "text", 5) for k in range(20)],
+    ]
+    assert [ln.text for ln in title_of(lines, lines, lines, 10.0)] == [lines[0].text, lines[1].text]
