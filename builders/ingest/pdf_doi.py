@@ -15,7 +15,7 @@ from sciqag_dataset.builders.ingest.pdf_furniture import front_notes
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
 
 # "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
-_DOI_LINE = re.compile(r"\s*(?:DOI|doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
+_DOI_LINE = re.compile(r"\s*(?i:doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
 # a DOI marked as one: "doi:10.1088/...", "DOI https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/..."
 _MARKED_DOI = re.compile(
     r"\s*(?:doi\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?|https?://(?:dx\.)?doi\.org/)(10\.\d{4,9}/\S+?)[.,;]?\s*", re.I

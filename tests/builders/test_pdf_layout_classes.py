@@ -1512,3 +1512,18 @@ def test_a_titles_second_line_the_model_sets_in_a_title_block_of_its_own_is_the_
         *[_line("pebbles settle in quiet lakes when the water rests", 200 + 12 * k, "text", 5) for k in range(20)],
     ]
     assert [ln.text for ln in title_of(lines, lines, lines, 10.0)] == [lines[0].text, lines[1].text]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_doi_line_spelled_doi_in_mixed_case_under_the_authors_is_found(tmp_path, monkeypatch, backend):
+    """ "Doi:10.5555/..." alone on a line of the first page, below the author's name set as a heading: the DOI."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    page = [
+        (LEFT, 70, "Times-Bold", 16, TITLE),
+        (LEFT, 100, "Times-Bold", 10, "Ada Quill"),
+        (LEFT, 114, "Times-Italic", 9, "Lake Institute, Imaginary University"),
+        (LEFT, 140, "Times-Bold", 9, f"Doi:{DOI}"),
+        (LEFT, 165, "Times-Bold", 10, "Abstract"),
+        *column(LEFT, 185, body_lines(44, 203, 6), 10, "Times-Roman"),
+    ]
+    assert _read(draw(tmp_path / "doi.pdf", [page]))["metadata"]["doi"] == DOI
