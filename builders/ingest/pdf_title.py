@@ -118,7 +118,7 @@ def _right(ln: Line) -> float:
 
 
 def _letters(text: str) -> str:
-    """The text's letters and digits, lower case, without accents ("ﬁ" as "fi"; "Sj¨ogren" as "Sjögren")."""
+    """The text's letters and digits, lower case, without accents ("ﬁ" as "fi"; "Sj¨ogren" as "Sjögren" is)."""
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return re.sub(r"[^\w]|_", "", text).lower()
 
@@ -133,7 +133,8 @@ def _model_title(first: list[Line]) -> list[Line]:
     # the block ends with the title's last line: smaller lines after it are the authors' names
     big = max((ln.size for ln in lines), default=0.0)
     lines = lines[: max((k + 1 for k, ln in enumerate(lines) if ln.size >= big - 1), default=0)]
-    for ln in first[first.index(lines[-1]) + 1 :] if lines else ():
+    after = next((k + 1 for k, ln in enumerate(first) if lines and ln is lines[-1]), len(first))
+    for ln in first[after:]:
         if ln.box in {x.box for x in lines} or ln.kind != "title":
             continue
         if abs(ln.size - big) >= 0.5 or not 0 <= ln.top - lines[-1].bottom < 1.2 * ln.size:
