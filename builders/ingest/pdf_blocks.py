@@ -6,6 +6,7 @@ besides the paper (``pdf_furniture.py``)."""
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, YEAR, capitalised
 from sciqag_dataset.builders.ingest.pdf_furniture import FRONT_MATTER, cites_title, furniture_block
@@ -20,6 +21,8 @@ HEADING_WORDS = re.compile(
     r"data availability|author contributions|conflicts? of interest)\b",
     re.I,
 )
+# a section's usual name and nothing else, with a full stop ("Acknowledgements.", "References.")
+_NAME_AND_STOP = re.compile(HEADING_WORDS.pattern + r"\s*\.$", re.I)
 # a section number: "2", "3.1.", "IV."; or a letter ("A. Setup"), which an author's initial also is
 _DIGITS_OR_ROMAN = r"(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)"
 _NUMBERED = re.compile(rf"^(?:{_DIGITS_OR_ROMAN}|[A-H]\.)\s+[A-Z]")
@@ -67,7 +70,7 @@ _ENTRY = re.compile(r"^\s*(?:\[\d+\]|\d+[.)])\s")
 
 def line_blocks(lines: list[Line], body: float) -> list[Block]:
     """Consecutive lines of one column and font size, without a paragraph's gap between them."""
-    flow = _bold_runs(lines, body)
+    flow = _bold_runs(lines, body) | _large_paragraphs(lines, body)
     blocks: list[Block] = []
     for ln in lines:
         prev = blocks[-1].lines[-1] if blocks else None
@@ -120,6 +123,31 @@ def _bold_runs(lines: list[Line], body: float) -> set[int]:
     return runs
 
 
+def _large_paragraphs(lines: list[Line], body: float) -> set[int]:
+    """Lines of a paragraph set larger than the body (Nature's abstract): five or more lines of one size, each under
+    the last at a line's spacing, most of them running on into the next (no full stop at the end, or the next one
+    opening in lower case). Each is short and large, as a heading is; together they are a paragraph."""
+    runs, run = set(), []
+    for ln in [*lines, None]:
+        prev = run[-1] if run else None
+        if (
+            ln is not None
+            and prev is not None
+            and ln.size > body * 1.05
+            and prev.page == ln.page
+            and prev.column == ln.column
+            and abs(prev.size - ln.size) < 0.3
+            and 0 <= ln.top - prev.bottom < 0.6 * ln.size
+        ):
+            run.append(ln)
+            continue
+        wraps = sum(not a.text.rstrip().endswith((".", "?", "!")) or b.text[:1].islower() for a, b in pairwise(run))
+        if len(run) >= 5 and wraps >= 0.7 * (len(run) - 1):
+            runs.update(id(x) for x in run)
+        run = [ln] if ln is not None and ln.size > body * 1.05 else []
+    return runs
+
+
 def _caption_opens(ln: Line, prev: Line) -> bool:
     """A caption starts on this line, right under a figure set in the body's size and spacing (a listing, a
     table): its label ("Figure 1.") in a font unlike the line above. A sentence of the body that wraps to start
@@ -150,7 +178,8 @@ def is_heading(ln: Line, body: float) -> bool:
     if ln.kind in ("section-header", "title"):  # as a heading: unless it is too long, no words, or authors' names
         names = len(re.findall(r"\b[A-Z]\.\s", ln.text)) >= 2 and "," in ln.text  # "A. QUILL, B. RENNER AND ..."
         return 0 < len(words) <= 20 and sum(bool(_WORD.fullmatch(w)) for w in words) >= 0.5 * len(words) and not names
-    if not words or len(words) > 14 or re.search(r"[.,;]$", ln.text) and not _NUMBERED.match(ln.text):
+    stop = _NUMBERED.match(ln.text) or _NAME_AND_STOP.match(ln.text)  # "2. Methods.", "References."
+    if not words or len(words) > 14 or re.search(r"[.,;]$", ln.text) and not stop:
         return False
     plain = _NUMBERING.sub("", ln.text).split()
     # not a caption, a table row or a formula: a heading is mostly words

@@ -260,7 +260,9 @@ def _reading_order(lines: list[Line], height: float) -> list[Line]:
 
 
 def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None = None) -> set[tuple[int, float]]:
-    """Lines near the top or bottom edge whose text (digits aside) repeats on many pages: running heads, feet."""
+    """Lines near the top or bottom edge whose text (digits aside) repeats on many pages: running heads, feet. And
+    the same citation line printed elsewhere on a page, as it is in the first page's front matter ("New Phytologist
+    (2016) 210: 196-207" by the keywords): word for word a running foot, with its numbers."""
     if len(pages) < 2:
         return set()
     edge = {}  # (page, top) -> (text with digits masked, size): a running head keeps its size on every page
@@ -290,7 +292,15 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
                 on[b] |= pages_of[a]
     # a quarter of the pages: odd and even pages often carry different heads (the title, the authors)
     need = max(2, int(0.25 * len(pages)))
-    return {pos for pos, k in edge.items() if len(on[k]) >= need or re.fullmatch(r"(?:page\s*)?#(?:\s*of\s*#)?", k[0])}
+    numbers = re.compile(r"(?:page\s*)?#(?:\s*of\s*#)?")
+    found = {pos for pos, k in edge.items() if len(on[k]) >= need or numbers.fullmatch(k[0])}
+    lines = [ln for page in pages for ln in page]
+    cited = {
+        ln.text.strip().lower()
+        for ln in lines
+        if (ln.page, ln.top) in found and re.search(r"\d", ln.text) and len(ln.text.split()) >= 3
+    }
+    return found | {(ln.page, ln.top) for ln in lines if ln.text.strip().lower() in cited}
 
 
 def _near(a: str, b: str) -> bool:

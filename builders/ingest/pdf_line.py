@@ -13,7 +13,7 @@ ASIDE = frozenset({"page-header", "page-footer", "footnote", "caption", "table",
 REFERENCES = re.compile(
     r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.\s+)?(?:references(?: and notes)?|bibliography|literature cited|works cited|"
     r"r[ée]f[ée]rences(?: bibliographiques)?|bibliographie|literatur(?:verzeichnis)?|referencias|refer[êe]ncias)"
-    r"\s*$",
+    r"\s*[.:]?\s*$",
     re.I,
 )
 

@@ -28,6 +28,7 @@ X_TOLERANCE = 1.5
 _FLAGS = 1 | 2 | 64  # TEXT_PRESERVE_LIGATURES | TEXT_PRESERVE_WHITESPACE | TEXT_MEDIABOX_CLIP
 _UNMAPPED = 0xFFFD
 _FILLED, _STROKED = 16, 32  # a span's char_flags: its glyphs are filled, stroked
+_WHITE = 0xFFFFFF
 
 
 def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
@@ -55,13 +56,14 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     # page's words; a page whose text is (nearly) all invisible is a scan's OCR layer (a stamp on it may show)
     shown = sum(len(s["chars"]) for s in spans if _shown(s))
     hidden = 0 < shown and 3 * shown >= sum(len(s["chars"]) for s in spans)
+    white = _white_on_text(spans)
     for block in blocks:
         for line in block.get("lines", ()):
             upright = abs(line["dir"][1]) < 0.01 and line["dir"][0] > 0
             tracking = _tracking(line)
             cur: dict | None = None
             for span in line["spans"]:
-                if hidden and not _shown(span):
+                if hidden and not _shown(span) or id(span) in white:
                     cur = None
                     continue
                 font = _base(span["font"])
@@ -109,6 +111,28 @@ def _tracking(line: dict) -> float:
         if not a["c"].isspace() and not b["c"].isspace()
     ]
     return max(statistics.median(gaps), 0.0) if len(gaps) >= 4 else 0.0
+
+
+def _white_on_text(spans: list[dict]) -> set[int]:
+    """Spans in white drawn over (or under) the page's dark text: not seen on the white page (a PMC copy's
+    metadata, its journal name, ISSN and DOI, stacked under the title). White text on a dark box has no dark text
+    beneath it."""
+
+    def text(span: dict) -> str:
+        return "".join(c["c"] for c in span["chars"]).strip()
+
+    dark = [s["bbox"] for s in spans if s.get("color", 0) != _WHITE and text(s)]
+    out = set()
+    for s in spans:
+        if s.get("color") == _WHITE and text(s):
+            x0, y0, x1, y1 = s["bbox"]
+            area = max((x1 - x0) * (y1 - y0), 1e-6)
+            for a0, b0, a1, b1 in dark:
+                w, h = min(x1, a1) - max(x0, a0), min(y1, b1) - max(y0, b0)
+                if w > 0 and h > 0 and w * h >= 0.3 * area:
+                    out.add(id(s))
+                    break
+    return out
 
 
 def _shown(span: dict) -> bool:

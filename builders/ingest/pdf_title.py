@@ -12,11 +12,11 @@ from collections import Counter
 from sciqag_dataset.builders.ingest.pdf_glyphs import family
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
-# a journal's name set above the title, larger than it ("Journal of Statistical Software")
 # two or more people's names, each of two to four words, with their marks ("Ada Quill1,2, Bo Renner* and Cy Moss"),
 # the list going on in the next line ("Bo Renner, Cy Moss,")
 _NAME = r"[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|de|da|del|di|le|la)){1,3}[\d*†‡§]*(?:,\d+)*"
 _NAMES = re.compile(rf"^{_NAME}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*){_NAME})+(?:\s*,|\s+and)?\s*$")
+# a journal's name set above the title, larger than it ("Journal of Statistical Software")
 _MASTHEAD = re.compile(
     r"^(?:The\s+)?(?:[A-Z][\w&-]*\s+){0,3}Journal(?:\s+(?:of|for|on)(?:\s+(?:[A-Z][\w&-]*|and|&|the))+)?$|"
     r"^(?:Annals|Proceedings|Transactions) of(?:\s+(?:[A-Z][\w&-]*|and|&|the))+$"
@@ -39,6 +39,9 @@ _ARTICLE_TYPE = re.compile(
     re.I,
 )
 
+# a title of two to four words ("Tidy Data"), which plausible_title() finds too short to trust unseen
+_SHORT_TITLE = re.compile(r"[A-Z][\w'’-]*(?:\s+[\w'’-]+){1,3}")
+
 
 def title_of(
     first: list[Line], top: list[Line], around: list[Line], body: float, meta: str = "", page: list[Line] = ()
@@ -48,7 +51,10 @@ def title_of(
     with the lines of its model blocks in ``around``. ``page`` (all the page's lines, its furniture too; else
     ``around``) holds the citation line that names the journal, whose name set large is no title."""
     page = page or around
-    named = plausible_title(meta) and not (_ARTICLE_TYPE.match(meta) or _MASTHEAD.search(meta))
+    # a short title in the metadata ("Tidy Data") is taken only where the page prints it, as a longer one is
+    named = (plausible_title(meta) or _SHORT_TITLE.fullmatch(meta or "")) and not (
+        _ARTICLE_TYPE.match(meta) or _MASTHEAD.search(meta)
+    )
     printed = _printed(meta, top, body) if named else []  # not a banner a template put in the metadata
     if printed:
         return printed

@@ -1527,3 +1527,118 @@ def test_a_doi_line_spelled_doi_in_mixed_case_under_the_authors_is_found(tmp_pat
         *column(LEFT, 185, body_lines(44, 203, 6), 10, "Times-Roman"),
     ]
     assert _read(draw(tmp_path / "doi.pdf", [page]))["metadata"]["doi"] == DOI
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_an_abstract_set_larger_than_the_body_is_one_paragraph(tmp_path, monkeypatch, backend):
+    """Nature's abstract: unheaded, in 10 pt over a body of 8 pt, each line short enough to pass for a heading. The
+    lines run on into each other: one paragraph, kept whole, not a string of headings."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    abstract = [
+        "Pebbles resting on the floors of sheltered lakes drift gradually beneath the",
+        "weight of winter ice and the pressure of springtime currents, although",
+        "their trajectories have never been followed for longer than one season. Here",
+        "we tagged several hundred pebbles across three northern lakes and recorded",
+        "their positions every month throughout six consecutive years using sonar,",
+        "discovering that most pebbles eventually settle where the water is deepest.",
+    ]
+    page = [
+        (LEFT, 70, "Times-Bold", 18, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 100, "Times-Roman", 9, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, abstract, 10, "Times-Roman", 14),
+        *column(LEFT, 230, body_lines(40, 31, 7), 8, "Times-Roman", 10),
+        *column(RIGHT, 230, body_lines(40, 32, 7), 8, "Times-Roman", 10),
+    ]
+    page2 = [*column(LEFT, 60, body_lines(50, 33, 7), 8, "Times-Roman", 10)]
+    rec = _read(draw(tmp_path / "abstract.pdf", [page, page2]))
+    assert " ".join(abstract) in rec["text"].replace("\n", " ")
+    assert not any(s["heading"] and "pebbles" in s["heading"].lower() for s in rec["sections"][1:])
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_the_running_foots_citation_line_in_the_front_matter_is_not_text(tmp_path, monkeypatch, backend):
+    """New Phytologist prints its citation line ("New Phytologist (2016) 210: 196-207") at the foot of every page
+    and once more on the first page, by the dates and keywords: there too it is not the paper's text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    cite = "Journal of Imagined Lakes (2016) 210: 196-207"
+    lines = body_lines(200, 41, 9)
+    page1 = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, lines[:8], 10, "Times-Roman"),
+        (LEFT, 245, "Times-Roman", 8, cite),
+        (LEFT, 255, "Times-Roman", 8, "doi: 10.1234/jil.5678"),
+        (LEFT, 280, "Times-Roman", 8, "Key words: pebbles, lakes, ice"),
+        *column(LEFT, 310, lines[8:40], 10, "Times-Roman"),
+    ]
+    pages = [page1] + [
+        [*column(LEFT, 60, lines[40 * k : 40 * k + 40], 10, "Times-Roman"), (LEFT, 740, "Times-Roman", 8, cite)]
+        for k in range(1, 5)
+    ]
+    rec = _read(draw(tmp_path / "cite.pdf", pages))
+    assert "Imagined Lakes" not in rec["text"]
+    assert all(ln in rec["text"] for ln in lines[:40])
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_reference_list_under_a_heading_with_a_full_stop_is_dropped(tmp_path, monkeypatch, backend):
+    """ "References." (and "Acknowledgements.") in bold, as a journal of 2001 sets them: the entries under it, in
+    author-year form without numbers, are not text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    entries = []  # one paragraph each, a blank line between them
+    for k in range(1, 9):
+        entries += [
+            (LEFT, 60 + 60 * k, "Times-Roman", 10, f"Writer{k}, A., 19{80 + k}, Pebbles and lakes of the northern"),
+            (LEFT, 80 + 60 * k, "Times-Roman", 10, f"plains, part {k} (London: Quiet Press), pp. {k}1-{k}9."),
+        ]
+    page = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles Counted Twice in Quiet Lakes"),
+        (LEFT, 100, "Times-Bold", 11, "1. Introduction"),
+        *column(LEFT, 118, body_lines(44, 51, 11), 10, "Times-Roman"),
+    ]
+    page2 = [
+        *column(LEFT, 60, body_lines(20, 52, 11), 10, "Times-Roman"),
+        (LEFT, 330, "Times-Bold", 11, "Acknowledgements."),
+        (LEFT, 346, "Times-Roman", 10, "We thank the lake wardens for their boats and their patience."),
+    ]
+    page3 = [(LEFT, 70, "Times-Bold", 11, "References."), *entries]
+    rec = _read(draw(tmp_path / "refs.pdf", [page, page2, page3]))
+    assert "Writer3" not in rec["text"] and rec["ingest"]["references_dropped"] >= 8
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_two_word_title_under_a_journals_banner_is_the_title(tmp_path, monkeypatch, backend):
+    """ "Journal of Statistical Software" in 28 pt over "Tidy Data" in 17 pt: the metadata's short title, printed
+    under the banner, is the title, though two words are too few to trust a metadata title unprinted."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    page = [
+        (LEFT, 60, "Times-Italic", 28, "Journal of Imagined Lakes"),
+        (LEFT, 85, "Times-Italic", 10, "August 2031, Volume 9, Issue 1."),
+        (LEFT, 140, "Times-Bold", 17, "Pebble Counts"),
+        (LEFT, 170, "Times-Bold", 12, "Ada Quill"),
+        *column(LEFT, 210, body_lines(40, 61), 10, "Times-Roman"),
+    ]
+    assert _read(_drawn_paper(tmp_path / "short.pdf", page, meta_title="Pebble Counts"))["title"] == "Pebble Counts"
+
+
+def test_white_text_stacked_under_the_title_is_not_read(tmp_path):
+    """A PMC copy: the journal's name, ISSN and DOI drawn in white under the title's first line (invisible on the
+    white page) are not words of the title. White words on a dark box ("OPEN ACCESS") are seen, and kept."""
+
+    def more(c):
+        c.setFillColorRGB(1, 1, 1)
+        for text in ("JIL", "Journal of Imagined Lakes", "1234-5678", "jil31-07", "Original Article"):
+            c.drawString(LEFT + 10, HEIGHT - 70, text)
+        c.setFillColorRGB(0.1, 0.2, 0.5)
+        c.rect(LEFT, HEIGHT - 40, 120, 16, fill=1, stroke=0)
+        c.setFillColorRGB(1, 1, 1)
+        c.setFont("Helvetica-Bold", 10)
+        c.drawString(LEFT + 4, HEIGHT - 36, "OPEN ACCESS")
+
+    path = _drawn_paper(tmp_path / "white.pdf", body=body_lines(40, 81), more=more)
+    rec = _read(path)
+    assert rec["title"] == TITLE
+    assert "Imagined" not in rec["text"] and "1234" not in rec["text"]
+    with pdf_mupdf._pymupdf().open(path) as doc:
+        words = {w["text"] for w in pdf_mupdf.page_words(doc[0])[0]}
+    assert {"OPEN", "ACCESS"} <= words and "Imagined" not in words
