@@ -100,52 +100,42 @@ def _bold_runs(lines: list[Line], body: float) -> set[int]:
     """Lines of a paragraph set all in bold (IEEE's "Abstract—..."): three or more bold lines of one size, no
     larger than the body's, each under the last at a line's spacing. Each is short and bold, as a heading is;
     together they are a paragraph."""
-    runs, run = set(), []
-    for ln in [*lines, None]:
-        prev = run[-1] if run else None
-        if (
-            ln is not None
-            and ln.bold
-            and ln.size <= body * 1.05
-            and (
-                prev is None
-                or prev.page == ln.page
-                and prev.column == ln.column
-                and abs(prev.size - ln.size) < 0.3
-                and 0 <= ln.top - prev.bottom < 0.5 * ln.size
-            )
-        ):
-            run.append(ln)
-            continue
-        if len(run) >= 3:
-            runs.update(id(x) for x in run)
-        run = [ln] if ln is not None and ln.bold and ln.size <= body * 1.05 else []
-    return runs
+    runs = _runs(lines, lambda ln: ln.bold and ln.size <= body * 1.05, 0.5)
+    return {id(ln) for run in runs if len(run) >= 3 for ln in run}
 
 
 def _large_paragraphs(lines: list[Line], body: float) -> set[int]:
     """Lines of a paragraph set larger than the body (Nature's abstract): five or more lines of one size, each under
-    the last at a line's spacing, most of them running on into the next (no full stop at the end, or the next one
-    opening in lower case). Each is short and large, as a heading is; together they are a paragraph."""
-    runs, run = set(), []
-    for ln in [*lines, None]:
+    the last at a line's spacing, most of them running on into the next. Each is short and large, as a heading is;
+    together they are a paragraph."""
+    runs = _runs(lines, lambda ln: ln.size > body * 1.05, 0.6)
+    return {id(ln) for run in runs if len(run) >= 5 and _wraps(run) >= 0.7 * (len(run) - 1) for ln in run}
+
+
+def _runs(lines: list[Line], member, spacing: float) -> list[list[Line]]:
+    """Runs of consecutive ``member`` lines of one page, column and size, each under the last by less than
+    ``spacing`` times its size."""
+    runs, run = [], []
+    for ln in lines:
         prev = run[-1] if run else None
         if (
-            ln is not None
-            and prev is not None
-            and ln.size > body * 1.05
+            prev is not None
+            and member(ln)
             and prev.page == ln.page
             and prev.column == ln.column
             and abs(prev.size - ln.size) < 0.3
-            and 0 <= ln.top - prev.bottom < 0.6 * ln.size
+            and 0 <= ln.top - prev.bottom < spacing * ln.size
         ):
             run.append(ln)
             continue
-        wraps = sum(not a.text.rstrip().endswith((".", "?", "!")) or b.text[:1].islower() for a, b in pairwise(run))
-        if len(run) >= 5 and wraps >= 0.7 * (len(run) - 1):
-            runs.update(id(x) for x in run)
-        run = [ln] if ln is not None and ln.size > body * 1.05 else []
-    return runs
+        runs.append(run)
+        run = [ln] if member(ln) else []
+    return [r for r in [*runs, run] if r]
+
+
+def _wraps(run: list[Line]) -> int:
+    """How many of the run's lines run on into the next: no full stop at the end, or the next opening in lower case."""
+    return sum(not a.text.rstrip().endswith((".", "?", "!")) or b.text[:1].islower() for a, b in pairwise(run))
 
 
 def _caption_opens(ln: Line, prev: Line) -> bool:

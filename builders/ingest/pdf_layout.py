@@ -295,10 +295,10 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
     numbers = re.compile(r"(?:page\s*)?#(?:\s*of\s*#)?")
     found = {pos for pos, k in edge.items() if len(on[k]) >= need or numbers.fullmatch(k[0])}
     lines = [ln for page in pages for ln in page]
-    cited = {
+    cited = {  # a citation line's numbers: a year, a volume, pages (not a title's "h2oGPT" repeated as a head)
         ln.text.strip().lower()
         for ln in lines
-        if (ln.page, ln.top) in found and re.search(r"\d", ln.text) and len(ln.text.split()) >= 3
+        if (ln.page, ln.top) in found and len(re.findall(r"(?<![\w.])\d+(?![\w.])", ln.text)) >= 2
     }
     return found | {(ln.page, ln.top) for ln in lines if ln.text.strip().lower() in cited}
 

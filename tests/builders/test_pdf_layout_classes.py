@@ -1642,3 +1642,19 @@ def test_white_text_stacked_under_the_title_is_not_read(tmp_path):
     with pdf_mupdf._pymupdf().open(path) as doc:
         words = {w["text"] for w in pdf_mupdf.page_words(doc[0])[0]}
     assert {"OPEN", "ACCESS"} <= words and "Imagined" not in words
+
+
+def test_a_title_with_a_digit_repeated_as_the_running_head_is_still_the_title(tmp_path):
+    """ "h2oGPT: Democratizing ..." on page 1 and as the running head of the other pages: a head's copy in the front
+    matter is dropped only when it is a citation line, with its year, volume and pages."""
+    title = "P2Lake: Counting Pebbles in Quiet Waters"
+    lines = body_lines(160, 91, 9)
+    pages = [
+        [(LEFT, 70, "Times-Bold", 17, title), *column(LEFT, 110, lines[:40], 10, "Times-Roman")],
+        *[
+            [(LEFT, 40, "Times-Roman", 8, title), *column(LEFT, 70, lines[40 * k : 40 * k + 40], 10, "Times-Roman")]
+            for k in range(1, 4)
+        ],
+    ]
+    rec = _read(draw(tmp_path / "head.pdf", pages))
+    assert rec["title"] == title
