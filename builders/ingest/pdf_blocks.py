@@ -106,10 +106,11 @@ def _bold_runs(lines: list[Line], body: float) -> set[int]:
 
 def _large_paragraphs(lines: list[Line], body: float) -> set[int]:
     """Lines of a paragraph set larger than the body (Nature's abstract): five or more lines of one size, each under
-    the last at a line's spacing, most of them running on into the next. Each is short and large, as a heading is;
-    together they are a paragraph."""
+    the last at a line's spacing, of seven words a line or more on average, most of them running on into the next.
+    Each is short and large, as a heading is; together they are a paragraph."""
     runs = _runs(lines, lambda ln: ln.size > body * 1.05, 0.6)
-    return {id(ln) for run in runs if len(run) >= 5 and _wraps(run) >= 0.7 * (len(run) - 1) for ln in run}
+    prose = [r for r in runs if len(r) >= 5 and sum(len(ln.words) for ln in r) >= 7 * len(r)]  # not a list of heads
+    return {id(ln) for run in prose if _wraps(run) >= 0.7 * (len(run) - 1) for ln in run}
 
 
 def _runs(lines: list[Line], member, spacing: float) -> list[list[Line]]:

@@ -295,12 +295,12 @@ def running_furniture(pages: list[list[Line]], heights: dict[int, float] | None 
     numbers = re.compile(r"(?:page\s*)?#(?:\s*of\s*#)?")
     found = {pos for pos, k in edge.items() if len(on[k]) >= need or numbers.fullmatch(k[0])}
     lines = [ln for page in pages for ln in page]
-    cited = {  # a citation line's numbers: a year, a volume, pages (not a title's "h2oGPT" repeated as a head)
-        ln.text.strip().lower()
+    cited = {  # a citation line's numbers, a year, a volume, pages ("h2oGPT", "COVID-19" are none), at its size
+        (ln.text.strip().lower(), round(ln.size))
         for ln in lines
-        if (ln.page, ln.top) in found and len(re.findall(r"(?<![\w.])\d+(?![\w.])", ln.text)) >= 2
+        if (ln.page, ln.top) in found and len(re.findall(r"(?<![\w.-])\d+(?![\w.-])", ln.text)) >= 2
     }
-    return found | {(ln.page, ln.top) for ln in lines if ln.text.strip().lower() in cited}
+    return found | {(ln.page, ln.top) for ln in lines if (ln.text.strip().lower(), round(ln.size)) in cited}
 
 
 def _near(a: str, b: str) -> bool:

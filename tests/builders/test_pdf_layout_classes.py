@@ -1585,7 +1585,7 @@ def test_a_reference_list_under_a_heading_with_a_full_stop_is_dropped(tmp_path, 
     """ "References." (and "Acknowledgements.") in bold, as a journal of 2001 sets them: the entries under it, in
     author-year form without numbers, are not text."""
     monkeypatch.setattr(pdf, "BACKEND", backend)
-    entries = []  # one paragraph each, a blank line between them
+    entries = []  # two lines each, set far apart: each line a block of its own, as the model read the 2001 paper's
     for k in range(1, 9):
         entries += [
             (LEFT, 60 + 60 * k, "Times-Roman", 10, f"Writer{k}, A., 19{80 + k}, Pebbles and lakes of the northern"),
@@ -1644,10 +1644,10 @@ def test_white_text_stacked_under_the_title_is_not_read(tmp_path):
     assert {"OPEN", "ACCESS"} <= words and "Imagined" not in words
 
 
-def test_a_title_with_a_digit_repeated_as_the_running_head_is_still_the_title(tmp_path):
+@pytest.mark.parametrize("title", ["P2Lake: Counting Pebbles in Quiet Waters", "Lakes in 2021 After COVID-19 Rules"])
+def test_a_title_with_numbers_repeated_as_the_running_head_is_still_the_title(tmp_path, title):
     """ "h2oGPT: Democratizing ..." on page 1 and as the running head of the other pages: a head's copy in the front
-    matter is dropped only when it is a citation line, with its year, volume and pages."""
-    title = "P2Lake: Counting Pebbles in Quiet Waters"
+    matter is dropped only when it is a citation line at the head's size, with its year, volume and pages."""
     lines = body_lines(160, 91, 9)
     pages = [
         [(LEFT, 70, "Times-Bold", 17, title), *column(LEFT, 110, lines[:40], 10, "Times-Roman")],
