@@ -237,12 +237,14 @@ def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
 
 
 def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
-    """The article's paragraphs trafilatura left out: each a paragraph element of 25 words or more, not in the kept
-    text, standing beside kept ones (its parent or the parent's parent holds one) in a parent of the same kind as
-    theirs (tag and class: a related-articles or comments box differs), when they are a tenth or more of the
-    paragraphs' words; else none (what trafilatura judged the page's chrome stays out)."""
+    """The article's paragraphs trafilatura left out: each a paragraph element (a ``p``, or a ``div`` holding no
+    other block, as ACS sets them) of 25 words or more, not in the kept text, standing beside kept ones (its parent
+    or the parent's parent holds one) in a parent of the same kind as theirs (tag and class: a related-articles or
+    comments box differs), when they are a tenth or more of the paragraphs' words, or when their parent is a
+    section beside the kept ones' sections (a last section of one paragraph); else none (what trafilatura judged
+    the page's chrome stays out)."""
     kept = _words(" ".join(text for _, text in sections))
-    paragraphs = [p for p in tree.iter("p") if is_leaf(p) and len(p.text_content().split()) >= 25]
+    paragraphs = [p for p in tree.iter("p", "div") if is_leaf(p) and len(p.text_content().split()) >= 25]
     found = {p: " ".join(_words(p.text_content()).split()[3:13]) in kept for p in paragraphs}
     near = {a for p, ok in found.items() if ok for a in (p.getparent(), p.getparent().getparent())}
     kinds = {_kind(p.getparent()) for p, ok in found.items() if ok}
@@ -251,9 +253,12 @@ def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
         for p, ok in found.items()
         if not ok and {p.getparent(), p.getparent().getparent()} & near and _kind(p.getparent()) in kinds
     ]
+    # a section of the article's own kind, with kept sections beside it under one parent
+    sections_of = {p.getparent() for p, ok in found.items() if ok}
+    beside = [p for p in lost if p.getparent() not in sections_of and p.getparent().getparent() in near]
     total = sum(len(p.text_content().split()) for p in paragraphs)
     if sum(len(p.text_content().split()) for p in lost) < 0.1 * total:
-        return []
+        lost = beside
     return [inline(p.text_content()) for p in lost]
 
 

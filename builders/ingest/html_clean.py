@@ -113,6 +113,15 @@ def remove_non_paper(tree) -> int:
             and len(el.text_content().split()) < min(1000, 0.3 * page_words)
         ):  # never the article's container
             _drop(el)
+    for el in list(tree.iter("ul", "ol")):  # a jump menu to the page's own sections, repeated in each section
+        links = [a for a in el.iter("a") if a.text_content().strip()]
+        if (
+            el.getparent() is not None
+            and len(links) >= 3
+            and all((a.get("href") or "").lower().startswith(("#", "javascript:")) for a in links)
+            and sum(len(a.text_content().split()) for a in links) >= 0.9 * len(el.text_content().split())
+        ):
+            _drop(el)
     for el in list(tree.iter("p", "div", "li")):
         text = inline(el.text_content()) if el.getparent() is not None and is_leaf(el) else ""
         if ABOUT.match(text) or NOTICE.search(text) and len(text.split()) < 80:
@@ -133,6 +142,8 @@ def remove_non_paper(tree) -> int:
             and el.getparent() is not None
             and el.tag in ("div", "section", "h3", "h4", "p")
             and FIGURE_LIKE.search(_classes(el))
+            # a figure or a table, not a layout's cell holding the article ("article_content-table")
+            and len(el.text_content().split()) < min(1000, 0.3 * page_words)
         ):
             _drop(el)
     for el in list(tree.iter("a", "span", "div", "li")):

@@ -27,7 +27,7 @@ CAPTION_START = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d
 ENTRY_AUTHOR = re.compile(
     r"[A-Z][\w'’-]+,\s+(?:[A-Z]\.\s?-?){1,3}|(?:[A-Z]\.\s?-?){1,3}\s?[A-Z][\w'’-]+|^\[\d{1,3}\]\s"
 )
-NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords|highlights", re.I)
+NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords|highlights|synopsis", re.I)  # ACS's synopsis: the TOC's
 REFERENCES_HEADING = re.compile(
     r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)?|bibliography|notes and references|"
     r"literature cited)\s*$",

@@ -187,6 +187,7 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
             families[font_family(ln)] += len(ln.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
     _prose_in_figures([ln for ln in read if ln.kind == "picture"], body)
+    _title_in_figure(read, body)
     _prose_in_tables(read)
     _abstract_in_captions(read)
     _text_at_the_edges(read, body)
@@ -260,6 +261,25 @@ def _prose_in_figures(pictures: list[Line], body: float) -> None:
     prose = Counter(ln.box for ln in pictures if abs(ln.size - body) < 0.6 and len(ln.words) >= 6)
     for ln in pictures:
         if prose[ln.box] >= 2 and ln.size > body - 0.6:
+            ln.kind, ln.box = "", -1
+
+
+def _title_in_figure(lines: list[Line], body: float) -> None:
+    """The largest words of the first text page, a run of lines of one size at least half as large again as the
+    body, in a picture block above all its text, where the model found no title (a title set under a badge, read
+    as one picture with it): those lines go back to the rules (no class), which find the title among them."""
+    text = [ln for ln in lines if ln.kind not in ASIDE]
+    if not text:
+        return
+    first = [ln for ln in lines if ln.page == min(ln.page for ln in text)]
+    if any(ln.kind == "title" for ln in first):
+        return
+    start = min(ln.top for ln in first if ln.kind not in ASIDE)
+    above = [ln for ln in first if ln.kind == "picture" and ln.bottom <= start + 1 and ln.size >= 1.5 * body]
+    big = max((ln.size for ln in above), default=0.0)
+    run = [ln for ln in above if abs(ln.size - big) < 0.5]
+    if sum(len(ln.words) for ln in run) >= 3 and big > max(ln.size for ln in first if ln.kind not in ASIDE):
+        for ln in run:
             ln.kind, ln.box = "", -1
 
 

@@ -1,8 +1,9 @@
 """A PDF's own DOI, from where a paper prints it: the metadata (a field of its Subject), the front matter above
 the first heading, a running head, a "Cite this article as" line, the first page's foot, licence block and small
-print, a line that is a DOI alone on the first page, the Crossmark badge's link, the small print that says where
-the article is published, the lines of the paper's dated history, or, last, a line of the last page's foot. Not
-the body, where a DOI is another work's (a dataset, a cited paper) and would become this paper's id."""
+print, a line that is a DOI alone on the first page, a running head of the first page that opens with the DOI,
+the Crossmark badge's link, the small print that says where the article is published, the lines of the paper's
+dated history, or, last, a line of the last page's foot. Not the body, where a DOI is another work's (a dataset, a
+cited paper) and would become this paper's id."""
 
 from __future__ import annotations
 
@@ -69,6 +70,9 @@ def paper_doi(
     # is a reference entry's
     alone = (ln.text for ln in read if ln.page == opening)
     found = found or next((m for m in map(_DOI_LINE.fullmatch, alone) if m), None)
+    # then a running head of the first page that opens with a bare DOI ("10.5005/jp-journals-10005-1292 ...")
+    edges = heads + [ln for ln in aside if ln.page == opening and ln.kind in ("page-header", "page-footer")]
+    found = found or next((m for m in (_BARE.match(ln.text.strip()) for ln in edges if ln.page == opening) if m), None)
     if found:
         return found[1]
     return (

@@ -34,7 +34,9 @@ _WHITE = 0xFFFFFF
 def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     """The page's words, top-down coordinates in points, and how many glyphs had no Unicode map. MuPDF puts a
     space where the gap between two glyphs is a word space; a gap wider than ``GAP`` of the size (at most
-    ``X_TOLERANCE``) than the line's letter spacing ends a word too (text set without space characters)."""
+    ``X_TOLERANCE``) than the line's letter spacing ends a word too (text set without space characters). A word
+    after a space character is ``spaced``: it stays a word of its own however close it stands (slanted glyphs'
+    boxes touch across a narrow space)."""
     # a CID font with no ToUnicode map: MuPDF guesses letters from the glyph ids, which are no text
     guessed = {
         _base(f[3])
@@ -62,6 +64,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
             upright = abs(line["dir"][1]) < 0.01 and line["dir"][0] > 0
             tracking = _tracking(line)
             cur: dict | None = None
+            spaced = False  # a space character stands before the next word
             for span in line["spans"]:
                 if hidden and not _shown(span) or id(span) in white:
                     cur = None
@@ -76,7 +79,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                         unmapped += 1
                         ch = mark(font, glyphs.get((round(c["origin"][0], 1), round(c["origin"][1], 1)), 0))
                     elif ch.isspace():
-                        cur = None
+                        cur, spaced = None, True
                         continue
                     # one size high from the font's descent under the baseline, as pdfminer's boxes are: the
                     # font's full ascent and descent overlap the next line, whose words would read as scripts
@@ -96,7 +99,8 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                         cur["top"], cur["bottom"] = min(cur["top"], top), max(cur["bottom"], bottom)
                         continue
                     cur = {"text": ch, "x0": x0, "x1": x1, "top": top, "bottom": bottom, "size": size}
-                    cur.update(fontname=font, upright=upright)
+                    cur.update(fontname=font, upright=upright, spaced=spaced)
+                    spaced = False
                     words.append(cur)
     return words, unmapped
 
@@ -121,11 +125,16 @@ def _white_on_text(spans: list[dict]) -> set[int]:
     def text(span: dict) -> str:
         return "".join(c["c"] for c in span["chars"]).strip()
 
-    dark = [s["bbox"] for s in spans if s.get("color", 0) != _WHITE and text(s)]
+    def box(span: dict) -> tuple[float, float, float, float]:
+        # from the baseline, not the span's box: a line's box may reach far into the next line's (a tall leading)
+        base, size = span["chars"][0]["origin"][1], span["size"]
+        return span["bbox"][0], base - 0.75 * size, span["bbox"][2], base + 0.2 * size
+
+    dark = [box(s) for s in spans if s.get("color", 0) != _WHITE and text(s)]
     out = set()
     for s in spans:
         if s.get("color") == _WHITE and text(s):
-            x0, y0, x1, y1 = s["bbox"]
+            x0, y0, x1, y1 = box(s)
             area = max((x1 - x0) * (y1 - y0), 1e-6)
             for a0, b0, a1, b1 in dark:
                 w, h = min(x1, a1) - max(x0, a0), min(y1, b1) - max(y0, b0)

@@ -73,11 +73,13 @@ def join_scripts(words: list[dict]) -> list[dict]:
                 > 0.3 * min(v["bottom"] - v["top"], w["bottom"] - w["top"])
                 and chain_of[id(v)][-1] is v
                 # a script is set in another size or on another baseline; two words of one size and baseline a
-                # narrow space apart ("A value", spaced by the PDF's own space) stay two unless they touch
+                # narrow space apart ("A value", spaced by the PDF's own space) stay two unless they touch with no
+                # space character between them (slanted letters' boxes touch across one: "Ocimum sanctum")
                 and (
                     abs(w["size"] - v["size"]) > 0.3
                     or abs(w["bottom"] - v["bottom"]) > 0.5
                     or w["x0"] - v["x1"] <= 0.5
+                    and not w.get("spaced")
                 )
             ),
             None,

@@ -34,8 +34,16 @@ INSTITUTION = re.compile(
 # an article's type printed above its title, larger than it ("Review", "Original Article", "Brief Report")
 _ARTICLE_TYPE = re.compile(
     r"\s*(?:(?:systematic|narrative|mini|critical)[ -]?)?reviews?\s*$|"
-    r"\s*(?:original|research|review|short|brief|rapid)?\s*(?:articles?|papers?|communications?|reports?|letters?)\s*$|"
+    r"\s*(?:original|research|review|short|brief|rapid)?\s*"
+    r"(?:articles?|papers?|communications?|reports?|letters?|research)\s*$|"
     r"\s*(?:editorial|perspective|commentary|viewpoint|essay|notes?|correspondence|highlights?)\s*$",
+    re.I,
+)
+
+# a journal's web address or volume that a layout model may call a title ("www.bioinformation.net", "Volume 13(3)")
+_ADDRESS_OR_VOLUME = re.compile(
+    r"\s*(?:(?:https?://|www\.)\S+|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|gov|info)(?:/\S*)?|"
+    r"(?:vol(?:ume)?|issue|no)\.?\s*\d[\w().:/-]*(?:,?\s*(?:issue|no)\.?\s*\d[\w().:/-]*)?)\s*",
     re.I,
 )
 
@@ -130,15 +138,20 @@ def _letters(text: str) -> str:
 
 
 def _model_title(first: list[Line]) -> list[Line]:
-    """The lines of the first block the layout model calls the title on the first page with text, and of the
-    title blocks right under it at its size (a title's line the model set apart), without a section label set
-    above the title in the same block ("Research Article") and without smaller lines under it."""
-    box = next((ln.box for ln in first if ln.kind == "title"), None)
+    """The lines of the first block the layout model calls the title on the first page with text (not a web
+    address or a volume), and of the title blocks right under it at its size (a title's line the model set apart),
+    without a section label set above the title in the same block ("Research Article") and without smaller lines
+    under it."""
+    text = {b: " ".join(ln.text for ln in first if ln.box == b) for b in {ln.box for ln in first}}
+    box = next((ln.box for ln in first if ln.kind == "title" and not _ADDRESS_OR_VOLUME.fullmatch(text[ln.box])), None)
     lines = [ln for ln in first if ln.box == box] if box is not None else []
     lines = lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
-    # the block ends with the title's last line: smaller lines after it are the authors' names
+    # the block ends with the title's last line: smaller lines after it are the authors' names, as are names
+    # set nearly as large but in another weight ("Ada Quill*, Bo Renner and Cy Moss" under a bold title)
     big = max((ln.size for ln in lines), default=0.0)
     lines = lines[: max((k + 1 for k, ln in enumerate(lines) if ln.size >= big - 1), default=0)]
+    while len(lines) > 1 and lines[-1].bold != lines[0].bold and _NAMES.match(lines[-1].text):
+        lines = lines[:-1]
     after = next((k + 1 for k, ln in enumerate(first) if lines and ln is lines[-1]), len(first))
     for ln in first[after:]:
         if ln.box in {x.box for x in lines} or ln.kind != "title":
@@ -190,10 +203,13 @@ def _title(first: list[Line], body: float, page: list[Line] = ()) -> list[Line]:
     run = _largest_run(top)
     if len(run) > 1 and _label(run[0], run[1]):
         return run[1:]
+    # a label's words in two sizes, one block ("Original" set large over "Research")
+    block = " ".join(ln.text for ln in first if run and ln.box >= 0 and ln.box == run[0].box) if run else ""
     if len(run) == 1 and (
         _label(run[0], None)
         or _MASTHEAD.search(run[0].text)
         or _ARTICLE_TYPE.match(run[0].text)
+        or _ARTICLE_TYPE.fullmatch(block)
         or _journal_name(run[0], page)
     ):
         below = _largest_run([ln for ln in top if ln.top > run[0].bottom and ln.size > 1.3 * body])
@@ -226,11 +242,14 @@ def _largest_run(lines: list[Line]) -> list[Line]:
 
 
 def _label(ln: Line, title: Line | None) -> bool:
-    """A section label, not a title's line: a word or two, no digits, letter-spaced, or in capitals where the
-    title is not, or in a font family unlike the title's (an italic name opening the title is the title's)."""
+    """A section label, not a title's line: a word or two, no digits, no colon at its end, letter-spaced, or in
+    capitals where the title is not, or in a font family unlike the title's (an italic name opening the title is
+    the title's)."""
     words = ln.text.split()
     spaced = len(words) > 2 and all(len(w) == 1 for w in words)  # "N O T E S"
     if not (len(words) <= 2 or spaced) or len(ln.text) > 24 or re.search(r"\d", ln.text):
+        return False
+    if ln.text.rstrip().endswith(":"):  # a title's lead ("POINTWISE:" over "Predicting Points ...")
         return False
     if spaced or title is None:
         return spaced or ln.text.isupper()

@@ -391,3 +391,59 @@ def test_an_abstract_the_metadata_gives_cut_short_is_not_read_twice(tmp_path):
     [rec] = read_file(tmp_path / "page.html")
     assert rec["text"].count("The abstract of the films") == 1
     assert "The introduction of the films" in rec["text"]
+
+
+def _acs_like(tmp_path) -> dict:
+    """An ACS-style article page, written for this test: a synopsis above the abstract, the article in a layout
+    cell whose class ends in "-table", paragraphs as ``div``s, each section opening with a jump menu to the page's
+    sections, and a last section of one paragraph."""
+    menu = (
+        '<ul class="anchors"><li><a href="JavaScript:void(0);">Top of Page</a><a href="#abs">Abstract</a>'
+        + "".join(f'<a href="#s{k}">{h}</a>' for k, h in enumerate(("Introduction", "Results", "Conclusions")))
+        + "</li></ul>"
+    )
+    paras = [line + "." for line in body_lines(14, 401, 28)]
+    sections = "".join(
+        f'<div class="NLM_sec" id="s{k}">{menu}<h2>{h}</h2><hr/>'
+        + "".join(f'<div class="NLM_p">{p}</div>' for p in chunk)
+        + "</div>"
+        for k, (h, chunk) in enumerate(
+            (("Introduction", paras[:6]), ("Results", paras[6:13]), ("Conclusions", paras[13:]))
+        )
+    )
+    page = (
+        '<html><head><meta name="dc.Title" content="Slow Relaxations in Layered Magnets"></head><body><main>'
+        "<article><h1>Slow Relaxations in Layered Magnets</h1>"
+        '<div class="hlFld-Abstract synopsis"><h2>Synopsis</h2><p>Layered magnets relax slowly, as a picture of '
+        "the table of contents shows at a glance.</p></div>"
+        '<div class="article_content-table"><div class="hlFld-Abstract"><h2 id="abs">Abstract</h2>'
+        '<p class="articleBody_abstractText">The films of layered magnets relax slowly when the stage cools, and '
+        "the relaxation times we logged agree within their error across every run.</p></div>"
+        f'<div class="hlFld-Fulltext">{sections}</div></div></article></main></body></html>'
+    )
+    (tmp_path / "acs.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "acs.html")
+    assert "text" in rec, rec
+    return rec, paras
+
+
+def test_an_acs_page_keeps_its_abstract_its_article_cell_and_its_last_section(tmp_path):
+    rec, paras = _acs_like(tmp_path)
+    assert rec["sections"][0]["text"].startswith("The films of layered magnets relax slowly")
+    assert all(p[:60] in rec["text"] for p in paras)
+    assert "Top of Page" not in rec["text"]
+
+
+def test_a_last_section_of_one_div_paragraph_the_extractor_left_out_is_restored():
+    """Paragraphs set as ``div``s, the last section one short paragraph that the extractor left out (a tenth of
+    the words or less): it comes back, as it is a section beside the kept ones; a box of another kind does not."""
+    paras = [line + "." for line in body_lines(13, 402, 30)]
+    secs = "".join(
+        f'<div class="sec"><h2>{h}</h2>' + "".join(f'<div class="para">{p}</div>' for p in chunk) + "</div>"
+        for h, chunk in (("Introduction", paras[:6]), ("Results", paras[6:12]), ("Conclusions", paras[12:]))
+    )
+    promo = "Sign up for the newsletter of the lake society today. " * 3
+    box = f'<div class="promo"><div class="para">{promo}</div></div>'
+    tree = lxml.html.fromstring(f"<html><body><div id='main'>{secs}{box}</div></body></html>")
+    kept = [["Introduction", "\n\n".join(paras[:6])], ["Results", "\n\n".join(paras[6:12])]]
+    assert html._dropped_paragraphs(tree, kept) == paras[12:]

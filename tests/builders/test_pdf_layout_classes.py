@@ -1658,3 +1658,188 @@ def test_a_title_with_numbers_repeated_as_the_running_head_is_still_the_title(tm
     ]
     rec = _read(draw(tmp_path / "head.pdf", pages))
     assert rec["title"] == title
+
+
+def test_slanted_words_whose_boxes_touch_across_a_space_stay_apart(tmp_path):
+    """Italic words a space character apart whose glyph boxes touch (the space squeezed, as slanted letters' boxes
+    lean over it): two words, in the title and in the text ("Ocimum sanctum", not "Ocimumsanctum")."""
+
+    def squeezed(c):
+        for y, font, size, squeeze, line in (
+            (70, "Times-BoldItalic", 18, -4.3, "Aqueous Extracts of Ocimum sanctum Leaves"),  # 4.5 pt space
+            (110, "Times-Italic", 10, -2.2, "leaves of Allium sativum and Ocimum sanctum were dried in shade"),
+        ):
+            text = c.beginText(LEFT, HEIGHT - y)
+            text.setFont(font, size)
+            text.setWordSpace(squeeze)
+            text.textLine(line)
+            c.drawText(text)
+
+    items = column(LEFT, 124, body_lines(40, 79), 10, "Times-Roman")
+    paper = _read(_drawn_paper(tmp_path / "slanted.pdf", items, more=squeezed))
+    assert paper["title"] == "Aqueous Extracts of Ocimum sanctum Leaves"
+    assert "leaves of Allium sativum and Ocimum sanctum were dried" in paper["text"]
+
+
+def test_a_web_address_or_a_volume_the_model_calls_a_title_is_not_the_title():
+    """The layout model calls the journal's web address and its volume, set above the title, title blocks: the
+    title is the title block after them."""
+    lines = [
+        _line("www.lakejournal.net", 112, "title", 11, 16.0),
+        _line("Volume 13(3)", 145, "title", 12, 18.0),
+        _line("Pebbles of various quiet lakes against", 197, "title", 1, 22.0),
+        _line("the winter of many cold years", 224, "title", 1, 22.0),
+        _line("Ada Quill, Bo Renner", 286, "text", 2, 12.0),
+        *[
+            _line("pebbles settle in quiet lakes when the water rests", 380 + 11 * k, "text", 6, 9.0)
+            for k in range(20)
+        ],
+    ]
+    assert [ln.text for ln in title_of(lines, lines, lines, 9.0)] == [lines[2].text, lines[3].text]
+
+
+def test_an_article_type_set_in_two_sizes_above_the_title_is_not_the_title():
+    """ "Original" set at 30 pt over "Research" at 14 pt, one block, above a title at 24 pt that the model calls
+    text: the title is the 24 pt lines."""
+    lines = [
+        _line("Original", 36, "text", 2, 30.0),
+        _line("Research", 48.5, "text", 2, 14.0),
+        _line("Pebbles of various quiet lakes", 77, "text", 3, 24.0),
+        _line("against the winter of many years", 102, "text", 3, 24.0),
+        _line("Ada Quill, Bo Renner", 245, "section-header", 4, 12.0),
+        *[
+            _line("pebbles settle in quiet lakes when the water rests", 357 + 12 * k, "text", 7, 9.0)
+            for k in range(20)
+        ],
+    ]
+    assert [ln.text for ln in title_of(lines, lines, lines, 9.0)] == [lines[2].text, lines[3].text]
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_bare_doi_opening_the_running_head_is_the_papers(tmp_path, monkeypatch, backend):
+    """The DOI printed only at the head of every page, bare and followed by the short title
+    ("10.5555/... Pebbles Settle Where Lakes Are Quiet"): the paper's DOI."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    head = (LEFT, 40, "Times-Roman", 8, f"{DOI} Pebbles in Quiet Lakes")
+    first = [
+        head,
+        (LEFT, 80, "Times-Bold", 16, TITLE),
+        (LEFT, 105, "Times-Roman", 10, "Ada Quill"),
+        (LEFT, 130, "Times-Bold", 10, "Abstract"),
+        *column(LEFT, 150, body_lines(40, 211), 10, "Times-Roman"),
+    ]
+    second = [head, *column(LEFT, 80, body_lines(50, 212), 10, "Times-Roman")]
+    assert _read(draw(tmp_path / "head.pdf", [first, second]))["metadata"]["doi"] == DOI
+
+
+def _bold(line):
+    return Line(
+        line.text, line.size, True, line.top, line.bottom, line.x0, line.page, 0, line.words, line.kind, line.box
+    )
+
+
+def test_the_authors_line_in_the_models_title_block_is_not_the_titles():
+    """The layout model puts the authors' names, set in roman nearly as large as the bold title, in the title's
+    block: the title is the bold lines."""
+    lines = [
+        _bold(_line("Effect of quiet lakes and winter winds on pebbles", 103, "title", 3, 15.96)),
+        _bold(_line("settling in experimentally induced calm", 121, "title", 3, 15.96)),
+        _line("Ada Quill*, Bo Renner Moss and Cy Tarn Lake", 157, "title", 3, 15.0),
+        *[
+            _line("pebbles settle in quiet lakes when the water rests", 300 + 12 * k, "text", 5, 9.0)
+            for k in range(20)
+        ],
+    ]
+    assert [ln.text for ln in title_of(lines, lines, lines, 9.0)] == [lines[0].text, lines[1].text]
+
+
+def test_a_titles_lead_in_capitals_ending_with_a_colon_is_the_titles():
+    """ "POINTWISE:" on a line of its own over the rest of the title, one bold title block: part of the title, not
+    a section label."""
+    lines = [
+        _bold(_line("POINTWISE:", 88, "title", 0, 15.96)),
+        _bold(_line("Predicting Pebbles and Valuing Lakes in Real Time", 106, "title", 0, 15.96)),
+        _bold(_line("with Winter Tracking Data", 124, "title", 0, 15.96)),
+        _line("Ada Quill, Bo Renner, and Cy Moss", 156, "text", 1, 9.96),
+        *[
+            _line("pebbles settle in quiet lakes when the water rests", 262 + 11 * k, "text", 5, 9.96)
+            for k in range(20)
+        ],
+    ]
+    assert [ln.text for ln in title_of(lines, lines, lines, 9.96)] == [ln.text for ln in lines[:3]]
+
+
+def test_a_title_the_model_reads_as_one_picture_with_a_badge_is_the_title():
+    """An artifact badge drawn over the title's corner: the model reads the title's two lines as a picture and
+    finds no title block. The lines go back to the rules, which take them as the title, not an author's name."""
+    lines = [
+        _bold(_line("A Program for Counting Pebbles", 77, "picture", 0, 17.93)),
+        _bold(_line("in Quiet Winter Lakes", 97, "picture", 0, 17.93)),
+        _line("Ada Quill", 138, "text", 1, 10.96),
+        _line("Bo Renner", 138, "text", 2, 10.96),
+        _line("Lake Institute, Imaginary University", 155, "text", 3, 8.97),
+        *[
+            _line("pebbles settle in quiet lakes when the water rests", 246 + 10 * k, "text", 4, 9.0)
+            for k in range(30)
+        ],
+    ]
+    pdf._title_in_figure(lines, 9.0)
+    first = [ln for ln in lines if ln.kind != "picture"]
+    assert [ln.text for ln in title_of(first, first, first, 9.0)] == [lines[0].text, lines[1].text]
+    chart = [_line("Pebbles per lake and per winter month", 300, "picture", 5, 14.0), *lines[2:]]
+    pdf._title_in_figure(chart, 9.0)  # a chart's large label below the text's start stays the chart's
+    assert chart[0].kind == "picture"
+
+
+def _tall_font(path):
+    """Vera with its ascent and descent set to two and a half ems: MuPDF gives each line a box reaching far into
+    the next lines, as some fonts' metrics do (Cambria's)."""
+    from fontTools.ttLib import TTFont as FontFile
+
+    font = FontFile(str(Path(reportlab.__file__).parent / "fonts" / "Vera.ttf"))
+    em = font["head"].unitsPerEm
+    font["hhea"].ascent, font["hhea"].descent = int(2.5 * em), -int(2.5 * em)
+    font["OS/2"].usWinAscent = font["OS/2"].usWinDescent = font["OS/2"].sTypoAscender = int(2.5 * em)
+    font["OS/2"].sTypoDescender = -int(2.5 * em)
+    font["head"].yMax, font["head"].yMin = int(2.5 * em), -int(2.5 * em)
+    font.save(str(path))
+    pdfmetrics.registerFont(TTFont("VeraTall", str(path)))
+
+
+def test_white_headings_on_dark_boxes_under_text_with_tall_line_boxes_are_read(tmp_path):
+    """Headings in white on a coloured box ("Conclusion", "References") right under lines of text whose font
+    gives them tall boxes: the headings are read (they are not white text stacked over dark text), so the
+    reference list under its heading is left out of the text."""
+    _tall_font(tmp_path / "tall.ttf")
+    entries = [f"{k}. Quill A, Renner B. Pebbles in quiet lakes. J Lakes {1990 + k};{k}:1-9." for k in range(1, 9)]
+
+    def page(c):
+        c.setFont("Times-Bold", 16)
+        c.drawString(LEFT, HEIGHT - 70, TITLE)
+        y = 110
+        for heading, lines in (("Introduction", body_lines(24, 301)), ("Conclusion", body_lines(6, 302))):
+            c.setFillColorRGB(0.2, 0.3, 0.6)
+            c.rect(LEFT - 2, HEIGHT - y - 4, 120, 15, fill=1, stroke=0)
+            c.setFillColorRGB(1, 1, 1)
+            c.setFont("Helvetica-Bold", 11)
+            c.drawString(LEFT, HEIGHT - y, heading)
+            c.setFillColorRGB(0, 0, 0)
+            c.setFont("VeraTall", 10)
+            for line in lines:
+                y += 12.5
+                c.drawString(LEFT, HEIGHT - y, line)
+            y += 22
+        c.setFillColorRGB(0.2, 0.3, 0.6)
+        c.rect(LEFT - 2, HEIGHT - y - 4, 120, 15, fill=1, stroke=0)
+        c.setFillColorRGB(1, 1, 1)
+        c.setFont("Helvetica-Bold", 11)
+        c.drawString(LEFT, HEIGHT - y, "References")
+        c.setFillColorRGB(0, 0, 0)
+        c.setFont("Times-Roman", 9)
+        for entry in entries:
+            y += 11
+            c.drawString(LEFT, HEIGHT - y, entry)
+
+    paper = _read(_drawn_paper(tmp_path / "white.pdf", [], more=page))
+    assert "Quill A, Renner B" not in paper["text"]
+    assert "Conclusion" in [s["heading"] for s in paper["sections"]]
