@@ -401,7 +401,12 @@ def _accents(text: str) -> str:
 
 def _join_broken(text: str, vocab: Counter) -> str:
     """Words broken at a line end ("-\\x00") joined where the joined word is the paper's, or where neither half
-    is a word of it; else hyphenated."""
+    is a word of it; else hyphenated. A word set apart after its ligature ("eff ect") is joined where the joined
+    word is the paper's and the rest is not a word of it."""
+
+    def ligature(m: re.Match) -> str:
+        joined = (m[1] + m[2]).lower()
+        return m[1] + m[2] if vocab[joined] and not vocab[m[2].lower()] else m[0]
 
     def hyphen(m: re.Match) -> str:
         head, tail = m[1], m[2]
@@ -410,4 +415,5 @@ def _join_broken(text: str, vocab: Counter) -> str:
             return head + tail
         return f"{head}-{tail}"
 
-    return re.sub(r"(\w+)-\x00(\w+)", hyphen, text).replace("\x00", "")
+    text = re.sub(r"(\w+)-\x00(\w+)", hyphen, text).replace("\x00", "")
+    return re.sub(r"\b(\w*(?:ff|fi|fl))\s([a-z]+)\b", ligature, text)

@@ -14,6 +14,7 @@ from sciqag_dataset.builders.ingest.normalize import DOI_IN_TEXT
 from sciqag_dataset.builders.ingest.pdf_blocks import is_entry, is_heading, reference_run
 from sciqag_dataset.builders.ingest.pdf_furniture import front_notes
 from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
+from sciqag_dataset.builders.ingest.pdf_title import AUTHOR_NAMES
 
 # "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
 _DOI_LINE = re.compile(r"\s*(?i:doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
@@ -106,7 +107,8 @@ def links(pages) -> list[tuple[int, str]]:
 
 
 def _first_heading_top(blocks: list[Block], body: float, opening: int) -> float:
-    """Where the first section heading of the first text page stands (its whole height when it has none)."""
+    """Where the first section heading of the first text page stands (its whole height when it has none); the
+    authors' line is no heading."""
     tops = [
         b.lines[0].top
         for b in blocks
@@ -114,6 +116,7 @@ def _first_heading_top(blocks: list[Block], body: float, opening: int) -> float:
         and len(b.lines) == 1
         and is_heading(b.lines[0], body)
         and not b.lines[0].text.lower().startswith("abstract")
+        and not AUTHOR_NAMES.match(b.lines[0].text)  # the authors' names set large under the title
     ]
     return min(tops, default=float("inf"))
 

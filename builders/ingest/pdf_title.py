@@ -15,7 +15,7 @@ from sciqag_dataset.builders.ingest.pdf_line import Line
 # two or more people's names, each of two to four words, with their marks ("Ada Quill1,2, Bo Renner* and Cy Moss"),
 # the list going on in the next line ("Bo Renner, Cy Moss,")
 _NAME = r"[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|de|da|del|di|le|la)){1,3}[\d*†‡§]*(?:,\d+)*"
-_NAMES = re.compile(rf"^{_NAME}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*){_NAME})+(?:\s*,|\s+and)?\s*$")
+AUTHOR_NAMES = re.compile(rf"^{_NAME}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*){_NAME})+(?:\s*,|\s+and)?\s*$")
 # a journal's name set above the title, larger than it ("Journal of Statistical Software")
 _MASTHEAD = re.compile(
     r"^(?:The\s+)?(?:[A-Z][\w&-]*\s+){0,3}Journal(?:\s+(?:of|for|on)(?:\s+(?:[A-Z][\w&-]*|and|&|the))+)?$|"
@@ -89,7 +89,7 @@ def _with_subtitle(title: list[Line], lines: list[Line], body: float) -> list[Li
             and ln.bold == last.bold
             and abs(ln.x0 - title[0].x0) < ln.size
             and 0 <= ln.top - above.bottom < 0.8 * ln.size
-            and not _NAMES.match(ln.text)
+            and not AUTHOR_NAMES.match(ln.text)
         ):
             break
         run.append(ln)
@@ -150,7 +150,7 @@ def _model_title(first: list[Line]) -> list[Line]:
     # set nearly as large but in another weight ("Ada Quill*, Bo Renner and Cy Moss" under a bold title)
     big = max((ln.size for ln in lines), default=0.0)
     lines = lines[: max((k + 1 for k, ln in enumerate(lines) if ln.size >= big - 1), default=0)]
-    while len(lines) > 1 and lines[-1].bold != lines[0].bold and _NAMES.match(lines[-1].text):
+    while len(lines) > 1 and lines[-1].bold != lines[0].bold and AUTHOR_NAMES.match(lines[-1].text):
         lines = lines[:-1]
     after = next((k + 1 for k, ln in enumerate(first) if lines and ln is lines[-1]), len(first))
     for ln in first[after:]:

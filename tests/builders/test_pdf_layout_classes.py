@@ -4,6 +4,7 @@ default backend ("auto": the layout model where PyMuPDF is installed); and the b
 import builtins
 import importlib.util
 import re
+from collections import Counter
 from pathlib import Path
 
 import pypdf
@@ -1843,3 +1844,29 @@ def test_white_headings_on_dark_boxes_under_text_with_tall_line_boxes_are_read(t
     paper = _read(_drawn_paper(tmp_path / "white.pdf", [], more=page))
     assert "Quill A, Renner B" not in paper["text"]
     assert "Conclusion" in [s["heading"] for s in paper["sections"]]
+
+
+def test_a_word_set_apart_after_its_ligature_is_joined_where_the_paper_spells_it_whole():
+    """ "eff ect": a gap after the ligature read as a space. Joined where the paper has "effect" and "ect" is no
+    word of it; "staff in" and "cliff edge" stay apart."""
+    vocab = Counter({"effect": 3, "staff": 1, "in": 9, "edge": 1})
+    text = "the synergistic eff ect of staff in the lake near the cliff edge"
+    assert pdf._join_broken(text, vocab) == "the synergistic effect of staff in the lake near the cliff edge"
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_the_doi_under_authors_set_nearly_as_large_as_the_title_is_found(tmp_path, monkeypatch, backend):
+    """The authors' names set large under the title (BMC's 2006 template), the DOI in the front matter below
+    them: the names are no section heading that ends the front matter, so the DOI is found."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    page = [
+        (LEFT, 70, "Helvetica-Bold", 16, TITLE),
+        (LEFT, 95, "Helvetica", 15, "Ada Quill*, Bo Renner Moss and Cy Tarn"),
+        (LEFT, 125, "Times-Roman", 8, "Address: Lake Institute, Imaginary University, Pebble Road 7, Quietville"),
+        (LEFT, 150, "Times-Roman", 8, f"Journal of Imaginary Lakes 2031, 6:3 doi:{DOI}"),
+        (LEFT, 180, "Helvetica-Bold", 11, "Abstract"),
+        *column(LEFT, 200, body_lines(44, 213), 10, "Times-Roman"),
+    ]
+    paper = _read(draw(tmp_path / "bmc.pdf", [page]))
+    assert paper["metadata"]["doi"] == DOI
+    assert paper["title"] == TITLE
