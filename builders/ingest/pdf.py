@@ -60,7 +60,9 @@ _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A
 # a repository's cover sheet (eScholarship's "Permalink", White Rose's "This is a repository copy of", HAL's "To
 # cite this version:" and "HAL Id:")
 _COVER_SHEET = re.compile(
-    r"\s*(?:permalink\b|this is a repository copy of\b|to cite this version\s*:|hal id\s*:)", re.I
+    r"\s*(?:permalink\b|this is a repository copy of\b|to cite this version\s*:|hal id\s*:|"
+    r"copyright and moral rights for the publications made accessible)",  # the cover sheet of Pure portals
+    re.I,
 )
 _TITLE_MARK = re.compile(r"\s*\^?[*∗†‡§¶]+$")  # a footnote's mark after the title, raised or not
 

@@ -1870,3 +1870,33 @@ def test_the_doi_under_authors_set_nearly_as_large_as_the_title_is_found(tmp_pat
     paper = _read(draw(tmp_path / "bmc.pdf", [page]))
     assert paper["metadata"]["doi"] == DOI
     assert paper["title"] == TITLE
+
+
+@pytest.mark.parametrize("backend", ["auto", "pdfplumber"])
+def test_a_research_portals_cover_sheet_with_its_own_title_is_not_the_papers(tmp_path, monkeypatch, backend):
+    """A university research portal's cover sheet (Pure's: "General rights", "Copyright and moral rights for the
+    publications made accessible in the public portal ...") names the paper by its record's longer title in large
+    type: the title is the one the paper prints, and the sheet is not text."""
+    monkeypatch.setattr(pdf, "BACKEND", backend)
+    cover = [
+        (LEFT, 60, "Times-Roman", 9, "Downloaded from the lake portal on: Aug 15, 2031"),
+        (LEFT, 100, "Times-Bold", 18, "PQL - Counting Pebbles That Drift Under Quiet Lakes"),
+        (LEFT, 125, "Times-Roman", 11, "Quill, Ada; Renner, Bo"),
+        (LEFT, 420, "Times-Bold", 10, "General rights"),
+        (
+            LEFT,
+            435,
+            "Times-Roman",
+            8,
+            "Copyright and moral rights for the publications made accessible in the public ",
+        ),
+        (LEFT, 445, "Times-Roman", 8, "portal are retained by the authors and/or other copyright owners."),
+    ]
+    page = [
+        (LEFT, 70, "Times-Bold", 16, "Counting Pebbles That Drift Under Quiet Lakes"),
+        (LEFT, 95, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        *column(LEFT, 130, body_lines(48, 214), 10, "Times-Roman"),
+    ]
+    rec = _read(draw(tmp_path / "pure.pdf", [cover, page]))
+    assert rec["title"] == "Counting Pebbles That Drift Under Quiet Lakes"
+    assert "moral rights" not in rec["text"]
