@@ -25,6 +25,7 @@ from sciqag_dataset.builders.ingest.html_clean import is_leaf, remove_non_paper,
 from sciqag_dataset.builders.ingest.html_components import html_components
 from sciqag_dataset.builders.ingest.html_rules import (
     ARTICLE_LINK,
+    BACK_MATTER_HEADING,
     CHROME,
     NOT_PAPER_HEADING,
     NUMBERING,
@@ -240,9 +241,9 @@ def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
     """The article's paragraphs trafilatura left out: each a paragraph element (a ``p``, or a ``div`` holding no
     other block, as ACS sets them) of 25 words or more, not in the kept text, standing beside kept ones (its parent
     or the parent's parent holds one) in a parent of the same kind as theirs (tag and class: a related-articles or
-    comments box differs), when they are a tenth or more of the paragraphs' words, or when their parent is a
-    section beside the kept ones' sections (a last section of one paragraph); else none (what trafilatura judged
-    the page's chrome stays out)."""
+    comments box differs), when they are a tenth or more of the words of the article's paragraphs, or when they
+    make a short last section (``_last_section``); else none (what trafilatura judged the page's chrome stays
+    out)."""
     kept = _words(" ".join(text for _, text in sections))
     paragraphs = [p for p in tree.iter("p", "div") if is_leaf(p) and len(p.text_content().split()) >= 25]
     found = {p: " ".join(_words(p.text_content()).split()[3:13]) in kept for p in paragraphs}
@@ -253,13 +254,32 @@ def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
         for p, ok in found.items()
         if not ok and {p.getparent(), p.getparent().getparent()} & near and _kind(p.getparent()) in kinds
     ]
-    # a section of the article's own kind, with kept sections beside it under one parent
-    sections_of = {p.getparent() for p, ok in found.items() if ok}
-    beside = [p for p in lost if p.getparent() not in sections_of and p.getparent().getparent() in near]
-    total = sum(len(p.text_content().split()) for p in paragraphs)
+    total = sum(len(p.text_content().split()) for p in paragraphs if _kind(p.getparent()) in kinds)
     if sum(len(p.text_content().split()) for p in lost) < 0.1 * total:
-        lost = beside
+        lost = _last_section(lost, {p.getparent() for p, ok in found.items() if ok})
     return [inline(p.text_content()) for p in lost]
+
+
+def _last_section(lost: list, kept_sections: set) -> list:
+    """The paragraphs of a short section left out after the kept ones: a section element beside kept sections
+    under one parent and after the last of them, with a heading that is the paper's (not its back matter) and at
+    most three paragraphs."""
+    out = []
+    for section in dict.fromkeys(p.getparent() for p in lost):
+        parent = section.getparent()
+        mine = [p for p in lost if p.getparent() is section]
+        siblings = list(parent) if parent is not None else []
+        kept_here = [siblings.index(s) for s in kept_sections if s.getparent() is parent]
+        heading = next(section.iter("h2", "h3", "h4"), None)
+        if (
+            kept_here
+            and len(mine) <= 3
+            and siblings.index(section) > max(kept_here)
+            and heading is not None
+            and not BACK_MATTER_HEADING.match(inline(heading.text_content()))
+        ):
+            out += mine
+    return out
 
 
 def _same_text(one: str, other: str) -> bool:

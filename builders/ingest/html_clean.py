@@ -142,8 +142,7 @@ def remove_non_paper(tree) -> int:
             and el.getparent() is not None
             and el.tag in ("div", "section", "h3", "h4", "p")
             and FIGURE_LIKE.search(_classes(el))
-            # a figure or a table, not a layout's cell holding the article ("article_content-table")
-            and len(el.text_content().split()) < min(1000, 0.3 * page_words)
+            and not _holds_article(el, page_words)  # a layout's cell named "article_content-table"
         ):
             _drop(el)
     for el in list(tree.iter("a", "span", "div", "li")):
@@ -239,6 +238,11 @@ def _captions(tree) -> None:
             near = [el.getparent(), el.getparent().getparent()]
             if any(a is not None and next(a.iter("img", "table", "svg", "picture"), None) is not None for a in near):
                 _drop(el)
+
+
+def _holds_article(el, page_words: int) -> bool:
+    """The element holds the article: a third of the page's words or more, under section headings."""
+    return len(el.text_content().split()) >= 0.3 * page_words and next(el.iter("h2"), None) is not None
 
 
 def take_abstract(tree) -> str | None:

@@ -27,7 +27,8 @@ CAPTION_START = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d
 ENTRY_AUTHOR = re.compile(
     r"[A-Z][\w'’-]+,\s+(?:[A-Z]\.\s?-?){1,3}|(?:[A-Z]\.\s?-?){1,3}\s?[A-Z][\w'’-]+|^\[\d{1,3}\]\s"
 )
-NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords|highlights|synopsis", re.I)  # ACS's synopsis: the TOC's
+# not the abstract: a graphical abstract, highlights, ACS's synopsis (the table of contents' blurb)
+NOT_ABSTRACT = re.compile(r"graphical|toc|teaser|keywords|highlights|synopsis", re.I)
 REFERENCES_HEADING = re.compile(
     r"^\s*(?:\d+\.?\s*)?(?:references(?: and notes)?|bibliography|notes and references|"
     r"literature cited)\s*$",
@@ -41,6 +42,12 @@ CHROME = re.compile(
     re.I,
 )
 # sections of the page that are not the paper's: its outline, links to other papers
+# the paper's back matter, after its last section
+BACK_MATTER_HEADING = re.compile(
+    r"^(?:acknowledge?ments?|funding|author (?:contributions?|information)|conflicts? of interest|competing "
+    r"interests?|ethics|data (?:and code )?availability|notes|abbreviations|references)\b",
+    re.I,
+)
 NOT_PAPER_HEADING = re.compile(
     r"^(?:article outline|outline|contents|table of contents|in this article|"
     r"related (?:articles|content)|recommended articles|cited by|similar articles|"

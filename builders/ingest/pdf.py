@@ -64,6 +64,7 @@ _COVER_SHEET = re.compile(
     r"copyright and moral rights for the publications made accessible)",  # the cover sheet of Pure portals
     re.I,
 )
+_LIGATURE_GAP = re.compile(r"\b(\w*(?:ff|fi|fl))\s([a-z]+)\b")  # "eff ect": a gap after a ligature read as a space
 _TITLE_MARK = re.compile(r"\s*\^?[*∗†‡§¶]+$")  # a footnote's mark after the title, raised or not
 
 
@@ -228,10 +229,10 @@ def _paper(pages: list[list[Line]], info: dict) -> RawPaper:
     blocks = line_blocks([ln for ln in lines if id(ln) not in heads], body)
     sections, references, has_abstract = paper_sections(blocks, body, opening, title, family)
     components = pdf_components(read, [b for b in blocks if is_caption(b, body, family)])
-    # the paper's own words, without the halves of words broken at a line end
+    # the paper's own words, without the halves of words broken at a line end or after a ligature ("eff ect")
     vocab = Counter(
         w.lower() for b in blocks for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\w+-\x00\w+", " ", b.text))
-    )
+    ) - Counter(m[2].lower() for b in blocks for m in _LIGATURE_GAP.finditer(b.text))
     sections = [[h, "\n\n".join(_repair(p, vocab) for p in paras)] for h, paras in sections]
     title = _TITLE_MARK.sub("", inline(_accents(_join_broken(title, vocab))))
     for component in components:
@@ -270,17 +271,20 @@ def _title_in_figure(lines: list[Line], body: float) -> None:
     """The largest words of the first text page, a run of lines of one size at least half as large again as the
     body, in a picture block above all its text, where the model found no title (a title set under a badge, read
     as one picture with it): those lines go back to the rules (no class), which find the title among them."""
-    text = [ln for ln in lines if ln.kind not in ASIDE]
-    if not text:
+    pages = [ln.page for ln in lines if ln.kind not in ASIDE]
+    if not pages:
         return
-    first = [ln for ln in lines if ln.page == min(ln.page for ln in text)]
+    page = min(pages)
+    first = [ln for ln in lines if ln.page == page]
     if any(ln.kind == "title" for ln in first):
         return
     start = min(ln.top for ln in first if ln.kind not in ASIDE)
     above = [ln for ln in first if ln.kind == "picture" and ln.bottom <= start + 1 and ln.size >= 1.5 * body]
-    big = max((ln.size for ln in above), default=0.0)
-    run = [ln for ln in above if abs(ln.size - big) < 0.5]
-    if sum(len(ln.words) for ln in run) >= 3 and big > max(ln.size for ln in first if ln.kind not in ASIDE):
+    if not above:
+        return
+    largest = max(above, key=lambda ln: ln.size)
+    run = [ln for ln in above if ln.box == largest.box and abs(ln.size - largest.size) < 0.5]
+    if sum(len(ln.words) for ln in run) >= 3 and largest.size > max(ln.size for ln in first if ln.kind not in ASIDE):
         for ln in run:
             ln.kind, ln.box = "", -1
 
@@ -418,4 +422,4 @@ def _join_broken(text: str, vocab: Counter) -> str:
         return f"{head}-{tail}"
 
     text = re.sub(r"(\w+)-\x00(\w+)", hyphen, text).replace("\x00", "")
-    return re.sub(r"\b(\w*(?:ff|fi|fl))\s([a-z]+)\b", ligature, text)
+    return _LIGATURE_GAP.sub(ligature, text)

@@ -1,7 +1,7 @@
-"""A PDF's title from its first text page's lines: the layout model's title block where it found one (without a
-section label above the title, and not the journal's name), else the largest text above the body, without a
-journal's masthead, name or section label set above it; a title's lines that the model split from it are taken
-back."""
+"""A PDF's title from its first text page's lines: the layout model's title block where it found one (not a web
+address or a volume, without a section label above the title or the authors' line under it, and not the
+journal's name), else the largest text above the body, without a journal's masthead, name or section label set
+above it; a title's lines that the model split from it are taken back."""
 
 from __future__ import annotations
 
@@ -150,7 +150,12 @@ def _model_title(first: list[Line]) -> list[Line]:
     # set nearly as large but in another weight ("Ada Quill*, Bo Renner and Cy Moss" under a bold title)
     big = max((ln.size for ln in lines), default=0.0)
     lines = lines[: max((k + 1 for k, ln in enumerate(lines) if ln.size >= big - 1), default=0)]
-    while len(lines) > 1 and lines[-1].bold != lines[0].bold and AUTHOR_NAMES.match(lines[-1].text):
+    while (
+        len(lines) > 1
+        and lines[-1].bold != lines[0].bold
+        and lines[-1].size <= big - 0.5
+        and AUTHOR_NAMES.match(lines[-1].text)
+    ):
         lines = lines[:-1]
     after = next((k + 1 for k, ln in enumerate(first) if lines and ln is lines[-1]), len(first))
     for ln in first[after:]:
@@ -204,7 +209,7 @@ def _title(first: list[Line], body: float, page: list[Line] = ()) -> list[Line]:
     if len(run) > 1 and _label(run[0], run[1]):
         return run[1:]
     # a label's words in two sizes, one block ("Original" set large over "Research")
-    block = " ".join(ln.text for ln in first if run and ln.box >= 0 and ln.box == run[0].box) if run else ""
+    block = " ".join(ln.text for ln in first if ln.box >= 0 and ln.box == run[0].box) if run else ""
     if len(run) == 1 and (
         _label(run[0], None)
         or _MASTHEAD.search(run[0].text)
@@ -249,8 +254,8 @@ def _label(ln: Line, title: Line | None) -> bool:
     spaced = len(words) > 2 and all(len(w) == 1 for w in words)  # "N O T E S"
     if not (len(words) <= 2 or spaced) or len(ln.text) > 24 or re.search(r"\d", ln.text):
         return False
-    if ln.text.rstrip().endswith(":"):  # a title's lead ("POINTWISE:" over "Predicting Points ...")
-        return False
+    if ln.text.rstrip().endswith(":") and not _ARTICLE_TYPE.fullmatch(ln.text.rstrip(" :")):
+        return False  # a title's lead ("POINTWISE:" over "Predicting Points ..."), not "Review:"
     if spaced or title is None:
         return spaced or ln.text.isupper()
     # at the title's size a family of its own is not enough: a label's word or two are capitalised nouns

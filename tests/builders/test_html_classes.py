@@ -9,7 +9,7 @@ from __future__ import annotations
 import lxml.html
 from pdf_pages import body_lines
 
-from sciqag_dataset.builders.ingest import html, read_file
+from sciqag_dataset.builders.ingest import html, html_clean, read_file
 from sciqag_dataset.builders.ingest.html import read_html
 
 _PARA = "The {} of the films was logged while the stage cooled, and the runs agreed within their error. "
@@ -393,7 +393,7 @@ def test_an_abstract_the_metadata_gives_cut_short_is_not_read_twice(tmp_path):
     assert "The introduction of the films" in rec["text"]
 
 
-def _acs_like(tmp_path) -> dict:
+def _acs_like(tmp_path) -> tuple[dict, list[str]]:
     """An ACS-style article page, written for this test: a synopsis above the abstract, the article in a layout
     cell whose class ends in "-table", paragraphs as ``div``s, each section opening with a jump menu to the page's
     sections, and a last section of one paragraph."""
@@ -428,6 +428,8 @@ def _acs_like(tmp_path) -> dict:
 
 
 def test_an_acs_page_keeps_its_abstract_its_article_cell_and_its_last_section(tmp_path):
+    """The abstract is the abstract, not the synopsis; every section's paragraphs are read, the last one's too;
+    the jump menus are not text."""
     rec, paras = _acs_like(tmp_path)
     assert rec["sections"][0]["text"].startswith("The films of layered magnets relax slowly")
     assert all(p[:60] in rec["text"] for p in paras)
@@ -447,3 +449,33 @@ def test_a_last_section_of_one_div_paragraph_the_extractor_left_out_is_restored(
     tree = lxml.html.fromstring(f"<html><body><div id='main'>{secs}{box}</div></body></html>")
     kept = [["Introduction", "\n\n".join(paras[:6])], ["Results", "\n\n".join(paras[6:12])]]
     assert html._dropped_paragraphs(tree, kept) == paras[12:]
+
+
+def test_a_jump_menu_to_the_pages_sections_is_removed_and_a_list_of_links_with_text_is_not():
+    links = '<a href="javascript:void(0);">Top of Page</a><a href="#abs">Abstract</a><a href="#s1">Results</a>'
+    menu = f"<ul><li>{links}</li></ul>"
+    items = '<ul><li><a href="#r1">Quill 2031</a> measured the pebbles of three quiet lakes in winter.</li></ul>'
+    tree = lxml.html.fromstring(f"<html><body><div>{menu}<p>The pebbles settle.</p>{items}</div></body></html>")
+    html_clean.remove_non_paper(tree)
+    text = tree.text_content()
+    assert "Top of Page" not in text and "Results" not in text
+    assert "measured the pebbles of three quiet lakes" in text
+
+
+def test_back_matter_or_a_section_before_the_kept_ones_is_not_restored():
+    """Short sections the extractor left out that are not the paper's last section: the acknowledgements after
+    the kept sections, and a section before them, stay out."""
+    paras = [line + "." for line in body_lines(24, 403, 30)]
+    chunks = (
+        ("Preface", paras[:1]),
+        ("Introduction", paras[1:12]),
+        ("Results", paras[12:23]),
+        ("Acknowledgments", paras[23:]),
+    )
+    secs = "".join(
+        f'<div class="sec"><h2>{h}</h2>' + "".join(f'<div class="para">{p}</div>' for p in chunk) + "</div>"
+        for h, chunk in chunks
+    )
+    tree = lxml.html.fromstring(f"<html><body><div id='main'>{secs}</div></body></html>")
+    kept = [["Introduction", "\n\n".join(paras[1:12])], ["Results", "\n\n".join(paras[12:23])]]
+    assert html._dropped_paragraphs(tree, kept) == []
