@@ -332,6 +332,12 @@ def _line(text, top, kind="", box=-1, size=10.0, page=1):
     return Line(text, size, False, top, top + size, 50, page, 0, words, kind, box)
 
 
+def _with_text(lines, top, lead, box, size, n=20):
+    """``lines`` over ``n`` lines of the body's text from ``top``, one every ``lead`` points, in one block."""
+    text = "pebbles settle in quiet lakes when the water rests"
+    return [*lines, *[_line(text, top + lead * k, "text", box, size) for k in range(n)]]
+
+
 def test_table_blocks_holding_sentences_go_back_to_the_rules():
     """A layout model read a page of prose as tables (an Elsevier review, title and body alike): the page's table
     blocks are given back to the rules. A real table's rows of cells and numbers, and a lone sentence in one, stay
@@ -1684,34 +1690,38 @@ def test_slanted_words_whose_boxes_touch_across_a_space_stay_apart(tmp_path):
 def test_a_web_address_or_a_volume_the_model_calls_a_title_is_not_the_title():
     """The layout model calls the journal's web address and its volume, set above the title, title blocks: the
     title is the title block after them."""
-    lines = [
-        _line("www.lakejournal.net", 112, "title", 11, 16.0),
-        _line("Volume 13(3)", 145, "title", 12, 18.0),
-        _line("Pebbles of various quiet lakes against", 197, "title", 1, 22.0),
-        _line("the winter of many cold years", 224, "title", 1, 22.0),
-        _line("Ada Quill, Bo Renner", 286, "text", 2, 12.0),
-        *[
-            _line("pebbles settle in quiet lakes when the water rests", 380 + 11 * k, "text", 6, 9.0)
-            for k in range(20)
+    lines = _with_text(
+        [
+            _line("www.lakejournal.net", 112, "title", 11, 16.0),
+            _line("Volume 13(3)", 145, "title", 12, 18.0),
+            _line("Pebbles of various quiet lakes against", 197, "title", 1, 22.0),
+            _line("the winter of many cold years", 224, "title", 1, 22.0),
+            _line("Ada Quill, Bo Renner", 286, "text", 2, 12.0),
         ],
-    ]
+        380,
+        11,
+        box=6,
+        size=9.0,
+    )
     assert [ln.text for ln in title_of(lines, lines, lines, 9.0)] == [lines[2].text, lines[3].text]
 
 
 def test_an_article_type_set_in_two_sizes_above_the_title_is_not_the_title():
     """ "Original" set at 30 pt over "Research" at 14 pt, one block, above a title at 24 pt that the model calls
     text: the title is the 24 pt lines."""
-    lines = [
-        _line("Original", 36, "text", 2, 30.0),
-        _line("Research", 48.5, "text", 2, 14.0),
-        _line("Pebbles of various quiet lakes", 77, "text", 3, 24.0),
-        _line("against the winter of many years", 102, "text", 3, 24.0),
-        _line("Ada Quill, Bo Renner", 245, "section-header", 4, 12.0),
-        *[
-            _line("pebbles settle in quiet lakes when the water rests", 357 + 12 * k, "text", 7, 9.0)
-            for k in range(20)
+    lines = _with_text(
+        [
+            _line("Original", 36, "text", 2, 30.0),
+            _line("Research", 48.5, "text", 2, 14.0),
+            _line("Pebbles of various quiet lakes", 77, "text", 3, 24.0),
+            _line("against the winter of many years", 102, "text", 3, 24.0),
+            _line("Ada Quill, Bo Renner", 245, "section-header", 4, 12.0),
         ],
-    ]
+        357,
+        12,
+        box=7,
+        size=9.0,
+    )
     assert [ln.text for ln in title_of(lines, lines, lines, 9.0)] == [lines[2].text, lines[3].text]
 
 
@@ -1741,48 +1751,55 @@ def _bold(line):
 def test_the_authors_line_in_the_models_title_block_is_not_the_titles():
     """The layout model puts the authors' names, set in roman nearly as large as the bold title, in the title's
     block: the title is the bold lines."""
-    lines = [
-        _bold(_line("Effect of quiet lakes and winter winds on pebbles", 103, "title", 3, 15.96)),
-        _bold(_line("settling in experimentally induced calm", 121, "title", 3, 15.96)),
-        _line("Ada Quill*, Bo Renner Moss and Cy Tarn Lake", 157, "title", 3, 15.0),
-        *[
-            _line("pebbles settle in quiet lakes when the water rests", 300 + 12 * k, "text", 5, 9.0)
-            for k in range(20)
+    lines = _with_text(
+        [
+            _bold(_line("Effect of quiet lakes and winter winds on pebbles", 103, "title", 3, 15.96)),
+            _bold(_line("settling in experimentally induced calm", 121, "title", 3, 15.96)),
+            _line("Ada Quill*, Bo Renner Moss and Cy Tarn Lake", 157, "title", 3, 15.0),
         ],
-    ]
+        300,
+        12,
+        box=5,
+        size=9.0,
+    )
     assert [ln.text for ln in title_of(lines, lines, lines, 9.0)] == [lines[0].text, lines[1].text]
 
 
 def test_a_titles_lead_in_capitals_ending_with_a_colon_is_the_titles():
     """ "POINTWISE:" on a line of its own over the rest of the title, one bold title block: part of the title, not
     a section label."""
-    lines = [
-        _bold(_line("POINTWISE:", 88, "title", 0, 15.96)),
-        _bold(_line("Predicting Pebbles and Valuing Lakes in Real Time", 106, "title", 0, 15.96)),
-        _bold(_line("with Winter Tracking Data", 124, "title", 0, 15.96)),
-        _line("Ada Quill, Bo Renner, and Cy Moss", 156, "text", 1, 9.96),
-        *[
-            _line("pebbles settle in quiet lakes when the water rests", 262 + 11 * k, "text", 5, 9.96)
-            for k in range(20)
+    lines = _with_text(
+        [
+            _bold(_line("POINTWISE:", 88, "title", 0, 15.96)),
+            _bold(_line("Predicting Pebbles and Valuing Lakes in Real Time", 106, "title", 0, 15.96)),
+            _bold(_line("with Winter Tracking Data", 124, "title", 0, 15.96)),
+            _line("Ada Quill, Bo Renner, and Cy Moss", 156, "text", 1, 9.96),
         ],
-    ]
+        262,
+        11,
+        box=5,
+        size=9.96,
+    )
     assert [ln.text for ln in title_of(lines, lines, lines, 9.96)] == [ln.text for ln in lines[:3]]
 
 
 def test_a_title_the_model_reads_as_one_picture_with_a_badge_is_the_title():
     """An artifact badge drawn over the title's corner: the model reads the title's two lines as a picture and
     finds no title block. The lines go back to the rules, which take them as the title, not an author's name."""
-    lines = [
-        _bold(_line("A Program for Counting Pebbles", 77, "picture", 0, 17.93)),
-        _bold(_line("in Quiet Winter Lakes", 97, "picture", 0, 17.93)),
-        _line("Ada Quill", 138, "text", 1, 10.96),
-        _line("Bo Renner", 138, "text", 2, 10.96),
-        _line("Lake Institute, Imaginary University", 155, "text", 3, 8.97),
-        *[
-            _line("pebbles settle in quiet lakes when the water rests", 246 + 10 * k, "text", 4, 9.0)
-            for k in range(30)
+    lines = _with_text(
+        [
+            _bold(_line("A Program for Counting Pebbles", 77, "picture", 0, 17.93)),
+            _bold(_line("in Quiet Winter Lakes", 97, "picture", 0, 17.93)),
+            _line("Ada Quill", 138, "text", 1, 10.96),
+            _line("Bo Renner", 138, "text", 2, 10.96),
+            _line("Lake Institute, Imaginary University", 155, "text", 3, 8.97),
         ],
-    ]
+        246,
+        10,
+        box=4,
+        size=9.0,
+        n=30,
+    )
     pdf._title_in_figure(lines, 9.0)
     first = [ln for ln in lines if ln.kind != "picture"]
     assert [ln.text for ln in title_of(first, first, first, 9.0)] == [lines[0].text, lines[1].text]
