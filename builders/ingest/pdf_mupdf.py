@@ -35,8 +35,8 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     """The page's words, top-down coordinates in points, and how many glyphs had no Unicode map. MuPDF puts a
     space where the gap between two glyphs is a word space; a gap wider than ``GAP`` of the size (at most
     ``X_TOLERANCE``) than the line's letter spacing ends a word too (text set without space characters). A word
-    after a space character is ``spaced``: it stays a word of its own however close it stands (slanted glyphs'
-    boxes touch across a narrow space)."""
+    after a space character is ``spaced`` (not a space drawn over the glyph before it): it stays a word of its
+    own however close it stands (slanted glyphs' boxes touch across a narrow space)."""
     # a CID font with no ToUnicode map: MuPDF guesses letters from the glyph ids, which are no text
     guessed = {
         _base(f[3])
@@ -65,6 +65,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
             tracking = _tracking(line)
             cur: dict | None = None
             spaced = False  # a space character stands before the next word
+            lean = 0.0  # the gap between the current word's last two glyphs (slanted boxes overlap: below 0)
             for span in line["spans"]:
                 if hidden and not _shown(span) or id(span) in white:
                     cur = None
@@ -79,7 +80,10 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                         unmapped += 1
                         ch = mark(font, glyphs.get((round(c["origin"][0], 1), round(c["origin"][1], 1)), 0))
                     elif ch.isspace():
-                        cur, spaced = None, True
+                        # a space drawn over the glyph before it (after a ligature, "infl ammation") is
+                        # no word space; slanted glyphs' boxes overlap the space as they overlap each other
+                        spaced = cur is None or c["bbox"][0] >= cur["x1"] + min(lean, 0.0) - 0.5
+                        cur = None
                         continue
                     # one size high from the font's descent under the baseline, as pdfminer's boxes are: the
                     # font's full ascent and descent overlap the next line, whose words would read as scripts
@@ -95,12 +99,13 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                         and abs(bottom - cur["bottom"]) < 0.5 * size
                     ):
                         cur["text"] += ch
+                        lean = x0 - cur["x1"]
                         cur["x1"] = max(cur["x1"], x1)
                         cur["top"], cur["bottom"] = min(cur["top"], top), max(cur["bottom"], bottom)
                         continue
                     cur = {"text": ch, "x0": x0, "x1": x1, "top": top, "bottom": bottom, "size": size}
                     cur.update(fontname=font, upright=upright, spaced=spaced)
-                    spaced = False
+                    spaced, lean = False, 0.0
                     words.append(cur)
     return words, unmapped
 

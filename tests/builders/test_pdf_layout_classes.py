@@ -1887,3 +1887,22 @@ def test_a_research_portals_cover_sheet_with_its_own_title_is_not_the_papers(tmp
     rec = _read(draw(tmp_path / "pure.pdf", [cover, page]))
     assert rec["title"] == "Counting Pebbles That Drift Under Quiet Lakes"
     assert "moral rights" not in rec["text"]
+
+
+def test_a_space_drawn_over_the_glyph_before_it_splits_no_word(tmp_path):
+    """A space character drawn inside the glyph before it (as some producers set one after a ligature), the word
+    going on right after that glyph: one word ("inflammation", not "infl ammation"), wherever the paper has it."""
+
+    def overlapped(c):
+        for k, y in enumerate((110, 260)):
+            c.setFont("Times-Roman", 10)
+            head = "the chronic infl" if k == 0 else "and the infl"
+            c.drawString(LEFT, HEIGHT - y, head)
+            end = LEFT + stringWidth(head, "Times-Roman", 10)
+            space = stringWidth(" ", "Times-Roman", 10)
+            c.drawString(end - space, HEIGHT - y, " ammation of the lake pebbles was logged")
+
+    lines = body_lines(40, 216)
+    lines[0] = lines[12] = ""  # the rows the overlapped lines stand on
+    text = _read(_drawn_paper(tmp_path / "overlap.pdf", body=lines, more=overlapped))["text"]
+    assert "the chronic inflammation of the lake pebbles" in text and "infl ammation" not in text
