@@ -1,4 +1,4 @@
-"""A PDF's title from its first text page's lines: the layout model's title block where it found one (not a web
+"""A PDF's title from its first text page's lines: the layout model's title block where it has one (not a web
 address or a volume, without a section label above the title or the authors' line under it, and not the
 journal's name), else the largest text above the body, without a journal's masthead, name or section label set
 above it; a title's lines that the model split from it are taken back."""
