@@ -59,7 +59,11 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     h1 = next(iter(tree.iter("h1")), None)
     articles = list(tree.iter("article"))
     heading = re.sub(r"\s*[*∗†‡§¶]+$", "", inline(h1.text_content())) if h1 is not None else ""  # its footnote mark
-    title = _text_of(meta("citation_title", "dc.title", "og:title")) or heading or inline(tree.findtext(".//title"))
+    title = (
+        _text_of(meta("citation_title", "dc.title", "og:title", "title"))
+        or heading
+        or inline(tree.findtext(".//title"))
+    )
     if heading and title != heading and "".join(title.split()) == "".join(heading.split()):
         title = heading  # the metadata spaced what the heading sets as a subscript ("TiO 2" for TiO<sub>2</sub>)
     doi = next(  # a DOI meta value, else the DOI the page shows (before chrome is removed)
@@ -241,9 +245,9 @@ def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
     """The article's paragraphs trafilatura left out: each a paragraph element (a ``p``, or a ``div`` holding no
     other block, as ACS sets them) of 25 words or more, not in the kept text, standing beside kept ones (its parent
     or the parent's parent holds one) in a parent of the same kind as theirs (tag and class: a related-articles or
-    comments box differs), when they are a tenth or more of the words of the article's paragraphs, or when they
-    make a short last section (``_last_section``); else none (what trafilatura judged the page's chrome stays
-    out)."""
+    comments box differs) or in a subsection of such a parent, when they are a tenth or more of the words of the
+    article's paragraphs, or when they make a short last section (``_last_section``); else none (what trafilatura
+    judged the page's chrome stays out)."""
     kept = _words(" ".join(text for _, text in sections))
     paragraphs = [p for p in tree.iter("p", "div") if is_leaf(p) and len(p.text_content().split()) >= 25]
     found = {p: " ".join(_words(p.text_content()).split()[3:13]) in kept for p in paragraphs}
@@ -252,12 +256,24 @@ def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
     lost = [
         p
         for p, ok in found.items()
-        if not ok and {p.getparent(), p.getparent().getparent()} & near and _kind(p.getparent()) in kinds
+        if not ok and (_beside(p.getparent(), near, kinds) or _in_subsection(p, near, kinds))
     ]
     total = sum(len(p.text_content().split()) for p in paragraphs if _kind(p.getparent()) in kinds)
     if sum(len(p.text_content().split()) for p in lost) < 0.1 * total:
         lost = _last_section(lost, {p.getparent() for p, ok in found.items() if ok})
     return [inline(p.text_content()) for p in lost]
+
+
+def _beside(parent, near: set, kinds: set) -> bool:
+    """A parent of the kind of the kept paragraphs' parents, that holds kept ones or stands beside them."""
+    return bool({parent, parent.getparent()} & near) and _kind(parent) in kinds
+
+
+def _in_subsection(p, near: set, kinds: set) -> bool:
+    """``p`` is in a subsection (a ``div`` of its own) of an element of the kind that holds kept paragraphs, one
+    that stands beside them (F1000's sections, each a body element of its own with its subsections)."""
+    outer = p.getparent().getparent()
+    return outer is not None and _beside(outer, near, kinds)
 
 
 def _last_section(lost: list, kept_sections: set) -> list:

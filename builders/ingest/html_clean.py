@@ -101,8 +101,9 @@ def remove_non_paper(tree) -> int:
                 child.tail = EMPTY_BRACKETS.sub("", child.tail)
     references += _entry_lists(tree)
     _captions(tree)
+    page_words = len(tree.text_content().split())
     for el in list(tree.iter(*DROP_TAGS)):
-        if el.getparent() is not None:
+        if el.getparent() is not None and not (el.tag == "table" and _lays_out_article(el, page_words)):
             _drop(el)
     page_words = len(tree.text_content().split())
     for el in list(tree.iter("div", "ul", "section", "span")):
@@ -227,17 +228,38 @@ def _entry_lists(tree) -> int:
 
 def _captions(tree) -> None:
     """Captions in a publisher's own figure markup: a paragraph that starts "Figure 2." / "Table 1 |", or with
-    a label alone when an image or a table stands beside it (in its container or the one above)."""
+    a label alone when an image or a table stands beside it (in its container or the one above); a label alone
+    beside one takes the paragraph after it along when its container is a small box (at most four paragraphs)."""
     for el in list(tree.iter("p", "div", "span")):
-        if el.getparent() is None or not is_leaf(el):
+        parent = el.getparent()
+        if parent is None or not is_leaf(el):
             continue
         text = inline(el.text_content())
-        if CAPTION_START.match(text):
-            _drop(el)
-        elif CAPTION_LABEL.match(text):
-            near = [el.getparent(), el.getparent().getparent()]
-            if any(a is not None and next(a.iter("img", "table", "svg", "picture"), None) is not None for a in near):
-                _drop(el)
+        if not CAPTION_START.match(text) and not CAPTION_LABEL.match(text):
+            continue
+        near = [parent, parent.getparent()]
+        beside = any(a is not None and next(a.iter("img", "table", "svg", "picture"), None) is not None for a in near)
+        if not (CAPTION_START.match(text) or beside):
+            continue
+        after = el.getnext()
+        _drop(el)
+        if (
+            beside
+            and len(text.split()) <= 3  # "Fig. 1.": the caption's words are in the next paragraph
+            and after is not None
+            and after.tag == "p"
+            and is_leaf(after)
+            and len(parent.findall("p")) <= 4
+            and not CAPTION_LABEL.match(inline(after.text_content()))
+        ):
+            _drop(after)
+
+
+def _lays_out_article(table, page_words: int) -> bool:
+    """A table that lays out the page (an older site's frame), not a table of data: it holds a third of the
+    page's words or more, three paragraphs of 25 words or more among them."""
+    long = sum(len(p.text_content().split()) >= 25 for p in table.iter("p"))
+    return long >= 3 and len(table.text_content().split()) >= 0.3 * page_words
 
 
 def _holds_article(el, page_words: int) -> bool:

@@ -83,6 +83,7 @@ def line_blocks(lines: list[Line], body: float) -> list[Block]:
             and 0 <= ln.top - prev.bottom < 0.8 * max(ln.size, body)
             and (id(ln) in flow and id(prev) in flow or not (is_heading(ln, body) or is_heading(prev, body)))
             and not _caption_opens(ln, prev)
+            and not (_NOTICE.match(ln.text) and prev.text.rstrip().endswith("."))
             and (prev.box == ln.box or min(prev.box, ln.box) < 0)  # a layout model's block is one paragraph
         )
         if same:
@@ -137,6 +138,11 @@ def _runs(lines: list[Line], member, spacing: float) -> list[list[Line]]:
 def _wraps(run: list[Line]) -> int:
     """How many of the run's lines run on into the next: no full stop at the end, or the next opening in lower case."""
     return sum(not a.text.rstrip().endswith((".", "?", "!")) or b.text[:1].islower() for a, b in pairwise(run))
+
+
+# a copyright notice opening a line ("© 2003 Elsevier B.V. All rights reserved.", "⃝c 2003 ..."): under an
+# abstract's last sentence in the same block, it is a block of its own (a notice), and the abstract stays text
+_NOTICE = re.compile(r"\s*(?:©|⃝\s?c\b|\(c\)|copyright\b\s*(?:©\s*)?\(?\d{4})", re.I)
 
 
 def _caption_opens(ln: Line, prev: Line) -> bool:

@@ -9,6 +9,7 @@ import re
 import unicodedata
 from collections import Counter
 
+from sciqag_dataset.builders.ingest.pdf_blocks import HEADING_WORDS
 from sciqag_dataset.builders.ingest.pdf_glyphs import family
 from sciqag_dataset.builders.ingest.pdf_line import Line
 
@@ -139,11 +140,20 @@ def _letters(text: str) -> str:
 
 def _model_title(first: list[Line]) -> list[Line]:
     """The lines of the first block the layout model calls the title on the first page with text (not a web
-    address or a volume), and of the title blocks right under it at its size (a title's line the model set apart),
-    without a section label set above the title in the same block ("Research Article") and without smaller lines
-    under it."""
+    address, a volume or an article type), and of the title blocks right under it at its size (a title's line the
+    model set apart), without a section label set above the title in the same block ("Research Article") and
+    without smaller lines under it."""
     text = {b: " ".join(ln.text for ln in first if ln.box == b) for b in {ln.box for ln in first}}
-    box = next((ln.box for ln in first if ln.kind == "title" and not _ADDRESS_OR_VOLUME.fullmatch(text[ln.box])), None)
+    box = next(
+        (
+            ln.box
+            for ln in first
+            if ln.kind == "title"
+            and not _ADDRESS_OR_VOLUME.fullmatch(text[ln.box])
+            and not _ARTICLE_TYPE.fullmatch(text[ln.box])  # "Short Communication" in a title block of its own
+        ),
+        None,
+    )
     lines = [ln for ln in first if ln.box == box] if box is not None else []
     lines = lines[1:] if len(lines) > 1 and _label(lines[0], lines[1]) else lines
     # the block ends with the title's last line: smaller lines after it are the authors' names, as are names
@@ -180,9 +190,16 @@ def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:
 
 def opening_block(first: list[Line]) -> list[Line]:
     """The first text line with the lines of its layout-model block (a title's second line), for a page where
-    nothing stands out as the title: a title set no larger than the body, its authors' line larger than it."""
+    nothing stands out as the title: a title set no larger than the body, its authors' line larger than it. Where
+    the model calls a block above the first paragraph a section header that names no section, that block is the
+    title (one set at the body's size under a volume line)."""
     if not first or first[0].box < 0:
         return first[:1]
+    for ln in first:
+        if len([x for x in first if x.box == ln.box]) >= 3 and ln.kind == "text":
+            break  # the first paragraph
+        if ln.kind == "section-header" and not HEADING_WORDS.match(ln.text):
+            return [x for x in first if x.box == ln.box and x.page == ln.page]
     return [ln for ln in first if ln.box == first[0].box and ln.page == first[0].page]
 
 
@@ -191,7 +208,8 @@ def plausible_title(text: str) -> bool:
         len(text) > 15
         and " " in text
         and not re.search(
-            r"^doi|\.(docx?|pdf|tex|dvi|indd)$|^microsoft|"
+            # a file's name ("vol 7 (06.03.2008).pmd"), an arXiv identifier stamped as the title
+            r"^doi|\.(docx?|pdf|tex|dvi|indd|pmd|p65|qxd|qxp|rtf|odt|wpd|e?ps)$|^microsoft|^arxiv:|"
             r"^untitled|^\d",
             text,
             re.I,
