@@ -479,3 +479,71 @@ def test_back_matter_or_a_section_before_the_kept_ones_is_not_restored():
     tree = lxml.html.fromstring(f"<html><body><div id='main'>{secs}</div></body></html>")
     kept = [["Introduction", "\n\n".join(paras[1:12])], ["Results", "\n\n".join(paras[12:23])]]
     assert html._dropped_paragraphs(tree, kept) == []
+
+
+def test_subsections_of_a_sibling_body_element_the_extractor_left_out_are_restored():
+    """Each section its own body element, the later ones with their paragraphs in subsection ``div``s (F1000):
+    the subsections' paragraphs the extractor left out come back; a comments box beside them does not."""
+    paras = [line + "." for line in body_lines(12, 517, 30)]
+    intro = '<div class="article-body"><h2>Introduction</h2>' + "".join(f"<p>{p}</p>" for p in paras[:3]) + "</div>"
+    methods = (
+        '<div class="article-body"><h2>Methods</h2>'
+        + "".join(f'<div class="section"><h3>Step {k}</h3><p>{paras[3 + k]}</p></div>' for k in range(6))
+        + "</div>"
+    )
+    comment = "Comment by reader42 on 3 May 2031: the runs did not agree within their error on my own films. " * 2
+    comments = f'<div class="comments"><div class="one-comment"><p>{comment}</p></div></div>'
+    tree = lxml.html.fromstring(f"<html><body><div id='ctx'>{intro}{methods}{comments}</div></body></html>")
+    kept = [["Introduction", "\n\n".join(paras[:3])]]
+    assert html._dropped_paragraphs(tree, kept) == paras[3:9]
+
+
+def test_a_layout_table_holding_the_article_is_read(tmp_path):
+    """An older site lays its page out in nested tables (MIT Press's journal pages): the table that holds the
+    article's sections is no table of data, and its paragraphs are the text; a data table inside it still goes."""
+    sections = "".join(
+        f"<h2>{head}</h2><p>{_PARA.format(word) * 3}</p><p>{_PARA.format(word + 's') * 3}</p>"
+        for head, word in (("Introduction", "resistance"), ("Results", "density"), ("Conclusions", "gap"))
+    )
+    data = "<table><tr><td>Film</td><td>Gap</td></tr><tr><td>A</td><td>3.30</td></tr></table>"
+    page = (
+        '<html><head><meta name="citation_title" content="Slow Relaxations in Layered Magnets">'
+        '<meta name="citation_doi" content="10.5555/slow.2031.7"></head><body>'
+        '<table id="main-layout"><tr><td class="menu"><a href="/">Home</a></td><td><table><tr><td>'
+        f"<h1>Slow Relaxations in Layered Magnets</h1>{sections}{data}</td></tr></table></td></tr></table>"
+        "</body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert "text" in rec, rec
+    assert (_PARA.format("density") * 3).strip() in rec["text"] and "The gaps of the films" in rec["text"]
+    assert "3.30" not in rec["text"]
+
+
+def test_a_caption_after_a_label_alone_in_a_figure_box_is_not_text(tmp_path):
+    """A figure box with the image on one side and, on the other, the label alone in one paragraph ("Fig. 1.")
+    and the caption's words in the next (Cambridge Journals Online): neither is text; the next paragraph of the
+    body is."""
+    middle = (
+        '<div class="img-box"><div class="left"><img src="f1.png" alt="Fig. 1."></div><div class="right">'
+        '<p class="title">Fig. 1. </p><p>Positions of the three contacts on each film and of the heater.</p>'
+        '<p><a href="f1.png">Larger version</a></p></div></div>'
+    )
+    rec = _page(tmp_path, middle)
+    assert "Positions of the three contacts" not in rec["text"]
+    assert (_PARA.format("density") * 3).strip() in rec["text"]
+
+
+def test_a_title_meta_tag_names_the_page_whose_title_element_adds_the_site(tmp_path):
+    """No citation_title and an empty <h1>, a ``<meta name="title">`` and a <title> with the journal and site
+    around the article's title: the meta tag's title is the title."""
+    title = "Slow Relaxations in Layered Magnets"
+    body = "".join(f"<h2>{h}</h2><p>{_PARA.format(w) * 3}</p>" for h, w in (("Introduction", "gap"), ("Results", "x")))
+    page = (
+        f'<html><head><title>Slow Letters - Fulltext - {title} - Slow Journals Online</title><meta name="title" '
+        f'content="{title}"><meta name="dc.identifier" content="doi:10.5555/slow.2031.7"></head><body><h1></h1>'
+        f"<article>{body}</article></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["title"] == title

@@ -19,9 +19,10 @@ from test_pdf_classes import _read
 
 from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_columns, pdf_mupdf, pdf_scripts
 from sciqag_dataset.builders.ingest.errors import IngestError
-from sciqag_dataset.builders.ingest.pdf_blocks import is_heading
+from sciqag_dataset.builders.ingest.pdf_blocks import is_heading, line_blocks
+from sciqag_dataset.builders.ingest.pdf_furniture import furniture_block
 from sciqag_dataset.builders.ingest.pdf_line import Block, Line
-from sciqag_dataset.builders.ingest.pdf_title import title_of
+from sciqag_dataset.builders.ingest.pdf_title import opening_block, plausible_title, title_of
 
 DOI = "10.5555/imag.2031.077"
 TITLE = "Pebbles Settle Where Lakes Are Quiet"
@@ -1906,3 +1907,71 @@ def test_a_space_drawn_over_the_glyph_before_it_splits_no_word(tmp_path):
     lines[0] = lines[12] = ""  # the rows the overlapped lines stand on
     text = _read(_drawn_paper(tmp_path / "overlap.pdf", body=lines, more=overlapped))["text"]
     assert "the chronic inflammation of the lake pebbles" in text and "infl ammation" not in text
+
+
+def test_an_article_type_in_a_title_block_of_its_own_is_not_part_of_the_title():
+    """The layout model calls "Short Communication" a title block of its own, at the title's size, over the
+    title's block: the title is the second block alone."""
+    lines = _with_text(
+        [
+            _bold(_line("Short Communication", 87, "title", 1, 14.0)),
+            _bold(_line("Citrus Oils against the Larvae of Lake Midges", 106, "title", 2, 14.0)),
+            _line("Ada Quill, Bo Renner and Cy Moss", 135, "text", 3, 12.0),
+        ],
+        250,
+        12,
+        box=5,
+        size=10.0,
+    )
+    assert [ln.text for ln in title_of(lines, lines, lines, 10.0)] == [lines[1].text]
+
+
+def test_a_section_header_above_the_first_paragraph_is_the_title_where_none_stands_out():
+    """A title set hardly larger than the body (12 pt over 11 pt), which the layout model calls a section header,
+    under the issue's line: where nothing stands out by size, that block is the title, not the issue's line; the
+    "Abstract" header under it is no title."""
+    first = _with_text(
+        [
+            _line("Vol : No. XXVII (2) October, November, December - 2031", 130, "text", 0, 9.0),
+            _line("Comparative antimicrobial activities of lake", 263, "section-header", 1, 12.0),
+            _line("and river pebbles", 277, "section-header", 1, 12.0),
+            _line("Received : 04.06.2031", 317, "text", 2, 11.0),
+            _line("Abstract", 421, "section-header", 3, 11.0),
+        ],
+        448,
+        13,
+        box=4,
+        size=11.0,
+    )
+    assert [ln.text for ln in opening_block(first)] == [first[1].text, first[2].text]
+    no_title = [first[0], *first[3:]]
+    assert [ln.text for ln in opening_block(no_title)] == [first[0].text]
+
+
+def test_an_arxiv_identifier_or_a_file_name_in_the_metadata_is_no_title(tmp_path):
+    """The Title metadata holds the arXiv stamp ("arXiv:math/9404236v1 [math.HO] 1 Apr 1994") or a layout
+    program's file name ("oct - nov - dec 07 (06.03.2008).pmd"): neither is the title; the printed one is."""
+    for meta in ("arXiv:2101.01234v1  [math.HO]  4 Jan 2031", "oct - nov - dec 31 (06.03.2031).pmd"):
+        assert not plausible_title(meta)
+    assert plausible_title("Counting Pebbles in Quiet Lakes")
+    page = [
+        (LEFT, 70, "Times-Roman", 10, "ON COUNTING PEBBLES IN QUIET LAKES"),
+        (LEFT, 90, "Times-Roman", 8, "ADA QUILL"),
+        *column(LEFT, 110, body_lines(40), 10, "Times-Roman"),
+    ]
+    for n, meta in enumerate(("arXiv:2101.01234v1  [math.HO]  4 Jan 2031", "lakes 31 (06.03.2031).pmd")):
+        rec = _read(_drawn_paper(tmp_path / f"meta{n}.pdf", page, meta_title=meta))
+        assert rec["title"] == "ON COUNTING PEBBLES IN QUIET LAKES"
+
+
+def test_a_copyright_line_closing_the_abstracts_block_leaves_the_abstract_text():
+    """The layout model puts "(c) 2031 Lake Press B.V. All rights reserved." in the block of an abstract set smaller
+    than the body (Elsevier's journals of the 2000s): the notice is a block of its own, furniture; the abstract's
+    block is text."""
+    abstract = [_line(t, 327 + 11 * k, "text", 7, 9.0) for k, t in enumerate(body_lines(4, 88, 12))]
+    abstract[-1].text = abstract[-1].text.rstrip(".") + "."
+    notice = _line("\u20dd c 2031 Lake Press B.V. All rights reserved.", 371, "text", 7, 9.0)
+    blocks = line_blocks([*abstract, notice], 10.0)
+    assert [b.lines for b in blocks] == [abstract, [notice]]
+    assert furniture_block(blocks[0], blocks[0].text, 10.0) is None
+    assert furniture_block(blocks[1], blocks[1].text, 10.0) == "notes"
