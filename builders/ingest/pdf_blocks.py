@@ -35,7 +35,7 @@ _AFTER_REFERENCES = re.compile(
 _NUMBERING = re.compile(rf"^(?:{_DIGITS_OR_ROMAN}|[A-H]\.)\s+")
 # "Figure 2. ...", "Table 1: ...", BMC's "Figure 1 Patient flow ..."; not "Figure 3 (a) shows" or "Fig. 2 A and B"
 _CAPTION = re.compile(
-    r"^(?:fig(?:ure)?|table|scheme|chart)\.?\s*[S]?\d+[a-z]?\s*"
+    r"^(?:fig(?:ure)?|table|scheme|chart|listing)\.?\s*[S]?\d+[a-z]?\s*"
     r"(?:[.:|]|\s*[–—]\s|\s-\s|\s+(?-i:[A-Z][a-z]+(?:-[a-z]+)*)\s(?!(?:and|to)\b)(?-i:[a-z]))",
     re.I,
 )

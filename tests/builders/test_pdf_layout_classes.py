@@ -19,7 +19,7 @@ from test_pdf_classes import _read
 
 from sciqag_dataset.builders.ingest import pdf, pdf_backends, pdf_columns, pdf_mupdf, pdf_scripts
 from sciqag_dataset.builders.ingest.errors import IngestError
-from sciqag_dataset.builders.ingest.pdf_blocks import is_heading, line_blocks
+from sciqag_dataset.builders.ingest.pdf_blocks import is_caption, is_heading, line_blocks
 from sciqag_dataset.builders.ingest.pdf_furniture import furniture_block
 from sciqag_dataset.builders.ingest.pdf_line import Block, Line
 from sciqag_dataset.builders.ingest.pdf_title import opening_block, plausible_title, title_of
@@ -1975,3 +1975,12 @@ def test_a_copyright_line_closing_the_abstracts_block_leaves_the_abstract_text()
     assert [b.lines for b in blocks] == [abstract, [notice]]
     assert furniture_block(blocks[0], blocks[0].text, 10.0) is None
     assert furniture_block(blocks[1], blocks[1].text, 10.0) == "notes"
+
+
+def test_a_listings_caption_is_a_caption_and_a_sentence_about_it_is_not():
+    """ "Listing 1. An obstruction-free queue ..." under a code listing (PPoPP) is a caption, kept out of the
+    text as figures' are; "Listing 3 shows the code ..." opening a paragraph is text."""
+    caption = Block([_line("Listing 1. A queue of pebbles kept in an endless array.", 500, "text", 9)])
+    sentence = Block([_line("Listing 3 shows the code for settling a pebble. A settle first", 520, "text", 10)])
+    assert is_caption(caption, 10.0, "Times")
+    assert not is_caption(sentence, 10.0, "Times")
