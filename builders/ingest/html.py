@@ -59,9 +59,10 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     h1 = next(iter(tree.iter("h1")), None)
     articles = list(tree.iter("article"))
     heading = re.sub(r"\s*[*∗†‡§¶]+$", "", inline(h1.text_content())) if h1 is not None else ""  # its footnote mark
-    title = (
-        _text_of(meta("citation_title", "dc.title", "og:title", "title"))
+    title = (  # a site's own "title" meta tag is often its name or a slogan: after the page's heading
+        _text_of(meta("citation_title", "dc.title", "og:title"))
         or heading
+        or _text_of(meta("title"))
         or inline(tree.findtext(".//title"))
     )
     if heading and title != heading and "".join(title.split()) == "".join(heading.split()):
@@ -270,10 +271,20 @@ def _beside(parent, near: set, kinds: set) -> bool:
 
 
 def _in_subsection(p, near: set, kinds: set) -> bool:
-    """``p`` is in a subsection (a ``div`` of its own) of an element of the kind that holds kept paragraphs, one
-    that stands beside them (F1000's sections, each a body element of its own with its subsections)."""
-    outer = p.getparent().getparent()
-    return outer is not None and _beside(outer, near, kinds)
+    """``p`` is in a subsection (a ``div`` or ``section``, its heading above ``p``) of an element of the kind
+    that holds kept paragraphs, one that stands beside them (F1000's sections, each a body element of its own
+    with its subsections); a box without a heading of its own (related articles, comments) is none."""
+    sub = p.getparent()
+    outer = sub.getparent()
+    children = [c for c in sub if isinstance(c.tag, str)]
+    heading = next((k for k, c in enumerate(children) if c.tag in ("h2", "h3", "h4", "h5")), None)
+    return (
+        outer is not None
+        and sub.tag in ("div", "section")
+        and heading is not None
+        and heading < children.index(p)
+        and _beside(outer, near, kinds)
+    )
 
 
 def _last_section(lost: list, kept_sections: set) -> list:

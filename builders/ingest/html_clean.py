@@ -101,9 +101,12 @@ def remove_non_paper(tree) -> int:
                 child.tail = EMPTY_BRACKETS.sub("", child.tail)
     references += _entry_lists(tree)
     _captions(tree)
-    page_words = len(tree.text_content().split())
-    for el in list(tree.iter(*DROP_TAGS)):
-        if el.getparent() is not None and not (el.tag == "table" and _lays_out_article(el, page_words)):
+    for el in list(tree.iter(*(tag for tag in DROP_TAGS if tag != "table"))):
+        if el.getparent() is not None:
+            _drop(el)
+    page_words = len(tree.text_content().split())  # without scripts and styles
+    for el in list(tree.iter("table")):
+        if el.getparent() is not None and not _lays_out_article(el, page_words):
             _drop(el)
     page_words = len(tree.text_content().split())
     for el in list(tree.iter("div", "ul", "section", "span")):
@@ -228,8 +231,8 @@ def _entry_lists(tree) -> int:
 
 def _captions(tree) -> None:
     """Captions in a publisher's own figure markup: a paragraph that starts "Figure 2." / "Table 1 |", or with
-    a label alone when an image or a table stands beside it (in its container or the one above); a label alone
-    beside one takes the paragraph after it along when its container is a small box (at most four paragraphs)."""
+    a label alone when an image or a table stands beside it (in its container or the one above); the label alone
+    ("Fig. 1.") opening a box of its own beside the image's takes the next paragraph, the caption's words, along."""
     for el in list(tree.iter("p", "div", "span")):
         parent = el.getparent()
         if parent is None or not is_leaf(el):
@@ -242,24 +245,34 @@ def _captions(tree) -> None:
         if not (CAPTION_START.match(text) or beside):
             continue
         after = el.getnext()
-        _drop(el)
-        if (
-            beside
-            and len(text.split()) <= 3  # "Fig. 1.": the caption's words are in the next paragraph
-            and after is not None
-            and after.tag == "p"
-            and is_leaf(after)
-            and len(parent.findall("p")) <= 4
-            and not CAPTION_LABEL.match(inline(after.text_content()))
-        ):
+        if beside and _label_box(el, text) and after is not None and after.tag == "p" and is_leaf(after):
             _drop(after)
+        _drop(el)
+
+
+def _label_box(label, text: str) -> bool:
+    """``label`` is a caption's label alone ("Fig. 1.") opening a small box of paragraphs without a heading, the
+    image in a box beside it (not in its own): the caption's words are in the paragraph after it."""
+    box, outer = label.getparent(), label.getparent().getparent()
+    paragraphs = box.findall("p")
+    return (
+        CAPTION_LABEL.fullmatch(text.rstrip(" .:|"))
+        and outer is not None
+        and paragraphs[:1] == [label]
+        and len(paragraphs) <= 4
+        and not any(isinstance(c.tag, str) and c.tag in ("h2", "h3", "h4", "h5") for c in box)
+        and next(box.iter("img", "svg", "picture"), None) is None
+        and any(next(s.iter("img", "svg", "picture"), None) is not None for s in outer if s is not box)
+    ) is True
 
 
 def _lays_out_article(table, page_words: int) -> bool:
     """A table that lays out the page (an older site's frame), not a table of data: it holds a third of the
-    page's words or more, three paragraphs of 25 words or more among them."""
-    long = sum(len(p.text_content().split()) >= 25 for p in table.iter("p"))
-    return long >= 3 and len(table.text_content().split()) >= 0.3 * page_words
+    page's words or more, and one of its cells three paragraphs of 25 words or more (a table of data with
+    paragraphs in its cells has one or so in each)."""
+    if len(table.text_content().split()) < 0.3 * page_words:
+        return False
+    return any(sum(len(p.text_content().split()) >= 25 for p in cell.iter("p")) >= 3 for cell in table.iter("td"))
 
 
 def _holds_article(el, page_words: int) -> bool:

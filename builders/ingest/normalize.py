@@ -93,7 +93,7 @@ MONTH = (
 # brackets a word or hyphen goes on from: "(-)-epicatechin", a unit "Re [-] and" are text
 EMPTY_BRACKETS = re.compile(r"\s?(?:\[\s*(?:[,;–—]\s*)*\]|\(\s*(?:[,;–—]\s*)*\))(?![\w-])")
 # a figure or table label at the start of a caption: "Fig. 2", "Table S1", "Scheme 3b", "Plate 4"
-CAPTION_LABEL = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate)\.?\s*S?\d+[a-z]?\b", re.I)
+CAPTION_LABEL = re.compile(r"^(?:fig(?:ure)?|table|scheme|chart|plate|listing)\.?\s*S?\d+[a-z]?\b", re.I)
 
 
 def normalize_doi(value) -> str | None:

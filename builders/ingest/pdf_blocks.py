@@ -140,9 +140,10 @@ def _wraps(run: list[Line]) -> int:
     return sum(not a.text.rstrip().endswith((".", "?", "!")) or b.text[:1].islower() for a, b in pairwise(run))
 
 
-# a copyright notice opening a line ("© 2003 Elsevier B.V. All rights reserved.", "⃝c 2003 ..."): under an
-# abstract's last sentence in the same block, it is a block of its own (a notice), and the abstract stays text
-_NOTICE = re.compile(r"\s*(?:©|⃝\s?c\b|\(c\)|copyright\b\s*(?:©\s*)?\(?\d{4})", re.I)
+# a copyright notice opening a line ("© 2003 Elsevier B.V. All rights reserved.", "⃝c 2003 ...", "Copyright: ©
+# 2020"): under an abstract's last sentence in the same block, it is a block of its own (a notice), and the
+# abstract stays text; a panel's label "(c)" opening a line of a caption or a list is no notice
+_NOTICE = re.compile(r"(?:©|⃝\s?c\s*\d{4}|\(c\)\s*\d{4}|copyright\s*:?\s*(?:©|\(c\)|\d{4}))", re.I)
 
 
 def _caption_opens(ln: Line, prev: Line) -> bool:

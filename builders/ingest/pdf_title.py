@@ -1,7 +1,7 @@
 """A PDF's title from its first text page's lines: the layout model's title block where it has one (not a web
-address or a volume, without a section label above the title or the authors' line under it, and not the
-journal's name), else the largest text above the body, without a journal's masthead, name or section label set
-above it; a title's lines that the model split from it are taken back."""
+address, a volume or an article type, without a section label above the title or the authors' line under it, and
+not the journal's name), else the largest text above the body, without a journal's masthead, name or section label
+set above it; a title's lines that the model split from it are taken back."""
 
 from __future__ import annotations
 
@@ -47,6 +47,10 @@ _ADDRESS_OR_VOLUME = re.compile(
     r"(?:vol(?:ume)?|issue|no)\.?\s*\d[\w().:/-]*(?:,?\s*(?:issue|no)\.?\s*\d[\w().:/-]*)?)\s*",
     re.I,
 )
+
+# the front matter's headings, which no title is ("Keywords", "Highlights", "ARTICLE INFO"), and a heading's number
+_FRONT_HEADING = re.compile(r"(?:key\s?words?|highlights|article\s+info(?:rmation)?)\b", re.I)
+_NUMBERING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+")
 
 # a title of two to four words ("Tidy Data"), which plausible_title() finds too short to trust unseen
 _SHORT_TITLE = re.compile(r"[A-Z][\w'’-]*(?:\s+[\w'’-]+){1,3}")
@@ -191,16 +195,31 @@ def _whole_block(title: list[Line], lines: list[Line]) -> list[Line]:
 def opening_block(first: list[Line]) -> list[Line]:
     """The first text line with the lines of its layout-model block (a title's second line), for a page where
     nothing stands out as the title: a title set no larger than the body, its authors' line larger than it. Where
-    the model calls a block above the first paragraph a section header that names no section, that block is the
-    title (one set at the body's size under a volume line)."""
+    the model's first section header on the page stands above the first paragraph and names no section, no front
+    matter, no authors and no journal, that block is the title (one set at the body's size under a volume line)."""
     if not first or first[0].box < 0:
         return first[:1]
     for ln in first:
-        if len([x for x in first if x.box == ln.box]) >= 3 and ln.kind == "text":
+        if ln.kind == "text" and sum(x.box == ln.box for x in first) >= 3:
             break  # the first paragraph
-        if ln.kind == "section-header" and not HEADING_WORDS.match(ln.text):
-            return [x for x in first if x.box == ln.box and x.page == ln.page]
+        if ln.kind == "section-header":
+            name = _NUMBERING.sub("", ln.text)
+            if not (
+                HEADING_WORDS.match(name)
+                or _FRONT_HEADING.match(name)
+                or AUTHOR_NAMES.match(ln.text)
+                or _MASTHEAD.search(ln.text)
+                or _letter_spaced(ln.text)
+            ):
+                return [x for x in first if x.box == ln.box]
+            break
     return [ln for ln in first if ln.box == first[0].box and ln.page == first[0].page]
+
+
+def _letter_spaced(text: str) -> bool:
+    """Most of its words single letters ("a b s t r a c t", "R E S E ARCH AR TIC L E"): a heading set letter-spaced."""
+    words = text.split()
+    return len(words) > 2 and sum(len(w) == 1 for w in words) > len(words) / 2
 
 
 def plausible_title(text: str) -> bool:

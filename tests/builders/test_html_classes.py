@@ -482,8 +482,9 @@ def test_back_matter_or_a_section_before_the_kept_ones_is_not_restored():
 
 
 def test_subsections_of_a_sibling_body_element_the_extractor_left_out_are_restored():
-    """Each section its own body element, the later ones with their paragraphs in subsection ``div``s (F1000):
-    the subsections' paragraphs the extractor left out come back; a comments box beside them does not."""
+    """Each section its own body element, the later ones with their paragraphs in subsection ``div``s under their
+    headings (F1000): the subsections' paragraphs the extractor left out come back; a box of related articles in
+    the body element, without a heading, and a comments box beside it do not."""
     paras = [line + "." for line in body_lines(12, 517, 30)]
     intro = '<div class="article-body"><h2>Introduction</h2>' + "".join(f"<p>{p}</p>" for p in paras[:3]) + "</div>"
     methods = (
@@ -493,6 +494,8 @@ def test_subsections_of_a_sibling_body_element_the_extractor_left_out_are_restor
     )
     comment = "Comment by reader42 on 3 May 2031: the runs did not agree within their error on my own films. " * 2
     comments = f'<div class="comments"><div class="one-comment"><p>{comment}</p></div></div>'
+    related = f'<div class="related-box"><p>Related articles: {comment}</p></div>'  # no heading of its own
+    methods = methods.replace("</div></div>", f"</div>{related}</div>", 1)
     tree = lxml.html.fromstring(f"<html><body><div id='ctx'>{intro}{methods}{comments}</div></body></html>")
     kept = [["Introduction", "\n\n".join(paras[:3])]]
     assert html._dropped_paragraphs(tree, kept) == paras[3:9]
@@ -508,7 +511,8 @@ def test_a_layout_table_holding_the_article_is_read(tmp_path):
     data = "<table><tr><td>Film</td><td>Gap</td></tr><tr><td>A</td><td>3.30</td></tr></table>"
     page = (
         '<html><head><meta name="citation_title" content="Slow Relaxations in Layered Magnets">'
-        '<meta name="citation_doi" content="10.5555/slow.2031.7"></head><body>'
+        '<meta name="citation_doi" content="10.5555/slow.2031.7">'
+        f"<script>{'var menu = loadMenu(this, that, and, the, other); ' * 300}</script></head><body>"
         '<table id="main-layout"><tr><td class="menu"><a href="/">Home</a></td><td><table><tr><td>'
         f"<h1>Slow Relaxations in Layered Magnets</h1>{sections}{data}</td></tr></table></td></tr></table>"
         "</body></html>"
@@ -532,6 +536,10 @@ def test_a_caption_after_a_label_alone_in_a_figure_box_is_not_text(tmp_path):
     rec = _page(tmp_path, middle)
     assert "Positions of the three contacts" not in rec["text"]
     assert (_PARA.format("density") * 3).strip() in rec["text"]
+    # the label in a section of the body, under an image: the paragraph after it is the body's
+    inline = '<p><img src="f1.png" alt=""></p><p>Figure 1</p>'
+    rec = _page(tmp_path, inline)
+    assert (_PARA.format("density") * 3).strip() in rec["text"]
 
 
 def test_a_title_meta_tag_names_the_page_whose_title_element_adds_the_site(tmp_path):
@@ -545,5 +553,12 @@ def test_a_title_meta_tag_names_the_page_whose_title_element_adds_the_site(tmp_p
         f"<article>{body}</article></body></html>"
     )
     (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["title"] == title
+    # a site's own title tag ("Slow Journals | Home") gives way to the page's heading
+    seo = page.replace(f'content="{title}"', 'content="Slow Journals | Home"').replace(
+        "<h1></h1>", f"<h1>{title}</h1>"
+    )
+    (tmp_path / "page.html").write_text(seo, encoding="utf-8")
     [rec] = read_file(tmp_path / "page.html")
     assert rec["title"] == title

@@ -1946,6 +1946,19 @@ def test_a_section_header_above_the_first_paragraph_is_the_title_where_none_stan
     assert [ln.text for ln in opening_block(first)] == [first[1].text, first[2].text]
     no_title = [first[0], *first[3:]]
     assert [ln.text for ln in opening_block(no_title)] == [first[0].text]
+    # a numbered section's header, front matter's headings, the authors' names or a journal's name classed
+    # section headers above the first paragraph are no title: the first line stays the guess
+    for header in (
+        "1. Introduction",
+        "I. INTRODUCTION",
+        "Keywords",
+        "ARTICLE INFO",
+        "a b s t r a c t",
+        "Ada Quill and Bo Renner",
+        "Journal of Lake Studies",
+    ):
+        lines = [first[0], _line(header, 263, "section-header", 1, 12.0), *first[5:]]
+        assert [ln.text for ln in opening_block(lines)] == [first[0].text], header
 
 
 def test_an_arxiv_identifier_or_a_file_name_in_the_metadata_is_no_title(tmp_path):
@@ -1965,7 +1978,7 @@ def test_an_arxiv_identifier_or_a_file_name_in_the_metadata_is_no_title(tmp_path
 
 
 def test_a_copyright_line_closing_the_abstracts_block_leaves_the_abstract_text():
-    """The layout model puts "(c) 2031 Lake Press B.V. All rights reserved." in the block of an abstract set smaller
+    """The layout model puts "⃝c 2031 Lake Press B.V. All rights reserved." in the block of an abstract set smaller
     than the body (Elsevier's journals of the 2000s): the notice is a block of its own, furniture; the abstract's
     block is text."""
     abstract = [_line(t, 327 + 11 * k, "text", 7, 9.0) for k, t in enumerate(body_lines(4, 88, 12))]
@@ -1975,6 +1988,17 @@ def test_a_copyright_line_closing_the_abstracts_block_leaves_the_abstract_text()
     assert [b.lines for b in blocks] == [abstract, [notice]]
     assert furniture_block(blocks[0], blocks[0].text, 10.0) is None
     assert furniture_block(blocks[1], blocks[1].text, 10.0) == "notes"
+    for text in ("(c) 2031 Lake Press.", "© Lake Press 2031.", "Copyright: © 2031 Quill et al."):
+        notice = _line(text, 371, "text", 7, 9.0)
+        assert [b.lines for b in line_blocks([*abstract, notice], 10.0)] == [abstract, [notice]], text
+    # a caption's panels "(b)", "(c)" opening its lines are no notice: one block
+    panels = [
+        _line(t, 500 + 11 * k, "caption", 9, 9.0)
+        for k, t in enumerate(
+            ["Figure 3. (a) Pebbles on the shore of the lake.", "(b) The same after the thaw.", "(c) The lake in May."]
+        )
+    ]
+    assert len(line_blocks(panels, 10.0)) == 1
 
 
 def test_a_listings_caption_is_a_caption_and_a_sentence_about_it_is_not():
