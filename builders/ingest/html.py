@@ -56,7 +56,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     def meta(*keys):
         return next((metas[k][0] for k in keys if k in metas), None)
 
-    h1 = next(iter(tree.iter("h1")), None)
+    h1 = next((h for h in tree.iter("h1") if h.text_content().strip()), None)  # not an empty one (a logo's)
     articles = list(tree.iter("article"))
     heading = re.sub(r"\s*[*∗†‡§¶]+$", "", inline(h1.text_content())) if h1 is not None else ""  # its footnote mark
     title = (  # a site's own "title" meta tag is often its name or a slogan: after the page's heading

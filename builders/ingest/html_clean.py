@@ -231,15 +231,17 @@ def _entry_lists(tree) -> int:
 
 def _captions(tree) -> None:
     """Captions in a publisher's own figure markup: a paragraph that starts "Figure 2." / "Table 1 |", or with
-    a label alone when an image or a table stands beside it (in its container or the one above); the label alone
-    ("Fig. 1.") opening a box of its own beside the image's takes the next paragraph, the caption's words, along."""
+    a label (not followed by a sentence's lower-case word) when an image or a table stands beside it (in its
+    container or the one above); the label alone ("Fig. 1.") opening a box of its own beside the image's takes
+    the next paragraph, the caption's words, along."""
     for el in list(tree.iter("p", "div", "span")):
         parent = el.getparent()
         if parent is None or not is_leaf(el):
             continue
         text = inline(el.text_content())
-        if not CAPTION_START.match(text) and not CAPTION_LABEL.match(text):
-            continue
+        label = CAPTION_LABEL.match(text)
+        if not CAPTION_START.match(text) and not (label and not text[label.end() :].lstrip()[:1].islower()):
+            continue  # "Figure 3d shows ...": a paragraph of the body that opens with a figure's mention
         near = [parent, parent.getparent()]
         beside = any(a is not None and next(a.iter("img", "table", "svg", "picture"), None) is not None for a in near)
         if not (CAPTION_START.match(text) or beside):

@@ -58,9 +58,9 @@ _BRACKET_CITE = re.compile(rf"\s?\[{_CITE_NUMBER}(?:\s*[,–-]\s*{_CITE_NUMBER})
 _CITATION_LINE = re.compile(r"\((?:1[89]|20)\d\d\)|\b\d+,\s*\d{3,}\b")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z][A-Za-z]+")
 # a repository's cover sheet (eScholarship's "Permalink", White Rose's "This is a repository copy of", HAL's "To
-# cite this version:" and "HAL Id:")
+# cite this version:" and "HAL Id:", DSpace's and DASH's "Citable link")
 _COVER_SHEET = re.compile(
-    r"\s*(?:permalink\b|this is a repository copy of\b|to cite this version\s*:|hal id\s*:|"
+    r"\s*(?:permalink\b|this is a repository copy of\b|to cite this version\s*:|hal id\s*:|citable link\b|"
     r"copyright and moral rights for the publications made accessible)",  # the cover sheet of Pure portals
     re.I,
 )

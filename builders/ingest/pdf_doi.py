@@ -17,7 +17,10 @@ from sciqag_dataset.builders.ingest.pdf_line import ASIDE, Block, Line
 from sciqag_dataset.builders.ingest.pdf_title import AUTHOR_NAMES
 
 # "doi:10.1088/...", "DOI: https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/...", or the bare DOI
-_DOI_LINE = re.compile(r"\s*(?i:doi)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*")
+# a line that is a DOI, marked or not ("doi:", IEEE's "Digital Object Identifier")
+_DOI_LINE = re.compile(
+    r"\s*(?i:doi|digital\s+object\s+identi(?:fi|ﬁ)er)?\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+?)[.,;]?\s*"
+)
 # a DOI marked as one: "doi:10.1088/...", "DOI https://doi.org/10.1145/...", "https://dx.doi.org/10.1016/..."
 _MARKED_DOI = re.compile(
     r"\s*(?:doi\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?|https?://(?:dx\.)?doi\.org/)(10\.\d{4,9}/\S+?)[.,;]?\s*", re.I

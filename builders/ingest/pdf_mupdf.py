@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 X_TOLERANCE = 1.5
 _FLAGS = 1 | 2 | 64  # TEXT_PRESERVE_LIGATURES | TEXT_PRESERVE_WHITESPACE | TEXT_MEDIABOX_CLIP
+_ACCURATE_BBOXES = 512  # TEXT_ACCURATE_BBOXES: glyph boxes from their outlines, not the font's ascent and descent
 _UNMAPPED = 0xFFFD
 _FILLED, _STROKED = 16, 32  # a span's char_flags: its glyphs are filled, stroked
 _WHITE = 0xFFFFFF
@@ -54,6 +55,8 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
     unmapped = 0
     blocks = page.get_text("rawdict", flags=_FLAGS)["blocks"]
     spans = [span for block in blocks for line in block.get("lines", ()) for span in line["spans"]]
+    if any(span["size"] < _TINY and span["chars"] for span in spans):
+        _type3_sizes(page, spans)
     # text drawn neither filled nor stroked (render mode 3) over a page of visible text: a hidden copy, not the
     # page's words; a page whose text is (nearly) all invisible is a scan's OCR layer (a stamp on it may show)
     shown = sum(len(s["chars"]) for s in spans if _shown(s))
@@ -153,6 +156,27 @@ def _shown(span: dict) -> bool:
     """The span's glyphs are painted: filled or stroked, not fully transparent (MuPDF's style flags, where it
     gives them)."""
     return span.get("alpha", 255) > 0 and bool(span.get("char_flags", _FILLED) & (_FILLED | _STROKED))
+
+
+# a span size no text is set in: a Type 3 font (dvips' bitmap fonts) whose matrix MuPDF reads as a size of 0.24
+_TINY = 1.0
+
+
+def _type3_sizes(page: pymupdf.Page, spans: list[dict]) -> None:
+    """Sizes for the spans whose font reports a size no text is set in (``_TINY``): each such font's tallest
+    glyph on the page, from the glyphs' drawn outlines (a bracket's or a "j"'s height is about the font's size),
+    so that headings stand out, lines do not overlap and words of one size stay one word."""
+    accurate = page.get_text("rawdict", flags=_FLAGS | _ACCURATE_BBOXES)["blocks"]
+    tallest: dict[str, float] = {}
+    for block in accurate:
+        for line in block.get("lines", ()):
+            for span in line["spans"]:
+                for c in span["chars"]:
+                    height = c["bbox"][3] - c["bbox"][1]
+                    tallest[span["font"]] = max(tallest.get(span["font"], 0.0), height)
+    for span in spans:
+        if span["size"] < _TINY and tallest.get(span["font"], 0.0) >= _TINY:
+            span["size"] = tallest[span["font"]]
 
 
 def _base(font: str) -> str:

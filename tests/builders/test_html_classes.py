@@ -562,3 +562,29 @@ def test_a_title_meta_tag_names_the_page_whose_title_element_adds_the_site(tmp_p
     (tmp_path / "page.html").write_text(seo, encoding="utf-8")
     [rec] = read_file(tmp_path / "page.html")
     assert rec["title"] == title
+
+
+def test_an_empty_heading_gives_way_to_the_first_heading_with_text(tmp_path):
+    """An empty ``<h1>`` (a logo's) before the article's heading, no citation_title, a <title> with the site's
+    name after the title (SpringerLink's older pages): the first heading with text is the title."""
+    title = "Slow Relaxations in Layered Magnets"
+    body = "".join(f"<h2>{h}</h2><p>{_PARA.format(w) * 3}</p>" for h, w in (("Introduction", "gap"), ("Results", "x")))
+    page = (
+        f'<html><head><title>{title} - Slow Press</title><meta name="dc.identifier" content="doi:10.5555/slow.2031.7">'
+        f'</head><body><h1><a href="/"><img src="logo.png" alt=""></a></h1><article><h1>{title}</h1>{body}</article>'
+        "</body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["title"] == title
+
+
+def test_a_paragraph_opening_with_a_figures_mention_beside_its_image_is_text(tmp_path):
+    """ "Figure 3d shows a similar effect ..." opening a paragraph of a section that also holds the figure's image
+    (Oxford Academic): a sentence about the figure, not its caption."""
+    middle = (
+        '<div class="fig"><img src="f3.png" alt=""></div><p><a href="#f3">Figure 3<em>d</em></a> shows a similar '
+        "rise of the density in the thinner films, which the second anneal brought back down to the first.</p>"
+    )
+    rec = _page(tmp_path, middle)
+    assert "shows a similar rise of the density" in rec["text"]

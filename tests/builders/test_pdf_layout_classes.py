@@ -2,6 +2,7 @@
 default backend ("auto": the layout model where PyMuPDF is installed); and the backend choice without PyMuPDF."""
 
 import builtins
+import dataclasses
 import importlib.util
 import re
 from pathlib import Path
@@ -2008,3 +2009,85 @@ def test_a_listings_caption_is_a_caption_and_a_sentence_about_it_is_not():
     sentence = Block([_line("Listing 3 shows the code for settling a pebble. A settle first", 520, "text", 10)])
     assert is_caption(caption, 10.0, "Times")
     assert not is_caption(sentence, 10.0, "Times")
+
+
+def test_a_titles_first_word_on_a_line_and_block_of_its_own_is_the_titles(tmp_path):
+    """A scan's title set one phrase a line at one size and spacing, the model's blocks cutting it ("Efficient" /
+    "String Matching:" "An Aid to" / "Bibliographic Search", CACM 1975): the first word is the title's, not a
+    section label, as it stands at the title's line spacing."""
+    lines = _with_text(
+        [
+            _line("Efficient", 99.5, "text", 3, 23.8),
+            _line("String Matching:", 125.4, "text", 4, 23.8),
+            _line("An Aid to", 151.4, "text", 4, 23.8),
+            _line("Bibliographic Search", 177.3, "section-header", 5, 23.8),
+            _line("Ada V. Quill and Bo J. Renner", 212.9, "text", 6, 11.7),
+        ],
+        270,
+        11.5,
+        box=7,
+        size=8.8,
+    )
+    title = title_of(lines, lines, lines, 8.8)
+    assert " ".join(ln.text for ln in title) == "Efficient String Matching: An Aid to Bibliographic Search"
+
+
+def test_a_scans_title_lines_sized_a_little_apart_are_one_title():
+    """A scan's OCR layer sizes the title's two centred lines 21.4 and 20.8 points (one model block): one title."""
+    lines = _with_text(
+        [
+            _line("SIFT: Design and Analysis of a Fault-Tolerant", 52.5, "section-header", 2, 21.4),
+            dataclasses.replace(_line("Computer for Lake Pebbles", 82.8, "section-header", 2, 20.8), x0=130),
+            _line("ADA QUILL, BO RENNER, AND CY MOSS", 120.1, "text", 3, 11.6),
+        ],
+        190,
+        11,
+        box=4,
+        size=9.0,
+    )
+    title = title_of(lines, lines, lines, 9.0)
+    assert [ln.text for ln in title] == [lines[0].text, lines[1].text]
+
+
+def test_a_repositorys_citable_link_cover_page_is_not_the_paper_and_its_doi_line_is_read(tmp_path):
+    """A university repository's cover page ("Citation ...", "As Published ...", "Citable Link ...") before an
+    IEEE paper, whose DOI the paper prints at its first page's foot as "Digital Object Identifier 10....": the
+    cover is no part of the paper, the title is the paper's, and the DOI is read."""
+    cover = [
+        (LEFT, 70, "Times-Bold", 16, "Pebbles settle where lakes are quiet"),
+        (LEFT, 110, "Times-Roman", 10, "Citation Quill, A. et al. Pebbles settle where lakes are quiet. 2031."),
+        (LEFT, 125, "Times-Roman", 10, "Publisher Lake Press"),
+        (LEFT, 140, "Times-Roman", 10, "Accessed Sat Jul 06 21:36:50 EDT 2031"),
+        (LEFT, 155, "Times-Roman", 10, "Citable Link http://hdl.example.org/1721.1/52466"),
+        (LEFT, 170, "Times-Roman", 10, "Terms of Use Article is made available in accordance with the policy"),
+    ]
+    paper = [
+        (LEFT, 70, "Times-Roman", 20, "Pebbles Settle Where Lakes Are Quiet"),
+        (LEFT, 100, "Times-Roman", 10, "Ada Quill and Bo Renner"),
+        (LEFT, 130, "Times-Bold", 10, "I. INTRODUCTION"),
+        *column(LEFT, 150, body_lines(40, 7), 10, "Times-Roman"),
+        (LEFT, 720, "Times-Roman", 8, f"Digital Object Identifier {DOI}"),
+    ]
+    rec = _read(draw(tmp_path / "cover.pdf", [cover, paper]))
+    assert rec["title"] == "Pebbles Settle Where Lakes Are Quiet"
+    assert rec["metadata"]["doi"] == DOI
+    assert "Citable Link" not in rec["text"] and "Accessed Sat" not in rec["text"]
+
+
+def test_a_type3_fonts_tiny_size_is_read_from_its_glyphs(tmp_path):
+    """dvips' Type 3 bitmap fonts report a size of 0.24 (their matrix): each such font's size is read from its
+    tallest glyph's outline on the page instead, about the size it is set in."""
+    path = _drawn_paper(tmp_path / "t3.pdf", body=["Pebbles (quietly) settle in the lakes of Jura"])
+    with pdf_mupdf._pymupdf().open(path) as doc:
+        page = doc[0]
+        spans = [
+            s
+            for b in page.get_text("rawdict", flags=pdf_mupdf._FLAGS)["blocks"]
+            for ln in b.get("lines", ())
+            for s in ln["spans"]
+        ]
+        real = [s["size"] for s in spans]
+        for s in spans:
+            s["size"] = 0.24
+        pdf_mupdf._type3_sizes(page, spans)
+    assert [s["size"] for s in spans] == pytest.approx(real, rel=0.25)
