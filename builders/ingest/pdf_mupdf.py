@@ -51,6 +51,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
         for c in span["chars"]
         if c[0] == _UNMAPPED or _base(span["font"]) in guessed
     }
+    digits = _digit_names(page)
     words: list[dict] = []
     unmapped = 0
     blocks = page.get_text("rawdict", flags=_FLAGS)["blocks"]
@@ -78,7 +79,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                 descent = min(span["descender"], 0.0) * span["size"]
                 unmapped_font = _base(span["font"]) in guessed
                 for c in span["chars"]:
-                    ch = c["c"]
+                    ch = digits.get(c["c"], c["c"])
                     if ch == "\ufffd" or unmapped_font and not ch.isspace():
                         unmapped += 1
                         ch = mark(font, glyphs.get((round(c["origin"][0], 1), round(c["origin"][1], 1)), 0))
@@ -111,6 +112,18 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                     spaced, lean = False, 0.0
                     words.append(cur)
     return words, unmapped
+
+
+def _digit_names(page: pymupdf.Page) -> dict[str, str]:
+    """The digits of fonts whose encoding names glyphs by the character they draw ("/7", dvips' Type 3 fonts):
+    MuPDF reads such a name as the code point it spells (U+0007), which no text has. Control character to
+    digit, for the digits some font on the page names so."""
+    named = {}
+    for font in page.get_fonts(full=True):
+        kind, differences = page.parent.xref_get_key(font[0], "Encoding/Differences")
+        if kind == "array":
+            named.update((chr(int(n)), n) for n in re.findall(r"/(\d)(?=[\s/\]])", differences) if n != "0")
+    return named
 
 
 def _tracking(line: dict) -> float:

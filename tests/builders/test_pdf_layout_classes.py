@@ -2093,6 +2093,52 @@ def test_a_type3_fonts_tiny_size_is_read_from_its_glyphs(tmp_path):
     assert [s["size"] for s in spans] == pytest.approx(real, rel=0.25)
 
 
+def _type3_pdf(path: Path, text: str) -> Path:
+    """One line of ``text`` in a Type 3 font whose encoding names each glyph by the character it draws ("/A",
+    "/7"), as some dvips output does; each glyph a filled box."""
+    codes = sorted({ord(c) for c in text if c != " "} | {32})
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Resources << /Font << /F1 5 0 R >> >> "
+        b"/Contents 4 0 R >>",
+    ]
+    content = b"BT /F1 12 Tf 20 100 Td <%s> Tj ET" % text.encode().hex().encode()
+    objs.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
+    differences = " ".join(f"{c} /{chr(c)}" if c != 32 else "32 /space" for c in codes)
+    widths = " ".join("600" if c in codes else "0" for c in range(codes[0], codes[-1] + 1))
+    procs = " ".join(f"/{chr(c) if c != 32 else 'space'} {7 + k} 0 R" for k, c in enumerate(codes))
+    objs.append(
+        f"<< /Type /Font /Subtype /Type3 /FontBBox [0 0 500 700] /FontMatrix [0.001 0 0 0.001 0 0] "
+        f"/CharProcs 6 0 R /Encoding << /Type /Encoding /Differences [{differences}] >> "
+        f"/FirstChar {codes[0]} /LastChar {codes[-1]} /Widths [{widths}] >>".encode()
+    )
+    objs.append(f"<< {procs} >>".encode())
+    for c in codes:
+        glyph = b"600 0 0 0 500 700 d1" + (b"" if c == 32 else b" 0 0 500 700 re f")
+        objs.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(glyph), glyph))
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for k, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (k, obj)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_digits_a_type3_font_names_by_themselves_are_read(tmp_path):
+    """A Type 3 font naming its glyphs by the character they draw ("/7"): MuPDF reads a digit's name as a code
+    point (U+0007; "/9" a tab), so a paper's years, section numbers and equations lost their digits. They are
+    the digits."""
+    path = _type3_pdf(tmp_path / "t3.pdf", "Web 1998, 7.4 and 209")
+    with pdf_mupdf._pymupdf().open(path) as doc:
+        words, unmapped = pdf_mupdf.page_words(doc[0])
+    assert [w["text"] for w in words] == ["Web", "1998,", "7.4", "and", "209"]
+    assert unmapped == 0
+
+
 def test_an_abstract_an_ocr_layer_sizes_line_by_line_is_kept():
     """A scan's text layer gives each line of the abstract its own size (8.1 to 9.4 pt): the lines fall into blocks
     of their own, each shorter than a paragraph, before the first heading. The model read them as one paragraph:
