@@ -33,6 +33,7 @@ from sciqag_dataset.builders.ingest.html_rules import (
     ARTICLE_LINK,
     BACK_MATTER_HEADING,
     CHROME,
+    INLINE_NOTE,
     NOT_PAPER_HEADING,
     NUMBERING,
     REFERENCES_HEADING,
@@ -63,6 +64,8 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         return next((metas[k][0] for k in keys if k in metas), None)
 
     h1 = next((h for h in tree.iter("h1") if h.text_content().strip()), None)  # not an empty one (a logo's)
+    for note in [n for n in h1.iter() if INLINE_NOTE.search(n.get("class") or "")] if h1 is not None else ():
+        note.drop_tree()  # a note on the title ("\thanks"), set inside it
     for br in h1.iter("br") if h1 is not None else ():
         br.tail = " " + (br.tail or "")  # a title's line break is a space between its words
     articles = list(tree.iter("article"))
@@ -86,6 +89,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     components = html_components(tree)  # tables and figures, before they are taken out of the text
     references = remove_non_paper(tree)
     abstract = take_abstract(tree) or meta("citation_abstract", "dc.description")
+    _unwrap_prose_links(tree)
     sections = _sections(_extract(tree), title)
     container = _body_container(tree)
     if container is not None:  # trafilatura on the article's own container, unless that loses text
@@ -185,6 +189,18 @@ def _extract(el) -> str | None:
         include_formatting=True,
         favor_recall=True,
     )
+
+
+def _unwrap_prose_links(tree) -> None:
+    """The links of a paragraph of prose become its text: trafilatura reads a paragraph with two short links or
+    more as a list of links and leaves it out ("Figure 1 shows ..., and Table 2 lists ...", the cross-references
+    of LaTeXML's pages). A paragraph whose words are mostly its links' (a menu, a list of articles) keeps them."""
+    for p in tree.iter("p", "div"):
+        links = list(p.iter("a")) if p.tag == "p" or is_leaf(p) else []
+        words = len(p.text_content().split())
+        if len(links) >= 2 and words >= 12 and sum(len(a.text_content().split()) for a in links) <= words / 3:
+            for a in links:
+                a.drop_tag()
 
 
 def _body_container(tree):

@@ -20,6 +20,7 @@ from sciqag_dataset.builders.ingest.html_rules import (
     FIRST_PARAGRAPH,
     HIDDEN,
     HIDDEN_CLASS,
+    INLINE_NOTE,
     LEAD,
     NAV_CLASS,
     NOT_ABSTRACT,
@@ -80,7 +81,7 @@ def remove_non_paper(tree) -> int:
     for el in list(tree.iter()):
         if not isinstance(el.tag, str) or el.getparent() is None:
             continue
-        if NOTES_ROLE.match(el.get("role") or ""):
+        if NOTES_ROLE.match(el.get("role") or "") or INLINE_NOTE.search(el.get("class") or ""):
             _drop(el)
             continue
         if names_references(el):
@@ -128,6 +129,8 @@ def remove_non_paper(tree) -> int:
         for child in el:
             if child.tail:
                 child.tail = EMPTY_BRACKETS.sub("", child.tail)
+        if el.tag == "cite" and not el.text_content().strip():  # LaTeXML's "basin <cite>[<a>1</a>]</cite>."
+            _drop_with_space_before(el)
     references += _entry_lists(tree)
     _captions(tree)
     for el in list(tree.iter(*(tag for tag in DROP_TAGS if tag != "table"))):
@@ -260,6 +263,17 @@ def _entry_lists(tree) -> int:
         removed += len(items)
         _drop(el)
     return removed
+
+
+def _drop_with_space_before(el) -> None:
+    """Remove an element left empty, and the space before it where a mark of punctuation follows it."""
+    if (el.tail or "")[:1] in (".", ",", ";", ":", ")"):
+        prev, parent = el.getprevious(), el.getparent()
+        if prev is not None:
+            prev.tail = (prev.tail or "").rstrip()
+        else:
+            parent.text = (parent.text or "").rstrip()
+    _drop(el)
 
 
 def _captions(tree) -> None:

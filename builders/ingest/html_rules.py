@@ -13,6 +13,8 @@ REF_CONTAINER = re.compile(
 # the notes by their DPUB-ARIA role, as RASH, pandoc and EPUB pages mark them (the reference list's role,
 # "doc-bibliography", is read with the reference lists)
 NOTES_ROLE = re.compile(r"^doc-(?:endnotes?|footnotes?)$")
+# a note set inside its paragraph, shown beside it or on hover (LaTeXML's footnotes, arXiv's HTML), and its mark
+INLINE_NOTE = re.compile(r"(?:^|\s)ltx_note_(?:outer|mark)(?:$|\s)")
 FIGURE_LIKE = re.compile(
     r"(?:^|[\s_-])(?:fig(?:ure)?s?|tables?|tbl|caption\w*|table-wrap|figure-wrap)"
     r"(?:$|[\s_-])",

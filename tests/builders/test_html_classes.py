@@ -6,6 +6,8 @@ article's history without a colon; and what those rules must leave alone: bracke
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import lxml.html
 from pdf_pages import body_lines
 
@@ -693,3 +695,37 @@ def test_a_teaser_in_a_sites_header_gives_way_to_the_articles_abstract(tmp_path)
     [rec] = read_file(tmp_path / "page.html")
     assert rec["sections"][0]["heading"] == "Abstract" and "anneal of the films" in rec["sections"][0]["text"]
     assert "find that they relax" not in rec["text"]
+
+
+_LATEXML = Path(__file__).parents[1] / "fixtures" / "ingest" / "latexml_paper.html"
+
+
+def test_a_latexml_page_keeps_every_section_and_drops_its_notes_and_citation_marks():
+    """A paper made into a web page by LaTeXML (arXiv's HTML; ``latexml_paper.html``, made by ``latexmlc
+    --format=html5`` from ``latexml_paper.tex``): a paragraph whose cross-references to a figure and a table are
+    links is read (the extractor takes a paragraph with two short links for a list of links); a footnote set
+    inside its paragraph, or inside the title (``\\thanks``), is not text; "basin <cite>[1]</cite>." reads
+    "basin."."""
+    [rec] = read_file(_LATEXML)
+    assert rec["title"] == "Pebbles Settle Where Lakes Are Quiet: Sorting by Size in Glacial Basins"
+    assert [s["heading"] for s in rec["sections"]] == [
+        "Abstract", "Introduction", "Cores", "Layer model", "Results", "Discussion", "Acknowledgments"
+    ]  # fmt: skip
+    assert "Figure 1 shows the layers of the longest core, and Table 1 lists the counts." in rec["text"]
+    assert "photographs are kept" not in rec["text"]
+    assert "the weather over the basin. Where" in rec["text"]
+    assert "Archives of weather" not in rec["text"]  # the reference list
+
+
+def test_a_menu_of_links_in_a_paragraph_keeps_its_links(tmp_path):
+    """A paragraph that is mostly links (a site's menu) is not prose: its links stay links, for the extractor to
+    judge."""
+    tree = lxml.html.fromstring(
+        '<html><body><p><a href="/a">Home</a> <a href="/b">Journals</a> <a href="/c">Books</a> '
+        '<a href="/d">About us</a> and <a href="/e">Contact</a></p>'
+        '<p>We see in Figure <a href="#f1">1</a> and Table <a href="#t1">1</a> that the calm years left thicker '
+        "layers in every basin we cored.</p></body></html>"
+    )
+    html._unwrap_prose_links(tree)
+    first, second = tree.findall(".//p")
+    assert len(first.findall("a")) == 5 and second.findall("a") == []
