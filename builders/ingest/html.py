@@ -37,6 +37,7 @@ from sciqag_dataset.builders.ingest.html_rules import (
     NOT_PAPER_HEADING,
     NUMBERING,
     REFERENCES_HEADING,
+    RESOURCE_DOI,
     SECTION_HEADING,
 )
 from sciqag_dataset.builders.ingest.normalize import capitalised, inline, split_list
@@ -63,20 +64,25 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     def meta(*keys):
         return next((metas[k][0] for k in keys if k in metas), None)
 
-    h1 = next((h for h in tree.iter("h1") if h.text_content().strip()), None)  # not an empty one (a logo's)
+    h1s = [h for h in tree.iter("h1") if h.text_content().strip()]  # not an empty one (a logo's)
+    h1 = h1s[0] if h1s else None
     for note in [n for n in h1.iter() if INLINE_NOTE.search(n.get("class") or "")] if h1 is not None else ():
         note.drop_tree()  # a note on the title ("\thanks"), set inside it
     for br in h1.iter("br") if h1 is not None else ():
         br.tail = " " + (br.tail or "")  # a title's line break is a space between its words
     articles = list(tree.iter("article"))
     heading = re.sub(r"\s*[*∗†‡§¶]+$", "", inline(h1.text_content())) if h1 is not None else ""  # its footnote mark
-    heading = "" if SECTION_HEADING.fullmatch(heading) else heading  # "Abstract": the title is elsewhere
     # the <title> element: RASH's is "title -- subtitle", and a "subtitle" naming an address (the version of
     # record's) is a note, no part of the title
     page_title = inline(tree.findtext(".//title"))
     before, _, note = page_title.rpartition(" -- ")
     noted = _DOI.search(note) if before else None
     page_title = before if noted or before and "://" in note else page_title
+    # a section's heading is no title ("Abstract", "References"): the title is elsewhere; nor is the first of
+    # several <h1>s that a <title> of a few words does not name (pandoc's pages set their sections as <h1>s)
+    sections_h1 = len(h1s) > 1 and len(page_title.split()) >= 4 and _words(heading) not in _words(page_title)
+    if SECTION_HEADING.fullmatch(heading) or REFERENCES_HEADING.match(heading) or sections_h1:
+        heading = ""
     title = (  # a site's own "title" meta tag is often its name or a slogan: after the page's heading
         _text_of(meta("citation_title", "dc.title", "og:title")) or heading or _text_of(meta("title")) or page_title
     )
@@ -400,11 +406,16 @@ _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;)\]])")
 def _shown_doi(tree) -> str | None:
     """A page with no DOI meta tag: the DOI it prints, as a "DOI: 10..." line or a doi.org link whose text is the
     DOI or its address (a link under another text, such as a cited work, is not the page's own DOI, nor one in
-    the reference list)."""
+    the reference list, nor one a sentence gives as the address of the paper's data or code)."""
     for a in tree.iter("a"):
         href = a.get("href") or ""
         if "doi.org/10." in href and _DOI.search(a.text_content()) and not in_references(a):
-            return _DOI.search(href)[1]
+            block = next((b for b in a.iterancestors() if b.tag in ("p", "li", "div", "td")), a)
+            before = inline(block.text_content()).split(inline(a.text_content()))[0]
+            if not RESOURCE_DOI.search(before):
+                return _DOI.search(href)[1]
     text = " ".join(text_outside_references(tree))
-    m = re.search(r"\bDOI\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?" + _DOI.pattern[2:], text, re.I)
-    return m[1] if m else None
+    for m in re.finditer(r"\bDOI\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?" + _DOI.pattern[2:], text, re.I):
+        if not RESOURCE_DOI.search(text[max(0, m.start() - 250) : m.start()]):
+            return m[1]
+    return None

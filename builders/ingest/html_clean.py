@@ -5,6 +5,7 @@ the abstract, taken from its own element so that it is read once. The patterns a
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterator
 
@@ -52,15 +53,23 @@ def _drop(el) -> None:
 
 def names_references(el) -> bool:
     """The page names the element its reference list: by class or id ("references", "ref-list", "bibliography";
-    not a link, a span or the page itself, whose classes may name a site's category), or by its role."""
+    not a link, a span or the page itself, whose classes may name a site's category, nor the list's heading, an
+    ``<h2 id="references">`` that the list follows), or by its role."""
     return el.get("role") == "doc-bibliography" or (
-        bool(REF_CONTAINER.search(_classes(el))) and el.tag not in ("a", "sup", "span", "body", "html")
+        bool(REF_CONTAINER.search(_classes(el))) and el.tag not in _NOT_A_LIST
     )
 
 
+_NOT_A_LIST = {"a", "sup", "span", "body", "html", "h1", "h2", "h3", "h4", "h5", "h6"}
+
+
 def in_references(el) -> bool:
-    """Inside the page's reference list."""
-    return any(names_references(a) for a in el.iterancestors())
+    """Inside the page's reference list: an element the page names so, or one after a heading "References"
+    beside it (Manubot's ``<h2>References</h2><div id="refs">``)."""
+    return any(
+        names_references(a) or any(_references_heading(s) for s in a.itersiblings(preceding=True))
+        for a in el.iterancestors()
+    )
 
 
 def text_outside_references(el) -> Iterator[str]:
@@ -68,10 +77,16 @@ def text_outside_references(el) -> Iterator[str]:
     if isinstance(el.tag, str) and el.text:
         yield el.text
     for child in el:
+        if _references_heading(child):
+            return  # the list follows its heading
         if isinstance(child.tag, str) and not names_references(child):
             yield from text_outside_references(child)
         if child.tail:
             yield child.tail
+
+
+def _references_heading(el) -> bool:
+    return el.tag in ("h1", "h2", "h3", "h4") and bool(REFERENCES_HEADING.match(el.text_content() or ""))
 
 
 def remove_non_paper(tree) -> int:
@@ -329,14 +344,15 @@ def _holds_article(el, page_words: int) -> bool:
     return len(el.text_content().split()) >= 0.3 * page_words and next(el.iter("h2"), None) is not None
 
 
-ABSTRACT_TAGS = ("div", "section", "p", "blockquote")  # the elements a class or id names the abstract
+ABSTRACT_TAGS = ("div", "section", "p", "blockquote", "summary")  # the elements that may be the abstract
 
 
 def _names_abstract(el) -> bool:
-    """The page names the element its abstract (by class or id), and it holds more than a heading."""
-    return bool(ABSTRACT.search(_classes(el)) and not NOT_ABSTRACT.search(_classes(el))) and (
-        len(el.text_content().split()) >= 10
-    )
+    """The page names the element its abstract (by class or id), or sets it as a ``<summary>`` of no
+    ``<details>`` (a template's abstract); and it holds more than a heading."""
+    named = ABSTRACT.search(_classes(el)) and not NOT_ABSTRACT.search(_classes(el))
+    summary = el.tag == "summary" and el.getparent() is not None and el.getparent().tag != "details"
+    return bool(named or summary) and len(el.text_content().split()) >= 10
 
 
 def take_abstract(tree) -> str | None:
@@ -362,10 +378,13 @@ def take_abstract(tree) -> str | None:
         end = next((k for k, el in enumerate(after) if el.tag in ("h1", "h2", "h3", "h4", "h5", "h6")), len(after))
         # no heading beside it: its parent is its section (a structured abstract's parts sit deeper)
         elements = [head.getparent()] if end == len(after) else [head, *after[:end]]
-    parts, label = [], ""
+    own = _own_text(found) if found is not None and not is_leaf(found) else ""
+    parts, label = [own] if len(own.split()) >= 10 else [], ""
     for el in (d for e in elements for d in e.iter()):
         if not isinstance(el.tag, str) or el.tag not in _BLOCK_TAGS or not is_leaf(el) and el.tag[0] != "h":
             continue  # paragraphs (not the spans inside them) and headings
+        if el.tag[0] != "h" and _all_links(el):
+            continue  # the paper's other versions ("PDF", "Preprint") beside its abstract
         text = inline(el.text_content())
         if el.tag in ("h2", "h3", "h4", "h5"):
             label = "" if text.lower() in ("abstract", "summary") else text.rstrip(":")
@@ -378,6 +397,20 @@ def take_abstract(tree) -> str | None:
     for el in elements:
         _drop(el)
     return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
+
+
+def _own_text(el) -> str:
+    """The element's text outside its blocks (an abstract set as bare text, its links to versions beside it)."""
+    bare = copy.deepcopy(el)
+    for block in [d for d in bare.iterdescendants() if isinstance(d.tag, str) and d.tag in _BLOCK_TAGS]:
+        if block.getparent() is not None:
+            _drop(block)
+    return inline(bare.text_content()).lstrip(":.;,–— ")  # "<h2>Abstract</h2><b>:</b> text" (MDPI)
+
+
+def _all_links(el) -> bool:
+    words = len(el.text_content().split())
+    return words > 0 and sum(len(a.text_content().split()) for a in el.iter("a")) == words
 
 
 def _lead(tree):

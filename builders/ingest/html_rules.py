@@ -6,13 +6,19 @@ import re
 from sciqag_dataset.builders.ingest.normalize import MONTH
 
 REF_CONTAINER = re.compile(
-    r"(?:^|[\s_-])(?:ref-?list|references?|bibliograph\w*|citation-?list|backmatter-refs)"
+    r"(?:^|[\s_-])(?:ref-?list|references?|refs|bibliograph\w*|citation-?list|backmatter-refs)"
     r"(?:$|[\s_-])",
     re.I,
 )
 # the notes by their DPUB-ARIA role, as RASH, pandoc and EPUB pages mark them (the reference list's role,
 # "doc-bibliography", is read with the reference lists)
 NOTES_ROLE = re.compile(r"^doc-(?:endnotes?|footnotes?)$")
+# a sentence saying where the paper's data or code are: a DOI it shows is theirs, not the paper's
+RESOURCE_DOI = re.compile(
+    r"\b(?:data|code|software|scripts?|materials?|datasets?|notebooks?)\b[^.]{0,150}"
+    r"\b(?:available|deposited|archived|accessible|stored|found)\b[^.]{0,100}$",
+    re.I,
+)
 # a note set inside its paragraph, shown beside it or on hover (LaTeXML's footnotes, arXiv's HTML), and its mark
 INLINE_NOTE = re.compile(r"(?:^|\s)ltx_note_(?:outer|mark)(?:$|\s)")
 FIGURE_LIKE = re.compile(

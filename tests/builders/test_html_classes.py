@@ -697,12 +697,12 @@ def test_a_teaser_in_a_sites_header_gives_way_to_the_articles_abstract(tmp_path)
     assert "find that they relax" not in rec["text"]
 
 
-_LATEXML = Path(__file__).parents[1] / "fixtures" / "ingest" / "latexml_paper.html"
+_LATEXML = Path(__file__).parents[1] / "fixtures" / "latexml" / "paper.html"
 
 
 def test_a_latexml_page_keeps_every_section_and_drops_its_notes_and_citation_marks():
-    """A paper made into a web page by LaTeXML (arXiv's HTML; ``latexml_paper.html``, made by ``latexmlc
-    --format=html5`` from ``latexml_paper.tex``): a paragraph whose cross-references to a figure and a table are
+    """A paper made into a web page by LaTeXML (arXiv's HTML; ``fixtures/latexml/paper.html``, made by
+    ``latexmlc --format=html5`` from ``paper.tex``): a paragraph whose cross-references to a figure and a table are
     links is read (the extractor takes a paragraph with two short links for a list of links); a footnote set
     inside its paragraph, or inside the title (``\\thanks``), is not text; "basin <cite>[1]</cite>." reads
     "basin."."""
@@ -729,3 +729,78 @@ def test_a_menu_of_links_in_a_paragraph_keeps_its_links(tmp_path):
     html._unwrap_prose_links(tree)
     first, second = tree.findall(".//p")
     assert len(first.findall("a")) == 5 and second.findall("a") == []
+
+
+def _pandoc_page(tmp_path, front: str, body: str, refs: str) -> dict:
+    """A paper made into a page by pandoc and a template of its authors' (no citation_ metadata)."""
+    page = (
+        "<html><head><title>Slow Relaxations in Layered Magnets</title></head><body>"
+        f"<header>{front}</header><main class='container'>{body}{refs}</main></body></html>"
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert "text" in rec, rec
+    return rec
+
+
+_REFS = (
+    '<div id="refs"><div id="ref-quill2029"><p>1. <strong>Slow relaxation in layered magnets</strong><br>'
+    "Anna Quill, Bo Renner<br><em>J. Slow Phys.</em> (2029)<br>"
+    'DOI: <a href="https://doi.org/10.5555/quill.2029">10.5555/quill.2029</a></p></div></div>'
+)
+
+
+def test_a_reference_list_pandoc_names_refs_is_not_text_with_or_without_its_heading(tmp_path):
+    """pandoc's reference list is ``<div id="refs">``, under an ``<h2 id="references">`` (Manubot) or under no
+    heading (R's distill, older pandoc): its entries are no text, and the DOI of an entry is not the page's;
+    the heading's id names no list of its own."""
+    for heading in ('<h2 id="references">References</h2>', ""):
+        rec = _pandoc_page(tmp_path, "<h1>Slow Relaxations in Layered Magnets</h1>", _sections(), heading + _REFS)
+        assert "Anna Quill" not in rec["text"] and "Slow relaxation in layered" not in rec["text"]
+        assert rec["metadata"]["doi"] is None
+        assert (_PARA.format("gap") * 3).strip() in rec["text"]
+
+
+def test_a_doi_a_sentence_gives_for_the_papers_data_or_code_is_not_the_papers(tmp_path):
+    """ "The data is available at: https://doi.org/10...", "All code and data ... (DOI: 10....)": the DOI of a
+    data set or a code archive, not of the paper; a DOI line in the front matter stays the paper's."""
+    availability = (
+        '<h2>Data availability</h2><p>The data is available at: <a href="https://doi.org/10.5281/zenodo.1">'
+        "https://doi.org/10.5281/zenodo.1</a></p><p>All code and data to reproduce this article is archived at "
+        'the Open Science Framework (DOI: <a href="https://doi.org/10.17605/OSF.IO/X1">10.17605/OSF.IO/X1</a>).</p>'
+    )
+    rec = _pandoc_page(tmp_path, "<h1>Slow Relaxations in Layered Magnets</h1>", _sections() + availability, "")
+    assert rec["metadata"]["doi"] is None
+    plain = availability.replace("<a", "<span").replace("</a>", "</span>")
+    rec = _pandoc_page(tmp_path, "<h1>Slow Relaxations in Layered Magnets</h1>", _sections() + plain, "")
+    assert rec["metadata"]["doi"] is None
+    front = "<h1>Slow Relaxations in Layered Magnets</h1><p>DOI: 10.5555/slow.2031.7</p>"
+    rec = _pandoc_page(tmp_path, front, _sections() + availability, "")
+    assert rec["metadata"]["doi"] == "10.5555/slow.2031.7"
+
+
+def test_a_page_whose_h1s_are_its_sections_is_titled_by_its_title_element(tmp_path):
+    """pandoc sets a paper's sections as <h1>s, the title in a <div> of the template: the first <h1> is a
+    section ("A primer on slow relaxation", or "References" where the sections are <h2>s), the <title> element
+    the title."""
+    title = '<div class="header--title">Slow Relaxations in Layered Magnets</div>'
+    named = _sections("h1").replace("Introduction", "A primer on slow relaxation")
+    rec = _pandoc_page(tmp_path, title, named.replace("Results", "What the films showed"), "")
+    assert rec["title"] == "Slow Relaxations in Layered Magnets"
+    rec = _pandoc_page(tmp_path, title, _sections(), '<h1 id="references">References</h1>' + _REFS)
+    assert rec["title"] == "Slow Relaxations in Layered Magnets"
+    assert "Introduction" in [s["heading"] for s in rec["sections"]]
+
+
+def test_an_abstract_set_as_bare_text_or_as_a_summary_is_read_without_its_version_links(tmp_path):
+    """A template's abstract: the bare text of a ``<section class="abstract">`` beside a box of links to the
+    paper's PDF and preprint, or a ``<summary>`` (of no ``<details>``) in the page's header."""
+    abstract = _PARA.format("anneal") * 2
+    links = '<div class="artifacts"><a href="draft.pdf">draft</a> <a href="preprint.pdf">preprint</a></div>'
+    body = f'<section class="abstract">{abstract}{links}</section><article>{_sections()}</article>'
+    rec = _pandoc_page(tmp_path, "", body, "")
+    assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
+    front = f"<h1>Slow Relaxations in Layered Magnets</h1><div class='creator'>Anna Quill</div><summary>{abstract}"
+    rec = _pandoc_page(tmp_path, front + "</summary>", f"<article>{_sections()}</article>", "")
+    assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
+    assert "Anna Quill" not in rec["text"]
