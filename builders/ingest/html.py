@@ -157,8 +157,13 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         "metadata": {
             "doi": doi,
             "journal": meta("citation_journal_title", "prism.publicationname"),
-            "authors": metas.get("citation_author") or metas.get("dc.creator") or [],
-            "year": meta("citation_publication_date", "citation_date", "dc.date", "article:published_time"),
+            # the generators' pages (pandoc, Quarto) name their authors and date in plain meta tags
+            "authors": next(
+                (metas[k] for k in ("citation_author", "dc.creator", "dcterms.creator", "author") if k in metas), []
+            ),
+            "year": meta(
+                "citation_publication_date", "citation_date", "dc.date", "article:published_time", "dcterms.date"
+            ),
             "license": meta("dc.rights") or _link(tree, "license"),
             "url": _link(tree, "canonical") or meta("og:url", "citation_fulltext_html_url"),
         },

@@ -85,14 +85,20 @@ def text_outside_references(el) -> Iterator[str]:
             yield child.tail
 
 
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
 def _references_heading(el) -> bool:
-    return el.tag in ("h1", "h2", "h3", "h4") and bool(REFERENCES_HEADING.match(el.text_content() or ""))
+    return el.tag in _HEADINGS[:4] and bool(REFERENCES_HEADING.match(el.text_content() or ""))
 
 
 def remove_non_paper(tree) -> int:
     """Remove what is not the paper's prose; return the reference entries removed."""
     references = 0
     ref_ids = set()
+    for a in list(tree.iter("a")):  # a heading's permalink (Sphinx's "¶", "#" or "§" elsewhere)
+        if a.text_content().strip() in ("¶", "#", "§", "🔗") and any(h.tag in _HEADINGS for h in a.iterancestors()):
+            _drop(a)
     for el in list(tree.iter()):
         if not isinstance(el.tag, str) or el.getparent() is None:
             continue

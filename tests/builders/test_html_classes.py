@@ -804,3 +804,21 @@ def test_an_abstract_set_as_bare_text_or_as_a_summary_is_read_without_its_versio
     rec = _pandoc_page(tmp_path, front + "</summary>", f"<article>{_sections()}</article>", "")
     assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
     assert "Anna Quill" not in rec["text"]
+
+
+def test_a_sphinx_pages_heading_permalinks_are_no_text_and_pandocs_author_tags_name_the_authors(tmp_path):
+    """Sphinx (and Jupyter Book) end each heading with a permalink "¶": not the abstract's label or text. pandoc's
+    standalone pages name their authors and date in ``author`` and ``dcterms.date`` meta tags."""
+    abstract = _PARA.format("anneal") * 2
+    page = (
+        '<html><head><meta name="author" content="Anna Quill"><meta name="author" content="Bo Renner">'
+        '<meta name="dcterms.date" content="2031-03-04"><title>Slow Relaxations in Layered Magnets</title></head>'
+        '<body><div class="body" role="main"><section id="slow"><h1>Slow Relaxations in Layered Magnets'
+        '<a class="headerlink" href="#slow">¶</a></h1><section id="abstract"><h2>Abstract<a class="headerlink" '
+        f'href="#abstract">¶</a></h2><p>{abstract}</p></section>{_sections()}</section></div></body></html>'
+    )
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "page.html")
+    assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
+    assert "¶" not in rec["text"] and rec["title"] == "Slow Relaxations in Layered Magnets"
+    assert rec["metadata"]["authors"] == ["Anna Quill", "Bo Renner"] and rec["metadata"]["year"] == 2031
