@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import copy
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 import lxml.etree
@@ -292,11 +293,13 @@ def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
     paragraphs = [p for p in tree.iter("p", "div") if is_leaf(p) and len(p.text_content().split()) >= 25]
     found = {p: " ".join(_words(p.text_content()).split()[3:13]) in kept for p in paragraphs}
     near = {a for p, ok in found.items() if ok for a in (p.getparent(), p.getparent().getparent())}
+    # a level higher for paragraphs under a heading of their own (a section beside the kept ones' sections)
+    wide = near | {a.getparent() for a in near if a is not None and a.getparent() is not None}
     kinds = {_kind(p.getparent()) for p, ok in found.items() if ok}
     lost = [
         p
         for p, ok in found.items()
-        if not ok and (_beside(p.getparent(), near, kinds) or _in_subsection(p, near, kinds))
+        if not ok and (_beside(p.getparent(), near, kinds) or _in_subsection(p, wide, kinds))
     ]
     total = sum(len(p.text_content().split()) for p in paragraphs if _kind(p.getparent()) in kinds)
     if sum(len(p.text_content().split()) for p in lost) < 0.1 * total:
@@ -312,17 +315,18 @@ def _beside(parent, near: set, kinds: set) -> bool:
 def _in_subsection(p, near: set, kinds: set) -> bool:
     """``p`` is in a subsection (a ``div`` or ``section``, its heading above ``p``) of an element of the kind
     that holds kept paragraphs, one that stands beside them (F1000's sections, each a body element of its own
-    with its subsections); a box without a heading of its own (related articles, comments) is none."""
+    with its subsections), or in such a section itself (R Markdown's "section level1" beside the kept
+    paragraphs' "section level2"s); a box without a heading of its own (related articles, comments) is none."""
     sub = p.getparent()
     outer = sub.getparent()
     children = [c for c in sub if isinstance(c.tag, str)]
-    heading = next((k for k, c in enumerate(children) if c.tag in ("h2", "h3", "h4", "h5")), None)
+    heading = next((k for k, c in enumerate(children) if c.tag in ("h1", "h2", "h3", "h4", "h5")), None)
     return (
         outer is not None
         and sub.tag in ("div", "section")
         and heading is not None
         and heading < children.index(p)
-        and _beside(outer, near, kinds)
+        and (_beside(outer, near, kinds) or _beside(sub, near, kinds))
     )
 
 
@@ -355,7 +359,8 @@ def _same_text(one: str, other: str) -> bool:
 
 
 def _kind(element) -> tuple[str, str]:
-    return element.tag, element.get("class") or ""
+    """Tag and class, a section's depth aside (pandoc's "section level2", "level3")."""
+    return element.tag, re.sub(r"\blevel\d\b", "level", element.get("class") or "")
 
 
 def _words(text: str) -> str:
@@ -411,16 +416,26 @@ _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;)\]])")
 def _shown_doi(tree) -> str | None:
     """A page with no DOI meta tag: the DOI it prints, as a "DOI: 10..." line or a doi.org link whose text is the
     DOI or its address (a link under another text, such as a cited work, is not the page's own DOI, nor one in
-    the reference list, nor one a sentence gives as the address of the paper's data or code)."""
+    the reference list, nor one a sentence gives as the address of the paper's data or code, nor a part's: eLife's
+    abstract and figures, "10.7554/eLife.45107.001", ".002", beside each other)."""
+    shown = []
     for a in tree.iter("a"):
         href = a.get("href") or ""
         if "doi.org/10." in href and _DOI.search(a.text_content()) and not in_references(a):
             block = next((b for b in a.iterancestors() if b.tag in ("p", "li", "div", "td")), a)
-            before = inline(block.text_content()).split(inline(a.text_content()))[0]
-            if not RESOURCE_DOI.search(before):
-                return _DOI.search(href)[1]
+            if not _names_a_resource(inline(block.text_content()).split(inline(a.text_content()))[0]):
+                shown.append(_DOI.search(href)[1])
     text = " ".join(text_outside_references(tree))
     for m in re.finditer(r"\bDOI\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?" + _DOI.pattern[2:], text, re.I):
-        if not RESOURCE_DOI.search(text[max(0, m.start() - 250) : m.start()]):
-            return m[1]
-    return None
+        if not _names_a_resource(text[max(0, m.start() - 250) : m.start()]):
+            shown.append(m[1])
+    stems = Counter(m.string[: m.start()] for d in set(shown) if (m := _PART.search(d)))
+    return next((d for d in shown if not ((m := _PART.search(d)) and stems[d[: m.start()]] >= 2)), None)
+
+
+def _names_a_resource(before: str) -> bool:
+    """The sentence before a DOI gives it as the address of the paper's data, code or software."""
+    return bool(RESOURCE_DOI.search(re.sub(r"https?://\S+|\b10\.\d{4,9}/\S+", "LINK", before)))
+
+
+_PART = re.compile(r"\.[a-z]?\d{3}$", re.I)  # a part's number after its paper's DOI: ".001", ".g001"

@@ -19,6 +19,7 @@ from sciqag_dataset.builders.ingest.html_rules import (
     ENTRY_AUTHOR,
     FIGURE_LIKE,
     FIRST_PARAGRAPH,
+    FRONT_HEADING_CLASS,
     HIDDEN,
     HIDDEN_CLASS,
     INLINE_NOTE,
@@ -99,6 +100,9 @@ def remove_non_paper(tree) -> int:
     for a in list(tree.iter("a")):  # a heading's permalink (Sphinx's "¶", "#" or "§" elsewhere)
         if a.text_content().strip() in ("¶", "#", "§", "🔗") and any(h.tag in _HEADINGS for h in a.iterancestors()):
             _drop(a)
+    for h in list(tree.iter(*_HEADINGS)):
+        if FRONT_HEADING_CLASS.search(h.get("class") or ""):
+            _drop(h)
     for el in list(tree.iter()):
         if not isinstance(el.tag, str) or el.getparent() is None:
             continue
@@ -371,7 +375,7 @@ def take_abstract(tree) -> str | None:
         None
         if found is not None
         else next(
-            (h for h in tree.iter("h2", "h3", "h4") if inline(h.text_content()).lower() in ("abstract", "summary")),
+            (h for h in tree.iter(*_HEADINGS[:4]) if inline(h.text_content()).lower() in ("abstract", "summary")),
             None,
         )
     )
@@ -381,7 +385,9 @@ def take_abstract(tree) -> str | None:
     if head is not None and head.getparent() is not None:
         siblings = list(head.getparent())
         after = siblings[siblings.index(head) + 1 :]
-        end = next((k for k, el in enumerate(after) if el.tag in ("h1", "h2", "h3", "h4", "h5", "h6")), len(after))
+        # up to the next heading, or the next section (an element holding one: "<h1>Abstract</h1><p>...</p>
+        # <section><h1>Introduction</h1>")
+        end = next((k for k, el in enumerate(after) if isinstance(el.tag, str) and _has_heading(el)), len(after))
         # no heading beside it: its parent is its section (a structured abstract's parts sit deeper)
         elements = [head.getparent()] if end == len(after) else [head, *after[:end]]
     own = _own_text(found) if found is not None and not is_leaf(found) else ""
@@ -403,6 +409,10 @@ def take_abstract(tree) -> str | None:
     for el in elements:
         _drop(el)
     return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
+
+
+def _has_heading(el) -> bool:
+    return el.tag in _HEADINGS or el.tag in ("section", "article") and next(el.iter(*_HEADINGS), None) is not None
 
 
 def _own_text(el) -> str:

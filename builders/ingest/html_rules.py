@@ -14,11 +14,15 @@ REF_CONTAINER = re.compile(
 # "doc-bibliography", is read with the reference lists)
 NOTES_ROLE = re.compile(r"^doc-(?:endnotes?|footnotes?)$")
 # a sentence saying where the paper's data or code are: a DOI it shows is theirs, not the paper's
+# (addresses and DOIs before it written as "LINK", their dots no sentence's end)
 RESOURCE_DOI = re.compile(
-    r"\b(?:data|code|software|scripts?|materials?|datasets?|notebooks?)\b[^.]{0,150}"
-    r"\b(?:available|deposited|archived|accessible|stored|found)\b[^.]{0,100}$",
+    r"\b(?:data|code|software|scripts?|materials?|datasets?|notebooks?|toolkit|packages?|library|hyperparameters)"
+    r"\b[^.]{0,150}\b(?:available|deposited|archived|accessible|stored|found|published|released|cited|at)\b"
+    r"[^.]{0,100}$",
     re.I,
 )
+# a heading that names the authors or the date (pandoc's title block: <h2 class="author">), not a section
+FRONT_HEADING_CLASS = re.compile(r"(?:^|\s)(?:authors?|date|affiliations?)(?:$|\s)", re.I)
 # a note set inside its paragraph, shown beside it or on hover (LaTeXML's footnotes, arXiv's HTML), and its mark
 INLINE_NOTE = re.compile(r"(?:^|\s)ltx_note_(?:outer|mark)(?:$|\s)")
 FIGURE_LIKE = re.compile(
@@ -88,7 +92,7 @@ NAV_CLASS = re.compile(
 ABOUT = re.compile(
     r"^[↵‡†*∗\s]*(?:(?:citation|editor|academic editor|handling editor|received|accepted|published"
     r"(?: online)?|e-?mail|correspond(?:ence|ing author)|funding|competing interests|data availability"
-    r"|present address)\s*:|copyright\s*(?::|©|\d)|©|"
+    r"|present address|key ?words|index terms)\s*:|copyright\s*(?::|©|\d)|©|"
     r"(?:received|revised|accepted|published(?: online)?)\s+(?:on\s+)?"
     rf"(?:\d{{1,2}}\s+{MONTH},?\s+\d{{4}}|{MONTH}\s+\d{{1,2}},?\s+\d{{4}})|"
     r"in original form\b)",

@@ -822,3 +822,75 @@ def test_a_sphinx_pages_heading_permalinks_are_no_text_and_pandocs_author_tags_n
     assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
     assert "¶" not in rec["text"] and rec["title"] == "Slow Relaxations in Layered Magnets"
     assert rec["metadata"]["authors"] == ["Anna Quill", "Bo Renner"] and rec["metadata"]["year"] == 2031
+
+
+def test_doi_parts_and_software_dois_in_prose_are_not_the_papers(tmp_path):
+    """eLife numbers its abstract's and figures' DOIs after the paper's ("10.7554/eLife.45107.001", ".002"): none
+    is the paper's; nor a DOI a sentence gives for the paper's software or for the data after another address
+    ("... published at https://github.com/..., DOI: 10.5281/...", "hyperparameters are at https://doi.org/...")."""
+    parts = "".join(
+        f'<p><a href="https://doi.org/10.5555/slow.2031.{n:03d}">https://doi.org/10.5555/slow.2031.{n:03d}</a></p>'
+        for n in (1, 2)
+    )
+    rec = _pandoc_page(tmp_path, "<h1>Slow Relaxations in Layered Magnets</h1>", parts + _sections(), "")
+    assert rec["metadata"]["doi"] is None
+    software = (
+        '<p>The software made for this article has been published at <a href="https://github.com/x/y">'
+        'https://github.com/x/y</a>, DOI: <a href="https://doi.org/10.5281/zenodo.9">10.5281/zenodo.9</a>.</p>'
+        "<p>The models fit on all data types are on Figshare: coefficients are available at "
+        '<a href="https://doi.org/10.6084/m9.figshare.1">https://doi.org/10.6084/m9.figshare.1</a> and '
+        'hyperparameters are at <a href="https://doi.org/10.6084/m9.figshare.2">'
+        "https://doi.org/10.6084/m9.figshare.2</a>.</p><p>The toolkit can be cited by its digital object "
+        'identifier, <a href="https://doi.org/10.5281/zenodo.7">10.5281/zenodo.7</a>, as is done here.</p>'
+    )
+    rec = _pandoc_page(tmp_path, "<h1>Slow Relaxations in Layered Magnets</h1>", _sections() + software, "")
+    assert rec["metadata"]["doi"] is None
+
+
+def test_a_keywords_line_and_an_older_pandoc_title_blocks_author_headings_are_not_text(tmp_path):
+    """An older pandoc template sets the title block as headings (``<h2 class="author">``), then "Keywords: ..."
+    and the abstract under an ``<h1>``: the authors head no section, the keywords are metadata, the abstract is
+    the abstract."""
+    front = (
+        '<div id="header"><h1 class="title">Slow Relaxations in Layered Magnets</h1>'
+        '<h2 class="author">Anna Quill (Lake Institute)</h2><h2 class="author">Bo Renner (Example University)</h2>'
+        "</div>"
+    )
+    abstract = _PARA.format("anneal") * 2
+    body = (
+        "<p><strong>Keywords:</strong> layered magnets, slow relaxation, anneal</p><h1>Abstract</h1>"
+        f"<p>{abstract}</p>{_sections('h1')}"
+    )
+    rec = _pandoc_page(tmp_path, "", front + body, "")  # the title block a <div>, not the page's <header>
+    assert "slow relaxation, anneal" not in rec["text"] and "Anna Quill" not in rec["text"]
+    assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
+    assert not any("Quill" in s["heading"] for s in rec["sections"])
+
+
+def test_r_markdown_sections_the_extractor_left_out_beside_kept_subsections_are_restored(tmp_path):
+    """R Markdown (pandoc) nests "section level1" divs, headed by <h1>, holding "section level2" ones: the
+    paragraphs of whole sections the extractor left out, beside sections whose subsections it kept, are the
+    paper's (a section's depth is no other kind of box)."""
+    words = "resistance density gap anneal stage film contact carrier field probe".split()
+
+    def section(level: int, name: str, word: str, n: int = 3) -> str:
+        text = "".join(f"<p>We report in {name.lower()} {k} that {_PARA.format(word) * 2}</p>" for k in range(n))
+        return f'<div class="section level{level}" id="{name.lower()}"><h{level}>{name}</h{level}>{text}</div>'
+
+    body = section(1, "Background", words[0]) + "".join(
+        f'<div class="section level1" id="{top.lower()}"><h1>{top}</h1>'
+        + "".join(section(2, f"{top} part {k}", words[(3 * i + k) % 10], 2) for k in range(3))
+        + "</div>"
+        for i, top in enumerate(("Methods", "Results", "Discussion"))
+    )
+    page = (
+        "<html><head><title>Slow Relaxations in Layered Magnets</title></head><body>"
+        '<div class="container-fluid main-container"><div class="fluid-row" id="header"><h1 class="title">'
+        f"Slow Relaxations in Layered Magnets</h1></div>{body}</div></body></html>"
+    )
+    tree = lxml.html.fromstring(page)
+    kept = [
+        ["Discussion part 0", f"We report in discussion part 0 {k} that {_PARA.format(words[6]) * 2}"] for k in (0, 1)
+    ]
+    lost = html._dropped_paragraphs(tree, kept)
+    assert any("in background 0" in p for p in lost) and any("in methods part 1 1" in p for p in lost)
