@@ -5,15 +5,15 @@ abstract from its own element (else ``citation_abstract`` is used) and removes t
 figures, tables and captions (read first as components: ``html_components.py``), citation superscripts and site
 chrome; subscripts join their formula ("Ni12P5") and other superscripts are written ``^x``. trafilatura then keeps
 the article's paragraphs, whatever their tags (``div`` paragraphs, a first paragraph in a bare ``span``), and drops
-navigation by link density. Headings become sections. A page with no article metadata and no article body (a search
-result, a journal's home page) is refused."""
+navigation by link density; the article's paragraphs it left out are found again (``html_restore.py``). Headings
+become sections. A page without a DOI meta tag gives the DOI it shows as its paper's (``html_doi.py``). A page with
+no article metadata and no article body (a search result, a journal's home page) is refused."""
 
 from __future__ import annotations
 
 import codecs
 import copy
 import re
-from collections import Counter
 from collections.abc import Iterator
 
 import lxml.etree
@@ -22,25 +22,21 @@ import trafilatura
 
 from sciqag_dataset.builders.ingest.decoding import decode
 from sciqag_dataset.builders.ingest.errors import IngestError
-from sciqag_dataset.builders.ingest.html_clean import (
-    in_references,
-    is_leaf,
-    remove_non_paper,
-    take_abstract,
-    text_outside_references,
-)
+from sciqag_dataset.builders.ingest.html_abstract import take_abstract
+from sciqag_dataset.builders.ingest.html_clean import remove_non_paper
 from sciqag_dataset.builders.ingest.html_components import html_components
+from sciqag_dataset.builders.ingest.html_doi import DOI, shown_doi
+from sciqag_dataset.builders.ingest.html_restore import dropped_paragraphs, plain_words
 from sciqag_dataset.builders.ingest.html_rules import (
     ARTICLE_LINK,
-    BACK_MATTER_HEADING,
     CHROME,
     INLINE_NOTE,
     NOT_PAPER_HEADING,
     NUMBERING,
     REFERENCES_HEADING,
-    RESOURCE_DOI,
     SECTION_HEADING,
 )
+from sciqag_dataset.builders.ingest.html_tree import is_leaf
 from sciqag_dataset.builders.ingest.normalize import capitalised, inline, split_list
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
@@ -77,11 +73,11 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     # record's) is a note, no part of the title
     page_title = inline(tree.findtext(".//title"))
     before, _, note = page_title.rpartition(" -- ")
-    noted = _DOI.search(note) if before else None
+    noted = DOI.search(note) if before else None
     page_title = before if noted or before and "://" in note else page_title
     # a section's heading is no title ("Abstract", "References"): the title is elsewhere; nor is the first of
     # several <h1>s that a <title> of a few words does not name (pandoc's pages set their sections as <h1>s)
-    sections_h1 = len(h1s) > 1 and len(page_title.split()) >= 4 and _words(heading) not in _words(page_title)
+    sections_h1 = len(h1s) > 1 and len(page_title.split()) >= 4 and plain_words(heading) not in plain_words(page_title)
     if SECTION_HEADING.fullmatch(heading) or REFERENCES_HEADING.match(heading) or sections_h1:
         heading = ""
     title = (  # a site's own "title" meta tag is often its name or a slogan: after the page's heading
@@ -90,9 +86,9 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     if heading and title != heading and "".join(title.split()) == "".join(heading.split()):
         title = heading  # the metadata spaced what the heading sets as a subscript ("TiO 2" for TiO<sub>2</sub>)
     doi = next(  # a DOI meta value, else the version of record <title> names, else the DOI the page shows
-        (v for k in ("citation_doi", "prism.doi", "dc.identifier") for v in metas.get(k, []) if _DOI.search(v)),
+        (v for k in ("citation_doi", "prism.doi", "dc.identifier") for v in metas.get(k, []) if DOI.search(v)),
         None,
-    ) or (noted[1] if noted else _shown_doi(tree))
+    ) or (noted[1] if noted else shown_doi(tree))
     components = html_components(tree)  # tables and figures, before they are taken out of the text
     references = remove_non_paper(tree)
     abstract = take_abstract(tree) or meta("citation_abstract", "dc.description")
@@ -103,7 +99,7 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         inner = _sections(_extract(container), title)
         if sum(len(t.split()) for _, t in inner) >= 0.9 * sum(len(t.split()) for _, t in sections):
             sections = inner
-    dropped = _dropped_paragraphs(tree, sections)
+    dropped = dropped_paragraphs(tree, sections)
     if dropped:  # placed on the page by _structure, or else kept at the end
         sections = [*sections, ["", "\n\n".join(dropped)]]
     structured = _structure(tree, sections, title)
@@ -116,9 +112,9 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         sections = ([["", "\n\n".join(paras[first:])]] if paras[first:] else []) + sections[1:]
     if abstract:  # the abstract's own text; paragraphs the extractor set under its heading that are not the
         # abstract's (an introduction with no heading of its own) stay, where they stood
-        told = _words(abstract)
+        told = plain_words(abstract)
         rest = [
-            [heading, "\n\n".join(p for p in text.split("\n\n") if not _same_text(_words(p), told))]
+            [heading, "\n\n".join(p for p in text.split("\n\n") if not _same_text(plain_words(p), told))]
             if heading.lower() == "abstract"
             else [heading, text]
             for heading, text in sections
@@ -282,89 +278,10 @@ def _structure(tree, sections: list[list[str]], title: str) -> list[list[str]]:
     return [[h, "\n\n".join(paras)] for h, paras in out if paras]
 
 
-def _dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
-    """The article's paragraphs trafilatura left out: each a paragraph element (a ``p``, or a ``div`` holding no
-    other block, as ACS sets them) of 25 words or more, not in the kept text, standing beside kept ones (its parent
-    or the parent's parent holds one) in a parent of the same kind as theirs (tag and class: a related-articles or
-    comments box differs) or in a subsection of such a parent, when they are a tenth or more of the words of the
-    article's paragraphs, or when they make a short last section (``_last_section``); else none (what trafilatura
-    judged the page's chrome stays out)."""
-    kept = _words(" ".join(text for _, text in sections))
-    paragraphs = [p for p in tree.iter("p", "div") if is_leaf(p) and len(p.text_content().split()) >= 25]
-    found = {p: " ".join(_words(p.text_content()).split()[3:13]) in kept for p in paragraphs}
-    near = {a for p, ok in found.items() if ok for a in (p.getparent(), p.getparent().getparent())}
-    # a level higher for paragraphs under a heading of their own (a section beside the kept ones' sections)
-    wide = near | {a.getparent() for a in near if a is not None and a.getparent() is not None}
-    kinds = {_kind(p.getparent()) for p, ok in found.items() if ok}
-    lost = [
-        p
-        for p, ok in found.items()
-        if not ok and (_beside(p.getparent(), near, kinds) or _in_subsection(p, wide, kinds))
-    ]
-    total = sum(len(p.text_content().split()) for p in paragraphs if _kind(p.getparent()) in kinds)
-    if sum(len(p.text_content().split()) for p in lost) < 0.1 * total:
-        lost = _last_section(lost, {p.getparent() for p, ok in found.items() if ok})
-    return [inline(p.text_content()) for p in lost]
-
-
-def _beside(parent, near: set, kinds: set) -> bool:
-    """A parent of the kind of the kept paragraphs' parents, that holds kept ones or stands beside them."""
-    return bool({parent, parent.getparent()} & near) and _kind(parent) in kinds
-
-
-def _in_subsection(p, near: set, kinds: set) -> bool:
-    """``p`` is in a subsection (a ``div`` or ``section``, its heading above ``p``) of an element of the kind
-    that holds kept paragraphs, one that stands beside them (F1000's sections, each a body element of its own
-    with its subsections), or in such a section itself (R Markdown's "section level1" beside the kept
-    paragraphs' "section level2"s); a box without a heading of its own (related articles, comments) is none."""
-    sub = p.getparent()
-    outer = sub.getparent()
-    children = [c for c in sub if isinstance(c.tag, str)]
-    heading = next((k for k, c in enumerate(children) if c.tag in ("h1", "h2", "h3", "h4", "h5")), None)
-    return (
-        outer is not None
-        and sub.tag in ("div", "section")
-        and heading is not None
-        and heading < children.index(p)
-        and (_beside(outer, near, kinds) or _beside(sub, near, kinds))
-    )
-
-
-def _last_section(lost: list, kept_sections: set) -> list:
-    """The paragraphs of a short section left out after the kept ones: a section element beside kept sections
-    under one parent and after the last of them, with a heading that is the paper's (not its back matter) and at
-    most three paragraphs."""
-    out = []
-    for section in dict.fromkeys(p.getparent() for p in lost):
-        parent = section.getparent()
-        mine = [p for p in lost if p.getparent() is section]
-        siblings = list(parent) if parent is not None else []
-        kept_here = [siblings.index(s) for s in kept_sections if s.getparent() is parent]
-        heading = next(section.iter("h2", "h3", "h4"), None)
-        if (
-            kept_here
-            and len(mine) <= 3
-            and siblings.index(section) > max(kept_here)
-            and heading is not None
-            and not BACK_MATTER_HEADING.match(inline(heading.text_content()))
-        ):
-            out += mine
-    return out
-
-
 def _same_text(one: str, other: str) -> bool:
     """Two texts (as ``_words``) the same, or one a part of the other or opening as the other does (a copy cut
     short, as a metadata abstract may be)."""
     return bool(one and other) and (one in other or other in one or one.split()[:8] == other.split()[:8])
-
-
-def _kind(element) -> tuple[str, str]:
-    """Tag and class, a section's depth aside (pandoc's "section level2", "level3")."""
-    return element.tag, re.sub(r"\blevel\d\b", "level", element.get("class") or "")
-
-
-def _words(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _same(heading: str, title: str) -> bool:
@@ -408,34 +325,3 @@ def _text_of(value: str | None) -> str | None:
         return value
     value = re.sub(r"<br\s*/?>", " ", value, flags=re.I)  # a line break is a space between words
     return inline(lxml.html.fragment_fromstring(value, create_parent="span").text_content()) or value
-
-
-_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;)\]])")
-
-
-def _shown_doi(tree) -> str | None:
-    """A page with no DOI meta tag: the DOI it prints, as a "DOI: 10..." line or a doi.org link whose text is the
-    DOI or its address (a link under another text, such as a cited work, is not the page's own DOI, nor one in
-    the reference list, nor one a sentence gives as the address of the paper's data or code, nor a part's: eLife's
-    abstract and figures, "10.7554/eLife.45107.001", ".002", beside each other)."""
-    shown = []
-    for a in tree.iter("a"):
-        href = a.get("href") or ""
-        if "doi.org/10." in href and _DOI.search(a.text_content()) and not in_references(a):
-            block = next((b for b in a.iterancestors() if b.tag in ("p", "li", "div", "td")), a)
-            if not _names_a_resource(inline(block.text_content()).split(inline(a.text_content()))[0]):
-                shown.append(_DOI.search(href)[1])
-    text = " ".join(text_outside_references(tree))
-    for m in re.finditer(r"\bDOI\s*:?\s*(?:https?://(?:dx\.)?doi\.org/)?" + _DOI.pattern[2:], text, re.I):
-        if not _names_a_resource(text[max(0, m.start() - 250) : m.start()]):
-            shown.append(m[1])
-    stems = Counter(m.string[: m.start()] for d in set(shown) if (m := _PART.search(d)))
-    return next((d for d in shown if not ((m := _PART.search(d)) and stems[d[: m.start()]] >= 2)), None)
-
-
-def _names_a_resource(before: str) -> bool:
-    """The sentence before a DOI gives it as the address of the paper's data, code or software."""
-    return bool(RESOURCE_DOI.search(re.sub(r"https?://\S+|\b10\.\d{4,9}/\S+", "LINK", before)))
-
-
-_PART = re.compile(r"\.[a-z]?\d{3}$", re.I)  # a part's number after its paper's DOI: ".001", ".g001"

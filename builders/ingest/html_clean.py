@@ -1,55 +1,34 @@
 """What an HTML page holds besides the paper, taken out before extraction (lxml): the reference list (its
 entries counted), figures, tables and captions, citation links and superscripts, site chrome, menus, notices,
-hidden parts and forms; subscripts joined to their formula ("Ni12P5"), other superscripts written ``^x``; and
-the abstract, taken from its own element so that it is read once. The patterns are ``html_rules.py``'s."""
+hidden parts and forms; subscripts joined to their formula ("Ni12P5"), other superscripts written ``^x``. The
+abstract is taken from its own element by ``html_abstract.py``. The patterns are ``html_rules.py``'s."""
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Iterator
 
+from sciqag_dataset.builders.ingest.html_abstract import ABSTRACT_TAGS, names_abstract
 from sciqag_dataset.builders.ingest.html_rules import (
     ABOUT,
-    ABSTRACT,
     CAPTION_START,
     CHROME,
     CITATION_LINK,
     DROP_TAGS,
     ENTRY_AUTHOR,
     FIGURE_LIKE,
-    FIRST_PARAGRAPH,
     FRONT_HEADING_CLASS,
     HIDDEN,
     HIDDEN_CLASS,
     INLINE_NOTE,
-    LEAD,
     NAV_CLASS,
-    NOT_ABSTRACT,
     NOTES_ROLE,
     NOTICE,
     REF_CONTAINER,
     REFERENCES_HEADING,
 )
+from sciqag_dataset.builders.ingest.html_tree import HEADINGS, classes, drop, is_leaf
 from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, EMPTY_BRACKETS, YEAR, inline
-
-
-def _classes(el) -> str:
-    return f"{el.get('class') or ''} {el.get('id') or ''}"
-
-
-def _drop(el) -> None:
-    """Remove an element and keep its tail text."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    tail = el.tail or ""
-    prev = el.getprevious()
-    if prev is not None:
-        prev.tail = (prev.tail or "") + tail
-    else:
-        parent.text = (parent.text or "") + tail
-    parent.remove(el)
 
 
 def names_references(el) -> bool:
@@ -57,7 +36,7 @@ def names_references(el) -> bool:
     not a link, a span or the page itself, whose classes may name a site's category, nor the list's heading, an
     ``<h2 id="references">`` that the list follows), or by its role."""
     return el.get("role") == "doc-bibliography" or (
-        bool(REF_CONTAINER.search(_classes(el))) and el.tag not in _NOT_A_LIST
+        bool(REF_CONTAINER.search(classes(el))) and el.tag not in _NOT_A_LIST
     )
 
 
@@ -86,11 +65,8 @@ def text_outside_references(el) -> Iterator[str]:
             yield child.tail
 
 
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-
-
 def _references_heading(el) -> bool:
-    return el.tag in _HEADINGS[:4] and bool(REFERENCES_HEADING.match(el.text_content() or ""))
+    return el.tag in HEADINGS[:4] and bool(REFERENCES_HEADING.match(el.text_content() or ""))
 
 
 def remove_non_paper(tree) -> int:
@@ -98,22 +74,22 @@ def remove_non_paper(tree) -> int:
     references = 0
     ref_ids = set()
     for a in list(tree.iter("a")):  # a heading's permalink (Sphinx's "¶", "#" or "§" elsewhere)
-        if a.text_content().strip() in ("¶", "#", "§", "🔗") and any(h.tag in _HEADINGS for h in a.iterancestors()):
-            _drop(a)
-    for h in list(tree.iter(*_HEADINGS)):
+        if a.text_content().strip() in ("¶", "#", "§", "🔗") and any(h.tag in HEADINGS for h in a.iterancestors()):
+            drop(a)
+    for h in list(tree.iter(*HEADINGS)):
         if FRONT_HEADING_CLASS.search(h.get("class") or ""):
-            _drop(h)
+            drop(h)
     for el in list(tree.iter()):
         if not isinstance(el.tag, str) or el.getparent() is None:
             continue
         if NOTES_ROLE.match(el.get("role") or "") or INLINE_NOTE.search(el.get("class") or ""):
-            _drop(el)
+            drop(el)
             continue
         if names_references(el):
             entries = el.findall(".//li") or [c for c in el if isinstance(c.tag, str)]
             references += len(entries)
             ref_ids |= {e.get("id") for e in el.iter() if isinstance(e.tag, str) and e.get("id")}
-            _drop(el)
+            drop(el)
     for head in [h for h in tree.iter("h2", "h3", "h4") if REFERENCES_HEADING.match(h.text_content() or "")]:
         while (
             head.getparent() is not None
@@ -130,7 +106,7 @@ def remove_non_paper(tree) -> int:
                 entries = sib.findall(".//li")
                 references += len(entries)
                 ref_ids |= {e.get("id") for e in sib.iter() if isinstance(e.tag, str) and e.get("id")}
-                _drop(sib)
+                drop(sib)
     for sup in list(tree.iter("sup")):  # citation markers: links to the reference list
         links = sup.findall(".//a")
         targets = [(a.get("href") or "").lstrip("#") for a in links]
@@ -139,15 +115,15 @@ def remove_non_paper(tree) -> int:
             rest = rest.replace(a.text_content(), "", 1)
         rest = re.sub(r"[\s,–—\-\[\]()]", "", rest)
         if links and not rest and all(t in ref_ids or re.match(r"(?:ref|cit|bib|cr|b)\d", t, re.I) for t in targets):
-            _drop(sup)
+            drop(sup)
     cited = set()  # the elements that held a citation link
     for a in list(tree.iter("a")):  # citation links in the text: "[12]", "(3–5)"
         to_ref = (a.get("href") or "").lstrip("#") in ref_ids or CITATION_LINK.search(
-            f"{_classes(a)} {a.get('onclick') or ''}"
+            f"{classes(a)} {a.get('onclick') or ''}"
         )
         if to_ref and re.fullmatch(r"[\[(]?\d+(?:\s*[–,-]\s*\d+)*[\])]?", (a.text_content() or "").strip()):
             cited.add(a.getparent())
-            _drop(a)
+            drop(a)
     for el in cited:  # "station [<a>3</a>] and": the brackets were the paragraph's text, and go too
         if el.text:
             el.text = EMPTY_BRACKETS.sub("", el.text)
@@ -160,20 +136,20 @@ def remove_non_paper(tree) -> int:
     _captions(tree)
     for el in list(tree.iter(*(tag for tag in DROP_TAGS if tag != "table"))):
         if el.getparent() is not None:
-            _drop(el)
+            drop(el)
     page_words = len(tree.text_content().split())  # without scripts and styles
     for el in list(tree.iter("table")):
         if el.getparent() is not None and not _lays_out_article(el, page_words):
-            _drop(el)
+            drop(el)
     page_words = len(tree.text_content().split())
     for el in list(tree.iter("div", "ul", "section", "span")):
         if (
             el.getparent() is not None
-            and any(NAV_CLASS.match(t) for t in _classes(el).split())
+            and any(NAV_CLASS.match(t) for t in classes(el).split())
             and next(el.iter("article", "main"), None) is None
             and len(el.text_content().split()) < min(1000, 0.3 * page_words)
         ):  # never the article's container
-            _drop(el)
+            drop(el)
     for el in list(tree.iter("ul", "ol")):  # a jump menu to the page's own sections, repeated in each section
         links = [a for a in el.iter("a") if a.text_content().strip()]
         if (
@@ -182,37 +158,37 @@ def remove_non_paper(tree) -> int:
             and all((a.get("href") or "").lower().startswith(("#", "javascript:")) for a in links)
             and sum(len(a.text_content().split()) for a in links) >= 0.9 * len(el.text_content().split())
         ):
-            _drop(el)
+            drop(el)
     for el in list(tree.iter("p", "div", "li")):
         text = inline(el.text_content()) if el.getparent() is not None and is_leaf(el) else ""
         if ABOUT.match(text) or NOTICE.search(text) and len(text.split()) < 80:
-            _drop(el)
+            drop(el)
     for el in list(tree.iter()):  # what the reader never sees (menus folded away), as Readability does
         if isinstance(el.tag, str) and el.getparent() is not None and _hidden(el):
-            _drop(el)
+            drop(el)
     for form in list(tree.iter("form")):  # a search box goes; an ASP.NET page wraps its whole body in a form
         if form.getparent() is not None and not any(True for _ in form.iter("p", "article", "main", "h2")):
-            _drop(form)
-    abstracts = [el for el in tree.iter(*ABSTRACT_TAGS) if _names_abstract(el)]
+            drop(form)
+    abstracts = [el for el in tree.iter(*ABSTRACT_TAGS) if names_abstract(el)]
     for el in list(tree.iter("header", "footer")):
         inside = any(a.tag in ("article", "main") for a in el.iterancestors())
         if not inside and el.getparent() is not None:
             held = [a for a in abstracts if el in a.iterancestors()]
             if el.tag == "header" and held and len(held) == len(abstracts):  # the paper's own header
                 el.addnext(held[0])  # (ScholarMarkdown's): its abstract stays, its title, authors and
-            _drop(el)  # affiliations go as a site's header does; a teaser beside the abstract goes too
+            drop(el)  # affiliations go as a site's header does; a teaser beside the abstract goes too
     for el in list(tree.iter()):
         if (
             isinstance(el.tag, str)
             and el.getparent() is not None
             and el.tag in ("div", "section", "h3", "h4", "p")
-            and FIGURE_LIKE.search(_classes(el))
+            and FIGURE_LIKE.search(classes(el))
             and not _holds_article(el, page_words)  # a layout's cell named "article_content-table"
         ):
-            _drop(el)
+            drop(el)
     for el in list(tree.iter("a", "span", "div", "li")):
         if el.getparent() is not None and CHROME.match(inline(el.text_content())):
-            _drop(el)
+            drop(el)
     for span in list(tree.iter("span")):  # a paragraph set as a bare <span> between headings (RSC)
         parent = span.getparent()
         if (
@@ -236,7 +212,7 @@ def _inline(el, prefix: str, strip: bool = True) -> None:
     inner = "".join(el.itertext())
     text = prefix + (inner.strip() if strip else inner) if inner.strip() else inner
     el.tail = text + (el.tail or "")
-    _drop(el)
+    drop(el)
 
 
 def _hidden(el) -> bool:
@@ -284,9 +260,9 @@ def _entry_lists(tree) -> int:
         parent = el.getparent()
         if head is not None and head.tag in ("h2", "h3", "h4") and len(inline(head.text_content()).split()) <= 4:
             if parent is not None and [c for c in parent if isinstance(c.tag, str)] == [head, el]:
-                _drop(head)
+                drop(head)
         removed += len(items)
-        _drop(el)
+        drop(el)
     return removed
 
 
@@ -298,7 +274,7 @@ def _drop_with_space_before(el) -> None:
             prev.tail = (prev.tail or "").rstrip()
         else:
             parent.text = (parent.text or "").rstrip()
-    _drop(el)
+    drop(el)
 
 
 def _captions(tree) -> None:
@@ -320,8 +296,8 @@ def _captions(tree) -> None:
             continue
         after = el.getnext()
         if beside and _label_box(el, text) and after is not None and after.tag == "p" and is_leaf(after):
-            _drop(after)
-        _drop(el)
+            drop(after)
+        drop(el)
 
 
 def _label_box(label, text: str) -> bool:
@@ -352,120 +328,3 @@ def _lays_out_article(table, page_words: int) -> bool:
 def _holds_article(el, page_words: int) -> bool:
     """The element holds the article: a third of the page's words or more, under section headings."""
     return len(el.text_content().split()) >= 0.3 * page_words and next(el.iter("h2"), None) is not None
-
-
-ABSTRACT_TAGS = ("div", "section", "p", "blockquote", "summary")  # the elements that may be the abstract
-
-
-def _names_abstract(el) -> bool:
-    """The page names the element its abstract (by class or id), or sets it as a ``<summary>`` of no
-    ``<details>`` (a template's abstract); and it holds more than a heading."""
-    named = ABSTRACT.search(_classes(el)) and not NOT_ABSTRACT.search(_classes(el))
-    summary = el.tag == "summary" and el.getparent() is not None and el.getparent().tag != "details"
-    return bool(named or summary) and len(el.text_content().split()) >= 10
-
-
-def take_abstract(tree) -> str | None:
-    """The abstract's paragraphs, taken out of the page (so it is not read twice): the element a class or id
-    names, else what a heading "Abstract" opens: its own section, or, on a flat page, the elements after it up
-    to the next heading. A structured abstract keeps its parts' labels ("Background: ...")."""
-    found = next((el for el in tree.iter(*ABSTRACT_TAGS) if _names_abstract(el)), None)
-    elements = [found] if found is not None else []
-    head = (
-        None
-        if found is not None
-        else next(
-            (h for h in tree.iter(*_HEADINGS[:4]) if inline(h.text_content()).lower() in ("abstract", "summary")),
-            None,
-        )
-    )
-    if found is None and head is None:
-        lead = _lead(tree)
-        elements = [lead] if lead is not None else []
-    if head is not None and head.getparent() is not None:
-        siblings = list(head.getparent())
-        after = siblings[siblings.index(head) + 1 :]
-        # up to the next heading, or the next section (an element holding one: "<h1>Abstract</h1><p>...</p>
-        # <section><h1>Introduction</h1>")
-        end = next((k for k, el in enumerate(after) if isinstance(el.tag, str) and _has_heading(el)), len(after))
-        # no heading beside it: its parent is its section (a structured abstract's parts sit deeper)
-        elements = [head.getparent()] if end == len(after) else [head, *after[:end]]
-    own = _own_text(found) if found is not None and not is_leaf(found) else ""
-    parts, label = [own] if len(own.split()) >= 10 else [], ""
-    for el in (d for e in elements for d in e.iter()):
-        if not isinstance(el.tag, str) or el.tag not in _BLOCK_TAGS or not is_leaf(el) and el.tag[0] != "h":
-            continue  # paragraphs (not the spans inside them) and headings
-        if el.tag[0] != "h" and _all_links(el):
-            continue  # the paper's other versions ("PDF", "Preprint") beside its abstract
-        text = inline(el.text_content())
-        if el.tag in ("h2", "h3", "h4", "h5"):
-            label = "" if text.lower() in ("abstract", "summary") else text.rstrip(":")
-        elif text:
-            parts.append(f"{label}: {text}" if label else text)
-            label = ""
-    text = " ".join(parts) or " ".join(inline(e.text_content()) for e in elements)
-    if len(text.split()) < 10:
-        return None
-    for el in elements:
-        _drop(el)
-    return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
-
-
-def _has_heading(el) -> bool:
-    return el.tag in _HEADINGS or el.tag in ("section", "article") and next(el.iter(*_HEADINGS), None) is not None
-
-
-def _own_text(el) -> str:
-    """The element's text outside its blocks (an abstract set as bare text, its links to versions beside it)."""
-    bare = copy.deepcopy(el)
-    for block in [d for d in bare.iterdescendants() if isinstance(d.tag, str) and d.tag in _BLOCK_TAGS]:
-        if block.getparent() is not None:
-            _drop(block)
-    return inline(bare.text_content()).lstrip(":.;,–— ")  # "<h2>Abstract</h2><b>:</b> text" (MDPI)
-
-
-def _all_links(el) -> bool:
-    words = len(el.text_content().split())
-    return words > 0 and sum(len(a.text_content().split()) for a in el.iter("a")) == words
-
-
-def _lead(tree):
-    """The element the page names as its article's first paragraph, wherever the page's other headings stand; else
-    a lead paragraph ("standfirst") before the first section heading (one below it leads a section, not the
-    article)."""
-    first = next((el for el in tree.iter("div", "p") if FIRST_PARAGRAPH.search(_classes(el))), None)
-    if first is not None and len(first.text_content().split()) >= 20:
-        return first
-    for el in tree.iter():
-        if el.tag in ("h2", "h3"):
-            return None
-        if el.tag in ("p", "div", "section") and LEAD.search(_classes(el)) and len(el.text_content().split()) >= 20:
-            return el
-    return None
-
-
-_BLOCK_TAGS = {
-    "p",
-    "div",
-    "li",
-    "ul",
-    "ol",
-    "section",
-    "article",
-    "blockquote",
-    "dd",
-    "dl",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "table",
-    "main",
-    "body",
-}
-
-
-def is_leaf(el) -> bool:
-    return not any(isinstance(d.tag, str) and d.tag in _BLOCK_TAGS for d in el.iterdescendants())

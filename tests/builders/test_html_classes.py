@@ -11,7 +11,7 @@ from pathlib import Path
 import lxml.html
 from pdf_pages import body_lines
 
-from sciqag_dataset.builders.ingest import html, html_clean, read_file
+from sciqag_dataset.builders.ingest import html, html_clean, html_restore, read_file
 from sciqag_dataset.builders.ingest.html import read_html
 
 _PARA = "The {} of the films was logged while the stage cooled, and the runs agreed within their error. "
@@ -326,8 +326,8 @@ def test_paragraphs_the_extractor_left_out_beside_kept_ones_are_restored():
     chrome = "Sign in to read the whole of this article and others like it. " * 3
     tree = lxml.html.fromstring(f"<html><body><div id='main'>{frags}</div><p>{chrome}</p></body></html>")
     kept = [["Part 0", "\n\n".join(paras[:3])], ["Part 1", "\n\n".join(paras[3:6])]]
-    assert html._dropped_paragraphs(tree, kept) == paras[6:]
-    assert html._dropped_paragraphs(tree, [*kept, ["Part 2", "\n\n".join(paras[6:11])]]) == []
+    assert html_restore.dropped_paragraphs(tree, kept) == paras[6:]
+    assert html_restore.dropped_paragraphs(tree, [*kept, ["Part 2", "\n\n".join(paras[6:11])]]) == []
 
 
 def test_related_articles_and_comments_in_the_article_are_not_restored(tmp_path):
@@ -450,7 +450,7 @@ def test_a_last_section_of_one_div_paragraph_the_extractor_left_out_is_restored(
     box = f'<div class="promo"><div class="para">{promo}</div></div>'
     tree = lxml.html.fromstring(f"<html><body><div id='main'>{secs}{box}</div></body></html>")
     kept = [["Introduction", "\n\n".join(paras[:6])], ["Results", "\n\n".join(paras[6:12])]]
-    assert html._dropped_paragraphs(tree, kept) == paras[12:]
+    assert html_restore.dropped_paragraphs(tree, kept) == paras[12:]
 
 
 def test_a_jump_menu_to_the_pages_sections_is_removed_and_a_list_of_links_with_text_is_not():
@@ -480,7 +480,7 @@ def test_back_matter_or_a_section_before_the_kept_ones_is_not_restored():
     )
     tree = lxml.html.fromstring(f"<html><body><div id='main'>{secs}</div></body></html>")
     kept = [["Introduction", "\n\n".join(paras[1:12])], ["Results", "\n\n".join(paras[12:23])]]
-    assert html._dropped_paragraphs(tree, kept) == []
+    assert html_restore.dropped_paragraphs(tree, kept) == []
 
 
 def test_subsections_of_a_sibling_body_element_the_extractor_left_out_are_restored():
@@ -500,7 +500,7 @@ def test_subsections_of_a_sibling_body_element_the_extractor_left_out_are_restor
     methods = methods.replace("</div></div>", f"</div>{related}</div>", 1)
     tree = lxml.html.fromstring(f"<html><body><div id='ctx'>{intro}{methods}{comments}</div></body></html>")
     kept = [["Introduction", "\n\n".join(paras[:3])]]
-    assert html._dropped_paragraphs(tree, kept) == paras[3:9]
+    assert html_restore.dropped_paragraphs(tree, kept) == paras[3:9]
 
 
 def test_a_layout_table_holding_the_article_is_read(tmp_path):
@@ -892,5 +892,5 @@ def test_r_markdown_sections_the_extractor_left_out_beside_kept_subsections_are_
     kept = [
         ["Discussion part 0", f"We report in discussion part 0 {k} that {_PARA.format(words[6]) * 2}"] for k in (0, 1)
     ]
-    lost = html._dropped_paragraphs(tree, kept)
+    lost = html_restore.dropped_paragraphs(tree, kept)
     assert any("in background 0" in p for p in lost) and any("in methods part 1 1" in p for p in lost)
