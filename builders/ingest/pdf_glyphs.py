@@ -1,5 +1,6 @@
-"""Letters a PDF prints as glyphs that are no text: ligature code points (U+FB00-FB06) spelt out, and ligatures
-in fonts without a Unicode map ("speci?ed", "?nd": pdfminer's "(cid:N)") named by the paper's own words.
+"""Letters a PDF prints as glyphs that are no text: ligature code points (U+FB00-FB06) spelt out, ligatures in
+fonts without a Unicode map ("speci?ed", "?nd": pdfminer's "(cid:N)") named by the paper's own words, and digits
+a Type 3 font names by themselves ("/7", which MuPDF reads as U+0007).
 
 A glyph with no map inside a word is kept by the layout pass as a mark (``mark``): one private-use character per
 font family and glyph code, since a typesetter numbers a ligature alike in the roman, bold and italic of one
@@ -35,6 +36,18 @@ def mark(fontname: str, code: int) -> str:
     by their name's hash, 256 codes: a two-byte code shares its low byte's mark, and a vote split between two
     glyphs names neither)."""
     return chr(_PLANE + (zlib.crc32(family(fontname).encode()) % 255) * 256 + code % 256)
+
+
+def digit_names(page) -> dict[str, str]:
+    """The digits of fonts whose encoding names glyphs by the character they draw ("/7", dvips' Type 3 fonts):
+    MuPDF reads such a name as the code point it spells (U+0007), which no text has. Control character to
+    digit, for the digits some font on the page names so."""
+    named = {}
+    for font in page.get_fonts(full=True):
+        kind, differences = page.parent.xref_get_key(font[0], "Encoding/Differences")
+        if kind == "array":
+            named.update((chr(int(n)), n) for n in re.findall(r"/(\d)(?=[\s/\]])", differences) if n != "0")
+    return named
 
 
 def alone(text: str) -> bool:

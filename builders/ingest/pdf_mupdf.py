@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from sciqag_dataset.builders.ingest.errors import IngestError
 from sciqag_dataset.builders.ingest.pdf_columns import gutter_of, split_at_gutter, two_columns, under_both_columns
-from sciqag_dataset.builders.ingest.pdf_glyphs import mark
+from sciqag_dataset.builders.ingest.pdf_glyphs import digit_names, mark
 from sciqag_dataset.builders.ingest.pdf_layout import GAP, line_numbers
 from sciqag_dataset.builders.ingest.pdf_layout import page_lines as rule_lines
 from sciqag_dataset.builders.ingest.pdf_line import Line
@@ -51,7 +51,7 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
         for c in span["chars"]
         if c[0] == _UNMAPPED or _base(span["font"]) in guessed
     }
-    digits = _digit_names(page)
+    digits = digit_names(page)
     words: list[dict] = []
     unmapped = 0
     blocks = page.get_text("rawdict", flags=_FLAGS)["blocks"]
@@ -112,18 +112,6 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                     spaced, lean = False, 0.0
                     words.append(cur)
     return words, unmapped
-
-
-def _digit_names(page: pymupdf.Page) -> dict[str, str]:
-    """The digits of fonts whose encoding names glyphs by the character they draw ("/7", dvips' Type 3 fonts):
-    MuPDF reads such a name as the code point it spells (U+0007), which no text has. Control character to
-    digit, for the digits some font on the page names so."""
-    named = {}
-    for font in page.get_fonts(full=True):
-        kind, differences = page.parent.xref_get_key(font[0], "Encoding/Differences")
-        if kind == "array":
-            named.update((chr(int(n)), n) for n in re.findall(r"/(\d)(?=[\s/\]])", differences) if n != "0")
-    return named
 
 
 def _tracking(line: dict) -> float:
