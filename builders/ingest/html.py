@@ -26,7 +26,7 @@ from sciqag_dataset.builders.ingest.html_abstract import take_abstract
 from sciqag_dataset.builders.ingest.html_clean import remove_non_paper
 from sciqag_dataset.builders.ingest.html_components import html_components
 from sciqag_dataset.builders.ingest.html_doi import DOI, shown_doi
-from sciqag_dataset.builders.ingest.html_restore import dropped_paragraphs, plain_words
+from sciqag_dataset.builders.ingest.html_restore import dropped_paragraphs
 from sciqag_dataset.builders.ingest.html_rules import (
     ARTICLE_LINK,
     CHROME,
@@ -37,7 +37,7 @@ from sciqag_dataset.builders.ingest.html_rules import (
     SECTION_HEADING,
 )
 from sciqag_dataset.builders.ingest.html_tree import is_leaf
-from sciqag_dataset.builders.ingest.normalize import capitalised, inline, split_list
+from sciqag_dataset.builders.ingest.normalize import capitalised, inline, plain_words, split_list
 from sciqag_dataset.builders.ingest.registry import RawPaper, Source
 
 
@@ -76,8 +76,14 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     noted = DOI.search(note) if before else None
     page_title = before if noted or before and "://" in note else page_title
     # a section's heading is no title ("Abstract", "References"): the title is elsewhere; nor is the first of
-    # several <h1>s that a <title> of a few words does not name (pandoc's pages set their sections as <h1>s)
-    sections_h1 = len(h1s) > 1 and len(page_title.split()) >= 4 and plain_words(heading) not in plain_words(page_title)
+    # three <h1>s or more that a <title> of a few words, naming no site ("Blog | 6 min read"), does not name
+    # (pandoc's pages set their sections as <h1>s)
+    sections_h1 = (
+        len(h1s) > 2
+        and len(page_title.split()) >= 4
+        and not _SITE_IN_TITLE.search(page_title)
+        and plain_words(heading) not in plain_words(page_title)
+    )
     if SECTION_HEADING.fullmatch(heading) or REFERENCES_HEADING.match(heading) or sections_h1:
         heading = ""
     title = (  # a site's own "title" meta tag is often its name or a slogan: after the page's heading
@@ -92,6 +98,8 @@ def read_html(page: str | bytes, warn) -> RawPaper:
     components = html_components(tree)  # tables and figures, before they are taken out of the text
     references = remove_non_paper(tree)
     abstract = take_abstract(tree) or meta("citation_abstract", "dc.description")
+    links = [a for a in tree.iter("a") if ARTICLE_LINK.search(a.get("href") or "")]  # a listing's, before
+    linked = sum(len(a.text_content().split()) for a in links)  # the prose's links become text
     _unwrap_prose_links(tree)
     sections = _sections(_extract(tree), title)
     container = _body_container(tree)
@@ -123,8 +131,6 @@ def read_html(page: str | bytes, warn) -> RawPaper:
         sections = [["Abstract", inline(abstract)], *rest]
     words = sum(len(s[1].split()) for s in sections)
     paragraphs = [p for s in sections for p in s[1].split("\n\n") if p.strip()]
-    links = [a for a in tree.iter("a") if ARTICLE_LINK.search(a.get("href") or "")]
-    linked = sum(len(a.text_content().split()) for a in links)
     listing = len({a.get("href") for a in links}) >= 5 and linked > 0.3 * max(1, len(tree.text_content().split()))
     scholarly = any(k.startswith(("citation_", "dc.", "prism.")) for k in metas) or (
         len(articles) == 1 and words >= 15
@@ -286,7 +292,7 @@ def _same_text(one: str, other: str) -> bool:
 
 def _same(heading: str, title: str) -> bool:
     """The title repeated as a heading (marks and spacing aside: "Large-scale topologies*")."""
-    return " ".join(re.findall(r"\w+", heading.lower())) == " ".join(re.findall(r"\w+", title.lower()))
+    return plain_words(heading) == plain_words(title)
 
 
 def _sections(xml: str | None, title: str) -> list[list[str]]:
@@ -325,3 +331,6 @@ def _text_of(value: str | None) -> str | None:
         return value
     value = re.sub(r"<br\s*/?>", " ", value, flags=re.I)  # a line break is a space between words
     return inline(lxml.html.fragment_fromstring(value, create_parent="span").text_content()) or value
+
+
+_SITE_IN_TITLE = re.compile(r" [|–—-] ")  # "Title | Journal", "Site - Title"

@@ -24,41 +24,42 @@ def names_abstract(el) -> bool:
 def take_abstract(tree) -> str | None:
     """The abstract's paragraphs, taken out of the page (so it is not read twice): the element a class or id
     names, else what a heading "Abstract" opens: its own section, or, on a flat page, the elements after it up
-    to the next heading. A structured abstract keeps its parts' labels ("Background: ...")."""
-    found = next((el for el in tree.iter(*ABSTRACT_TAGS) if names_abstract(el)), None)
-    elements = [found] if found is not None else []
-    head = (
-        None
-        if found is not None
-        else next(
-            (h for h in tree.iter(*HEADINGS[:4]) if inline(h.text_content()).lower() in ("abstract", "summary")),
-            None,
+    to the next heading or section of its level, else a ``<summary>`` of no ``<details>``, else a lead paragraph.
+    A structured abstract keeps its parts' labels ("Background: ..."); an abstract set as bare text, beside a box
+    of links, is its text."""
+    found = next((el for el in tree.iter(*ABSTRACT_TAGS) if names_abstract(el) and el.tag != "summary"), None)
+    head = None
+    if found is None:
+        head = next(
+            (h for h in tree.iter(*HEADINGS[:4]) if inline(h.text_content()).lower() in ("abstract", "summary")), None
         )
-    )
+    if found is None and head is None:
+        found = next((el for el in tree.iter("summary") if names_abstract(el)), None)
+    elements = [found] if found is not None else []
     if found is None and head is None:
         lead = _lead(tree)
         elements = [lead] if lead is not None else []
     if head is not None and head.getparent() is not None:
         siblings = list(head.getparent())
         after = siblings[siblings.index(head) + 1 :]
-        # up to the next heading, or the next section (an element holding one: "<h1>Abstract</h1><p>...</p>
-        # <section><h1>Introduction</h1>")
-        end = next((k for k, el in enumerate(after) if isinstance(el.tag, str) and _has_heading(el)), len(after))
+        level = int(head.tag[1])
+        end = next((k for k, el in enumerate(after) if _opens_section(el, level)), len(after))
         # no heading beside it: its parent is its section (a structured abstract's parts sit deeper)
         elements = [head.getparent()] if end == len(after) else [head, *after[:end]]
-    own = _own_text(found) if found is not None and not is_leaf(found) else ""
-    parts, label = [own] if len(own.split()) >= 10 else [], ""
+    parts, label = [], ""
     for el in (d for e in elements for d in e.iter()):
         if not isinstance(el.tag, str) or el.tag not in BLOCK_TAGS or not is_leaf(el) and el.tag[0] != "h":
             continue  # paragraphs (not the spans inside them) and headings
         if el.tag[0] != "h" and _all_links(el):
             continue  # the paper's other versions ("PDF", "Preprint") beside its abstract
         text = inline(el.text_content())
-        if el.tag in ("h2", "h3", "h4", "h5"):
+        if el.tag in HEADINGS:
             label = "" if text.lower() in ("abstract", "summary") else text.rstrip(":")
         elif text:
             parts.append(f"{label}: {text}" if label else text)
             label = ""
+    if not parts and found is not None and not is_leaf(found):
+        parts = [_own_text(found)]
     text = " ".join(parts) or " ".join(inline(e.text_content()) for e in elements)
     if len(text.split()) < 10:
         return None
@@ -67,8 +68,16 @@ def take_abstract(tree) -> str | None:
     return re.sub(r"^(?:abstract|summary)\s*[:.]?\s*", "", text, flags=re.I)
 
 
-def _has_heading(el) -> bool:
-    return el.tag in HEADINGS or el.tag in ("section", "article") and next(el.iter(*HEADINGS), None) is not None
+def _opens_section(el, level: int) -> bool:
+    """A heading (on a flat page the sections' may be lower than "Abstract"), or a section or ``div`` that opens
+    with a heading of ``level`` or above ("<h1>Abstract</h1><p>...</p><div class="section level1"><h1>Introduction
+    </h1>"); a structured abstract's parts sit in boxes under lower ones."""
+    if not isinstance(el.tag, str):
+        return False
+    if el.tag in HEADINGS:
+        return True
+    first = next(el.iter(*HEADINGS), None) if el.tag in ("section", "article", "div") else None
+    return first is not None and int(first.tag[1]) <= level
 
 
 def _own_text(el) -> str:

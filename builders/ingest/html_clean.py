@@ -6,7 +6,6 @@ abstract is taken from its own element by ``html_abstract.py``. The patterns are
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from sciqag_dataset.builders.ingest.html_abstract import ABSTRACT_TAGS, names_abstract
 from sciqag_dataset.builders.ingest.html_rules import (
@@ -26,9 +25,12 @@ from sciqag_dataset.builders.ingest.html_rules import (
     NOTICE,
     REF_CONTAINER,
     REFERENCES_HEADING,
+    TITLE_BLOCK,
 )
 from sciqag_dataset.builders.ingest.html_tree import HEADINGS, classes, drop, is_leaf
 from sciqag_dataset.builders.ingest.normalize import CAPTION_LABEL, EMPTY_BRACKETS, YEAR, inline
+
+_NOT_A_LIST = {"a", "sup", "span", "body", "html", "h1", "h2", "h3", "h4", "h5", "h6"}
 
 
 def names_references(el) -> bool:
@@ -40,29 +42,16 @@ def names_references(el) -> bool:
     )
 
 
-_NOT_A_LIST = {"a", "sup", "span", "body", "html", "h1", "h2", "h3", "h4", "h5", "h6"}
-
-
 def in_references(el) -> bool:
-    """Inside the page's reference list: an element the page names so, or one after a heading "References"
-    beside it (Manubot's ``<h2>References</h2><div id="refs">``)."""
-    return any(
-        names_references(a) or any(_references_heading(s) for s in a.itersiblings(preceding=True))
-        for a in el.iterancestors()
-    )
+    """Inside the page's reference list: an element the page names so, or one under a heading "References"
+    beside it, before the next heading (Manubot's ``<h2>References</h2><div id="refs">``)."""
+    return any(names_references(a) or _under_references_heading(a) for a in el.iterancestors())
 
 
-def text_outside_references(el) -> Iterator[str]:
-    """The element's text, as ``itertext`` gives it, without its reference lists'."""
-    if isinstance(el.tag, str) and el.text:
-        yield el.text
-    for child in el:
-        if _references_heading(child):
-            return  # the list follows its heading
-        if isinstance(child.tag, str) and not names_references(child):
-            yield from text_outside_references(child)
-        if child.tail:
-            yield child.tail
+def _under_references_heading(el) -> bool:
+    """The nearest heading before the element among its siblings is "References"."""
+    heading = next((s for s in el.itersiblings(preceding=True) if isinstance(s.tag, str) and s.tag in HEADINGS), None)
+    return heading is not None and _references_heading(heading)
 
 
 def _references_heading(el) -> bool:
@@ -76,8 +65,9 @@ def remove_non_paper(tree) -> int:
     for a in list(tree.iter("a")):  # a heading's permalink (Sphinx's "¶", "#" or "§" elsewhere)
         if a.text_content().strip() in ("¶", "#", "§", "🔗") and any(h.tag in HEADINGS for h in a.iterancestors()):
             drop(a)
-    for h in list(tree.iter(*HEADINGS)):
-        if FRONT_HEADING_CLASS.search(h.get("class") or ""):
+    for h in list(tree.iter(*HEADINGS)):  # pandoc's title block: <div id="header"><h2 class="author">
+        parent = h.getparent()
+        if FRONT_HEADING_CLASS.search(h.get("class") or "") and TITLE_BLOCK.search(classes(parent)):
             drop(h)
     for el in list(tree.iter()):
         if not isinstance(el.tag, str) or el.getparent() is None:

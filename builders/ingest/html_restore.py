@@ -7,7 +7,7 @@ import re
 
 from sciqag_dataset.builders.ingest.html_rules import BACK_MATTER_HEADING
 from sciqag_dataset.builders.ingest.html_tree import is_leaf
-from sciqag_dataset.builders.ingest.normalize import inline
+from sciqag_dataset.builders.ingest.normalize import inline, plain_words
 
 
 def dropped_paragraphs(tree, sections: list[list[str]]) -> list[str]:
@@ -83,8 +83,3 @@ def _last_section(lost: list, kept_sections: set) -> list:
 def _kind(element) -> tuple[str, str]:
     """Tag and class, a section's depth aside (pandoc's "section level2", "level3")."""
     return element.tag, re.sub(r"\blevel\d\b", "level", element.get("class") or "")
-
-
-def plain_words(text: str) -> str:
-    """The text's words, lower case, one space apart."""
-    return " ".join(re.findall(r"\w+", text.lower()))

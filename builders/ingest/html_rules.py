@@ -16,13 +16,15 @@ NOTES_ROLE = re.compile(r"^doc-(?:endnotes?|footnotes?)$")
 # a sentence saying where the paper's data or code are: a DOI it shows is theirs, not the paper's
 # (addresses and DOIs before it written as "LINK", their dots no sentence's end)
 RESOURCE_DOI = re.compile(
-    r"\b(?:data|code|software|scripts?|materials?|datasets?|notebooks?|toolkit|packages?|library|hyperparameters)"
+    r"\b(?:data|code|software|scripts?|materials?|datasets?|notebooks?|toolkit|packages?|library|hyperparameters"
+    r"|figures|supplementa\w+)"
     r"\b[^.]{0,150}\b(?:available|deposited|archived|accessible|stored|found|published|released|cited|at)\b"
     r"[^.]{0,100}$",
     re.I,
 )
 # a heading that names the authors or the date (pandoc's title block: <h2 class="author">), not a section
 FRONT_HEADING_CLASS = re.compile(r"(?:^|\s)(?:authors?|date|affiliations?)(?:$|\s)", re.I)
+TITLE_BLOCK = re.compile(r"header|title", re.I)  # the box a title block sits in
 # a note set inside its paragraph, shown beside it or on hover (LaTeXML's footnotes, arXiv's HTML), and its mark
 INLINE_NOTE = re.compile(r"(?:^|\s)ltx_note_(?:outer|mark)(?:$|\s)")
 FIGURE_LIKE = re.compile(

@@ -60,6 +60,11 @@ def capitalised(text: str) -> float:
     return sum(w[0].isupper() for w in words) / max(len(words), 1)
 
 
+def plain_words(text: str) -> str:
+    """The text's words, lower case, one space apart."""
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
 def strip_tags(text: str) -> str:
     """Markup inside JSON values (e.g. Crossref's ``<jats:p>``): blocks become paragraphs."""
     if "<" not in text or not TAG.search(text):

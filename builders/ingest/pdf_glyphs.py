@@ -38,15 +38,17 @@ def mark(fontname: str, code: int) -> str:
     return chr(_PLANE + (zlib.crc32(family(fontname).encode()) % 255) * 256 + code % 256)
 
 
-def digit_names(page) -> dict[str, str]:
+def digit_names(page) -> dict[str, dict[str, str]]:
     """The digits of fonts whose encoding names glyphs by the character they draw ("/7", dvips' Type 3 fonts):
-    MuPDF reads such a name as the code point it spells (U+0007), which no text has. Control character to
-    digit, for the digits some font on the page names so."""
+    MuPDF reads such a name as the code point it spells (U+0007, "/9" a tab), which no text has. By the font's
+    name as MuPDF gives it to a span (its base font, else "Type3 (115 0 R)"): control character to digit. "/0"
+    needs none: MuPDF reads it as "0"."""
     named = {}
-    for font in page.get_fonts(full=True):
-        kind, differences = page.parent.xref_get_key(font[0], "Encoding/Differences")
-        if kind == "array":
-            named.update((chr(int(n)), n) for n in re.findall(r"/(\d)(?=[\s/\]])", differences) if n != "0")
+    for xref, _, kind, base, *_ in page.get_fonts(full=True):
+        form, differences = page.parent.xref_get_key(xref, "Encoding/Differences")
+        digits = {chr(int(n)): n for n in re.findall(r"/(\d)(?=[\s/\]])", differences) if n != "0"}
+        if form == "array" and digits:
+            named[base or f"{kind} ({xref} 0 R)"] = digits
     return named
 
 

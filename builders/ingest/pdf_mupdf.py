@@ -78,8 +78,9 @@ def page_words(page: pymupdf.Page) -> tuple[list[dict], int]:
                 size = round(span["size"], 2)
                 descent = min(span["descender"], 0.0) * span["size"]
                 unmapped_font = _base(span["font"]) in guessed
+                named = digits.get(span["font"]) or digits.get(font) or {}
                 for c in span["chars"]:
-                    ch = digits.get(c["c"], c["c"])
+                    ch = named.get(c["c"], c["c"])
                     if ch == "\ufffd" or unmapped_font and not ch.isspace():
                         unmapped += 1
                         ch = mark(font, glyphs.get((round(c["origin"][0], 1), round(c["origin"][1], 1)), 0))

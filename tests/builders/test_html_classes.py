@@ -717,7 +717,7 @@ def test_a_latexml_page_keeps_every_section_and_drops_its_notes_and_citation_mar
     assert "Archives of weather" not in rec["text"]  # the reference list
 
 
-def test_a_menu_of_links_in_a_paragraph_keeps_its_links(tmp_path):
+def test_a_menu_of_links_in_a_paragraph_keeps_its_links():
     """A paragraph that is mostly links (a site's menu) is not prose: its links stay links, for the extractor to
     judge."""
     tree = lxml.html.fromstring(
@@ -893,4 +893,90 @@ def test_r_markdown_sections_the_extractor_left_out_beside_kept_subsections_are_
         ["Discussion part 0", f"We report in discussion part 0 {k} that {_PARA.format(words[6]) * 2}"] for k in (0, 1)
     ]
     lost = html_restore.dropped_paragraphs(tree, kept)
-    assert any("in background 0" in p for p in lost) and any("in methods part 1 1" in p for p in lost)
+    assert sum("in background" in p for p in lost) == 3 and sum("in methods part" in p for p in lost) == 6
+
+
+def test_the_rules_for_generators_pages_leave_a_papers_own_doi_title_and_refusals_alone(tmp_path):
+    """What the rules for generators' pages must not touch: a DOI line under a title naming materials, a "Cite
+    as" line naming a journal called Data, a DOI in "About this article" after the references, a Cell DOI beside
+    another of its month; a title that is the first of several <h1>s under a <title> naming a site; a list of
+    search results (its links are no prose to unwrap)."""
+    head = "<h1>Two-dimensional materials at high pressure</h1><p>Anna Quill, Bo Renner</p>"
+    rec = _pandoc_page(tmp_path, head + "<p>DOI: 10.5555/slow.2031.7</p>", _sections(), "")
+    assert rec["metadata"]["doi"] == "10.5555/slow.2031.7"
+    cite = '<p>Cite as: Quill A. Scientific Data 8, 12, published online at <a href="https://doi.org/10.5555/d.8">'
+    rec = _pandoc_page(tmp_path, head + cite + "https://doi.org/10.5555/d.8</a></p>", _sections(), "")
+    assert rec["metadata"]["doi"] == "10.5555/d.8"
+    after = "<h2>About this article</h2><p>Cite this article: Quill A. (2031). DOI: 10.5555/slow.2031.7</p>"
+    rec = _pandoc_page(
+        tmp_path, head, _sections() + "<h2>References</h2><ol><li>Writer, C. (2030).</li></ol>" + after, ""
+    )
+    assert rec["metadata"]["doi"] == "10.5555/slow.2031.7"
+    cell = "".join(
+        f'<p><a href="https://doi.org/10.1016/j.cell.2031.05.0{n}">https://doi.org/10.1016/j.cell.2031.05.0{n}</a></p>'
+        for n in (32, 40)
+    )
+    rec = _pandoc_page(tmp_path, head + cell, _sections(), "")
+    assert rec["metadata"]["doi"] == "10.1016/j.cell.2031.05.032"
+    page = (
+        "<html><head><title>Lake Institute Blog | 6 min read</title></head><body><article>"
+        f"<h1>Slow Relaxations in Layered Magnets</h1>{_sections()}</article><aside><h1>Comments</h1>"
+        "<p>No comments yet.</p></aside><aside><h1>Related</h1><p>Other posts.</p></aside></body></html>"
+    )
+    (tmp_path / "blog.html").write_text(page, encoding="utf-8")
+    [rec] = read_file(tmp_path / "blog.html")
+    assert rec["title"] == "Slow Relaxations in Layered Magnets"
+    snippet = "We trace slow relaxations in layered magnets over hours of cooling and find that contacts hold still."
+    items = "".join(
+        f"<div class='result'><a href='/doi/10.5555/x.{k}'>Slow relaxation paper number {k} in layered magnets</a> "
+        f"{snippet if k % 2 else 'In films.'} <a href='/doi/pdf/10.5555/x.{k}'>PDF</a></div>"
+        for k in range(12)
+    )
+    (tmp_path / "search.html").write_text(
+        f"<html><head><title>Search results</title></head><body><h1>Search: magnets</h1>{items}</body></html>"
+    )
+    [rec] = read_file(tmp_path / "search.html")
+    assert "not an article page" in rec.get("error", "")
+
+
+def test_an_abstracts_boxes_and_headings_decide_what_it_holds(tmp_path):
+    """An abstract's paragraph, not the loose keywords and download link beside it; a real "Abstract" heading
+    before a stray <summary>; an <h1> "Abstract" up to the next section in a <div>, not the whole body."""
+    abstract = _PARA.format("anneal") * 2
+    box = (
+        f'<div class="abstract"><h2>Abstract</h2><p>{abstract}</p><span class="kwd">Keywords: layered magnets, '
+        'slow relaxation, anneal, Hall</span> <a href="#">Download the full text of this article as a PDF file for'
+        " free today</a></div>"
+    )
+    rec = _pandoc_page(tmp_path, "", box + _sections(), "")
+    assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
+    summary = "<summary>Key points: carriers freeze out over hours and the contacts hold still in the cold.</summary>"
+    rec = _pandoc_page(tmp_path, "", f"{summary}<h2>Abstract</h2><p>{abstract}</p>{_sections()}", "")
+    assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
+    sections = "".join(
+        f'<div class="section"><h1>{head}</h1><p>{_PARA.format(word) * 3}</p></div>'
+        for head, word in (("Introduction", "resistance"), ("Results", "density"), ("Conclusions", "gap"))
+    )
+    rec = _pandoc_page(tmp_path, "", f"<div><h1>Abstract</h1><p>{abstract}</p>{sections}</div>", "")
+    assert rec["sections"][0] == {"heading": "Abstract", "text": abstract.strip()}
+    assert all((_PARA.format(word) * 3).strip() in rec["text"] for word in ("resistance", "density", "gap"))
+
+
+def test_a_doi_in_prose_is_another_works_unless_its_sentence_names_the_paper(tmp_path):
+    """A DOI in a paragraph of prose (results of an analysis "available at https://doi.org/...", after the
+    references in a supplement) is another work's; "This study is published in ... at https://doi.org/..." is
+    the paper's own."""
+    other = (
+        "<p>In a previous version of this paper we ran the analysis for one gene set only. GO analysis results for "
+        'the genes are available at <a href="https://doi.org/10.6084/m9.figshare.5"><code>https://doi.org/10.6084/'
+        "m9.figshare.5</code></a>, and the other results beside them.</p>"
+    )
+    rec = _pandoc_page(tmp_path, "<h1>Slow Relaxations in Layered Magnets</h1>", _sections() + other, "")
+    assert rec["metadata"]["doi"] is None
+    note = (
+        "<p><strong>Now Published</strong><br>This study is published in <em>Slow Physics</em> at "
+        '<a href="https://doi.org/10.5555/slow.2031.7">https://doi.org/10.5555/slow.2031.7</a>, which is the '
+        "preferred location for citations, although this version is kept up to date.</p>"
+    )
+    rec = _pandoc_page(tmp_path, "<h1>Slow Relaxations in Layered Magnets</h1>", note + _sections() + other, "")
+    assert rec["metadata"]["doi"] == "10.5555/slow.2031.7"
