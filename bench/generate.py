@@ -3,6 +3,8 @@
     python bench/generate.py                      # tiny random model, 48 papers, concurrency 8, 3 repeats
     python bench/generate.py --model-dir /root/.cache/sciqag/models/HuggingFaceTB--SmolLM2-135M-Instruct
     python bench/generate.py --memory             # peak RSS of the runner for 1k vs 10k papers
+    python bench/generate.py --endpoint http://127.0.0.1:8000/v1 --served-model ./generator --server-name vllm \
+        --strategies runner,bare_async --concurrency 64,256 --papers 512 --max-tokens 256 --json gen.jsonl
 
 Throughput: the same papers, prompts (`build_messages`, the paper's prompt) and request parameters go
 to the same server three ways, after a warm-up:
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -40,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -219,65 +223,119 @@ def load() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+@dataclass
+class Endpoint:
+    """A server this bench did not start (e.g. `vllm serve`): its URL and the model name it serves."""
+
+    base_url: str
+    model: str
+
+
+def compare(server, papers: list[dict], params: dict, concurrency: int, names: list[str], repeats: int) -> dict:
+    """Each strategy ``repeats`` times at ``concurrency``, in rotated order; their pooled rates."""
+    runs: dict[str, list[dict]] = {name: [] for name in names}
+    print(f"{'repeat':<8}{'strategy':<34}{'seconds':>9}{'papers/s':>10}{'compl tok/s':>13}")
+    for rep in range(repeats):
+        order = names[rep % len(names) :] + names[: rep % len(names)]  # rotate who goes first
+        for name in order:
+            r = STRATEGIES[name](server, papers, params, concurrency)
+            runs[name].append(r)
+            print(
+                f"{rep + 1:<8}{LABELS[name]:<34}{r['seconds']:>9.2f}{r['papers'] / r['seconds']:>10.2f}"
+                f"{r['completion_tokens'] / r['seconds']:>13.1f}",
+                flush=True,
+            )
+    pooled = {}
+    for name, rs in runs.items():
+        t = {k: sum(r[k] for r in rs) for k in ("seconds", "completion_tokens", "papers")}
+        pooled[name] = {
+            **t,
+            "papers_per_s": t["papers"] / t["seconds"],
+            "tokens_per_s": t["completion_tokens"] / t["seconds"],
+            "tokens_per_paper": t["completion_tokens"] / t["papers"],
+        }
+    return pooled
+
+
+def report(pooled: dict, concurrency: int) -> dict:
+    """Print the pooled rates and the goals; the ratios, for the JSON record."""
+    print(f"\nconcurrency {concurrency}, all repeats pooled (load avg now {load()}):")
+    print(f"{'strategy':<34}{'papers/s':>10}{'compl tok/s':>13}{'tokens/paper':>14}")
+    for name, r in pooled.items():
+        print(f"{LABELS[name]:<34}{r['papers_per_s']:>10.2f}{r['tokens_per_s']:>13.1f}{r['tokens_per_paper']:>14.1f}")
+    ratios = {}
+    if "runner" in pooled and "sequential" in pooled:
+        ba = ratios["runner_vs_sequential"] = pooled["runner"]["papers_per_s"] / pooled["sequential"]["papers_per_s"]
+        print(f"(b)/(a) runner vs sequential: {ba:.2f}x papers/s  (goal >= 3x: {'met' if ba >= 3 else 'NOT met'})")
+    if "runner" in pooled and "bare_async" in pooled:
+        bc = ratios["runner_vs_bare"] = pooled["runner"]["papers_per_s"] / pooled["bare_async"]["papers_per_s"]
+        tok = pooled["runner"]["tokens_per_s"] / pooled["bare_async"]["tokens_per_s"]
+        print(
+            f"(b)/(c) runner vs bare async: {bc:.1%} papers/s, {tok:.1%} tokens/s  "
+            f"(goal >= 90 %: {'met' if bc >= 0.9 else 'NOT met'})"
+        )
+    return ratios
+
+
 def bench_throughput(args) -> int:
+    names = [x.strip() for x in args.strategies.split(",") if x.strip()]
+    unknown = [x for x in names if x not in STRATEGIES]
+    if unknown or not names:
+        raise SystemExit(f"--strategies: each of {', '.join(STRATEGIES)} (got {args.strategies!r})")
+    levels = [int(x) for x in str(args.concurrency).split(",")]
     papers = [synthetic_paper(i, args.words) for i in range(args.papers)]
     params = {"max_tokens": args.max_tokens, "temperature": args.temperature, "top_p": args.top_p}
-    with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
-        model_dir = Path(args.model_dir) if args.model_dir else tiny_model(Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp, contextlib.ExitStack() as stack:
         words = statistics.mean(len(p["text"].split()) for p in papers)
+        if args.endpoint:
+            server = Endpoint(args.endpoint, args.served_model or args.model_dir or "")
+            what = f"{args.server_name} at {args.endpoint}"
+        else:
+            model_dir = Path(args.model_dir) if args.model_dir else tiny_model(Path(tmp))
+            t = time.perf_counter()
+            server = stack.enter_context(
+                LocalServer(
+                    model_dir,
+                    continuous_batching=True,
+                    log_path=Path(tmp) / "server.log",
+                    device=args.device,
+                    kv_cache_tokens=args.kv_cache_tokens,
+                )
+            )
+            what = f"transformers serve --continuous-batching ({args.device})"
+            print(f"server healthy in {time.perf_counter() - t:.1f} s ({what})")
         print(
             f"generate benchmark: {len(papers)} synthetic papers (~{words:.0f} words), concurrency "
             f"{args.concurrency}, max_tokens {args.max_tokens}, temperature {args.temperature}, "
             f"{args.repeats} repeat(s); model {args.model_dir or 'tiny random (tests/tiny_model.py)'}; "
-            f"load avg {load()}",
+            f"server {what}; load avg {load()}",
             flush=True,
         )
-        t = time.perf_counter()
-        with LocalServer(model_dir, continuous_batching=True, log_path=Path(tmp) / "server.log") as server:
-            print(f"server healthy in {time.perf_counter() - t:.1f} s (transformers serve --continuous-batching)")
-            warm = [synthetic_paper(10**6 + i, args.words) for i in range(2 * args.concurrency)]
-            sequential(server, warm[:2], params, 1)
-            bare_async(server, warm, params, args.concurrency)
-            with openai.OpenAI(base_url=server.base_url, api_key="not-needed") as c:
-                probe = c.chat.completions.create(model=server.model, messages=messages_for(papers[0]), **params)
-            print(f"warm-up done ({len(warm) + 2} requests); prompt ~{probe.usage.prompt_tokens} tokens", flush=True)
-
-            runs: dict[str, list[dict]] = {name: [] for name in STRATEGIES}
-            names = list(STRATEGIES)
-            print(f"{'repeat':<8}{'strategy':<34}{'seconds':>9}{'papers/s':>10}{'compl tok/s':>13}")
-            for rep in range(args.repeats):
-                order = names[rep % 3 :] + names[: rep % 3]  # rotate who goes first
-                for name in order:
-                    r = STRATEGIES[name](server, papers, params, args.concurrency)
-                    runs[name].append(r)
-                    print(
-                        f"{rep + 1:<8}{LABELS[name]:<34}{r['seconds']:>9.2f}{r['papers'] / r['seconds']:>10.2f}"
-                        f"{r['completion_tokens'] / r['seconds']:>13.1f}",
-                        flush=True,
-                    )
-
-    total = {
-        name: {k: sum(r[k] for r in rs) for k in ("seconds", "completion_tokens", "papers")}
-        for name, rs in runs.items()
-    }
-    rate = {n: (t["papers"] / t["seconds"], t["completion_tokens"] / t["seconds"]) for n, t in total.items()}
-    print(f"\nall repeats pooled (load avg now {load()}):")
-    print(f"{'strategy':<34}{'papers/s':>10}{'compl tok/s':>13}{'tokens/paper':>14}")
-    for name in names:
-        print(
-            f"{LABELS[name]:<34}{rate[name][0]:>10.2f}{rate[name][1]:>13.1f}"
-            f"{total[name]['completion_tokens'] / total[name]['papers']:>14.1f}"
-        )
-    ba = rate["runner"][0] / rate["sequential"][0]
-    bc = rate["runner"][0] / rate["bare_async"][0]
-    print(
-        f"(b)/(a) runner vs sequential: {ba:.2f}x papers/s, "
-        f"{rate['runner'][1] / rate['sequential'][1]:.2f}x tokens/s  (goal >= 3x: {'met' if ba >= 3 else 'NOT met'})"
-    )
-    print(
-        f"(b)/(c) runner vs bare async: {bc:.1%} papers/s, {rate['runner'][1] / rate['bare_async'][1]:.1%} "
-        f"tokens/s  (goal >= 90 %: {'met' if bc >= 0.9 else 'NOT met'})"
-    )
+        top = max(levels)
+        warm = [synthetic_paper(10**6 + i, args.words) for i in range(2 * top)]
+        bare_async(server, warm, params, top)
+        with openai.OpenAI(base_url=server.base_url, api_key="not-needed") as c:
+            probe = c.chat.completions.create(model=server.model, messages=messages_for(papers[0]), **params)
+        print(f"warm-up done ({len(warm)} requests); prompt ~{probe.usage.prompt_tokens} tokens", flush=True)
+        for level in levels:
+            pooled = compare(server, papers, params, level, names, args.repeats)
+            ratios = report(pooled, level)
+            if args.json:
+                record = {
+                    "server": what,
+                    "model": args.model_dir or "tiny random",
+                    "concurrency": level,
+                    "papers": len(papers),
+                    "words": args.words,
+                    "prompt_tokens": probe.usage.prompt_tokens,
+                    "max_tokens": args.max_tokens,
+                    "temperature": args.temperature,
+                    "repeats": args.repeats,
+                    "strategies": pooled,
+                    **ratios,
+                }
+                with args.json.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(record) + "\n")
     return 0
 
 
@@ -373,13 +431,20 @@ def bench_memory(args) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", help="a model folder to serve (default: the tiny random test model)")
+    ap.add_argument("--endpoint", help="an OpenAI-compatible server already running (e.g. vllm serve): its /v1 URL")
+    ap.add_argument("--served-model", help="the model name --endpoint serves (default: --model-dir)")
+    ap.add_argument("--server-name", default="endpoint", help="what --endpoint is, for the output (e.g. vllm)")
+    ap.add_argument("--device", default="auto", help="transformers serve's device: auto, cpu, cuda (default auto)")
+    ap.add_argument("--kv-cache-tokens", type=int, default=32768, help="transformers serve's paged KV cache size")
     ap.add_argument("--papers", type=int, default=48)
     ap.add_argument("--words", type=int, default=60, help="words per synthetic paper")
-    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--concurrency", default="8", help="requests in flight; several comma-separated (e.g. 64,256)")
+    ap.add_argument("--strategies", default="sequential,runner,bare_async", help="which of the three to run")
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--top-p", type=float, default=1.0)
-    ap.add_argument("--repeats", type=int, default=3, help="rounds of all three strategies, rotated order")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds of all strategies, rotated order")
+    ap.add_argument("--json", type=Path, help="append one JSON line per concurrency level to this file")
     ap.add_argument("--memory", action="store_true", help="measure the runner's peak RSS instead")
     ap.add_argument("--memory-sizes", default="1000,10000", help="paper counts for --memory (first vs last)")
     ap.add_argument("--memory-words", type=int, default=20)

@@ -1,0 +1,123 @@
+"""Download the wheels `bench/gpu.sh` installs on a GPU machine that reaches no package index.
+
+    python bench/gpu_wheels.py DIR [--have FILE] [--python-version 3.12]
+    SCIQAG_WHEELS=DIR bash bench/gpu.sh RESULTS      # then, on the GPU machine, with DIR copied there
+
+What the bench imports (TRL, PEFT, datasets, DeepSpeed, openai, transformers with its server), and what
+those need, at the versions installed here (the versions this project is tested with), as wheels for the
+target's Python on x86-64 Linux. Never torch or its CUDA libraries: the machine's own build is used.
+``--have`` names what the target already has (``pip list --format=freeze`` there, or one name a line): those
+are left out, except the training stack itself (transformers, TRL, PEFT, accelerate, datasets,
+huggingface_hub, DeepSpeed, openai) where the target's version differs from this one's. DeepSpeed is
+published as source only: its wheel is built here, without compiled ops (they are built at run time where
+needed; the bench's settings need none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+#: What the bench imports; ``[serving]``: `transformers serve`, the server used when vLLM is not installed.
+ROOTS = {
+    "sciqag-hf": (),
+    "trl": (),
+    "peft": (),
+    "accelerate": (),
+    "datasets": (),
+    "deepspeed": (),
+    "openai": (),
+    "transformers": ("serving",),
+}
+#: Kept at this project's versions even where the target has its own.
+STACK = {"transformers", "trl", "peft", "accelerate", "datasets", "huggingface-hub", "deepspeed", "openai"}
+#: Built for the machine (CUDA): never carried.
+MACHINE = re.compile(r"^(torch|torchvision|torchaudio|triton|nvidia-.*|cuda-.*)$")
+PLATFORMS = ["manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_27_x86_64"]
+PLATFORMS += ["manylinux_2_24_x86_64", "manylinux_2_31_x86_64", "manylinux_2_34_x86_64", "manylinux1_x86_64"]
+
+
+def norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def closure(roots: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """Every distribution ``roots`` need (their extras included), name -> the version installed here."""
+    found: dict[str, str] = {}
+    stack = [(name, extras) for name, extras in roots.items()]
+    while stack:
+        name, extras = stack.pop()
+        name = norm(name)
+        if name in found or MACHINE.match(name):
+            continue
+        try:
+            dist = md.distribution(name)
+        except md.PackageNotFoundError:
+            raise SystemExit(f"{name} is not installed here: install '.[train,serve]' first") from None
+        found[name] = dist.version
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras or ("",)):
+                stack.append((req.name, tuple(req.extras)))
+    found.pop("sciqag-hf", None)  # bench/gpu.sh installs the checkout itself
+    return found
+
+
+def read_have(path: Path | None) -> dict[str, str | None]:
+    """Names (with versions where given) from ``pip list --format=freeze`` output or a list of names."""
+    if path is None:
+        return {}
+    have: dict[str, str | None] = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            have[norm(name)] = version.strip() or None
+    return have
+
+
+def wanted(needed: dict[str, str], have: dict[str, str | None]) -> dict[str, str]:
+    return {
+        name: version
+        for name, version in needed.items()
+        if name not in have or (name in STACK and have[name] != version)
+    }
+
+
+def download(name: str, version: str, out: Path, python: str) -> None:
+    if name == "deepspeed":  # source only on PyPI: a wheel built here, its ops left to run time
+        cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out)]
+        subprocess.run([*cmd, f"{name}=={version}"], check=True, env={**os.environ, "DS_BUILD_OPS": "0"})
+        return
+    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(out)]
+    cmd += ["--python-version", python, "--implementation", "cp"]
+    for platform in PLATFORMS:
+        cmd += ["--platform", platform]
+    subprocess.run([*cmd, f"{name}=={version}"], check=True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out", type=Path, help="folder for the wheels")
+    p.add_argument("--have", type=Path, help="what the target has: `pip list --format=freeze` there, or names")
+    p.add_argument("--python-version", default="3.12", help="the target's Python (default 3.12)")
+    args = p.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    todo = wanted(closure(ROOTS), read_have(args.have))
+    for name, version in sorted(todo.items()):
+        print(f"{name}=={version}", flush=True)
+        download(name, version, args.out, args.python_version)
+    size = sum(f.stat().st_size for f in args.out.glob("*.whl"))
+    print(f"{len(todo)} distributions, {size / 2**20:.1f} MiB of wheels in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
