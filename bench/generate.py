@@ -312,7 +312,7 @@ def bench_throughput(args) -> int:
             flush=True,
         )
         top = max(levels)
-        warm = [synthetic_paper(10**6 + i, args.words) for i in range(2 * top)]
+        warm = [synthetic_paper(10**6 + i, args.words) for i in range(top)]
         bare_async(server, warm, params, top)
         with openai.OpenAI(base_url=server.base_url, api_key="not-needed") as c:
             probe = c.chat.completions.create(model=server.model, messages=messages_for(papers[0]), **params)

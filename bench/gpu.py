@@ -82,7 +82,10 @@ def smollm2(work: Path, config_dir: Path | None) -> tuple[Path, str]:
         return default_model_dir(), "SmolLM2-135M-Instruct"
     except Unavailable as exc:
         if config_dir is None:
-            raise
+            raise SystemExit(
+                f"SmolLM2-135M-Instruct is out of reach ({exc}). Give --smollm2-config DIR (SMOLLM2_CONFIG for "
+                "bench/gpu.sh): its config and tokenizer, as `python bench/gpu_wheels.py` saves them"
+            ) from None
         log(f"SmolLM2's weights unavailable ({exc}); random weights in its shape from {config_dir}")
     return random_model(config_dir, work / "smollm2-random", {}), "SmolLM2-135M shape, random weights"
 
@@ -129,7 +132,10 @@ def run(cmd: list[str], results: Path, name: str, timeout: float) -> bool:
     started = time.perf_counter()
     with (results / f"{name}.log").open("a", encoding="utf-8") as out:
         try:
-            done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=python_env(), timeout=timeout)
+            # cwd: not the checkout, whose partial sciqag_dataset/ folder `python -m` would import first
+            done = subprocess.run(
+                cmd, stdout=out, stderr=subprocess.STDOUT, env=python_env(), timeout=timeout, cwd=results
+            )
             code = done.returncode
         except subprocess.TimeoutExpired:
             code = "timeout"
@@ -296,20 +302,20 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", type=Path, help="folder for the figures (JSON Lines, JSON, Markdown, logs)")
     p.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
-    p.add_argument("--work", type=Path, help="folder for models and data (default: RESULTS/../gpu-bench-work)")
+    p.add_argument("--work", type=Path, help="folder for models and data, kept for a rerun (default: .gpu/work)")
     p.add_argument("--smollm2-config", type=Path, help="SmolLM2's config and tokenizer, for random weights offline")
     p.add_argument("--vllm", help="the vllm executable (default: `vllm` on PATH, else transformers serve)")
     p.add_argument("--papers-train", type=int, default=256, help="synthetic seed papers to train on")
     p.add_argument("--train-words", default="200-2000", help="their lengths in words, log-uniform")
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--warmup-steps", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--batch-size", type=int, default=4)
     p.add_argument("--max-length", type=int, default=4096)
     p.add_argument("--concurrency", default="64,256")
     p.add_argument("--papers", type=int, default=512, help="papers per generation run")
     p.add_argument("--words", type=int, default=300, help="words per paper in generation")
     p.add_argument("--max-tokens", type=int, default=256)
-    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--kv-cache-tokens", type=int, default=1 << 20, help="transformers serve's KV cache (tokens)")
     p.add_argument("--generator-steps", type=int, default=20, help="training steps of the served generator")
     p.add_argument("--part-timeout", type=float, default=900, help="seconds one child process may run")
@@ -327,7 +333,7 @@ def main(argv=None) -> int:
 
     results = args.results.resolve()
     results.mkdir(parents=True, exist_ok=True)
-    work = (args.work or results.parent / "gpu-bench-work").resolve()
+    work = (args.work or ROOT / ".gpu" / "work").resolve()
     work.mkdir(parents=True, exist_ok=True)
     env = environment()
     (results / "env.json").write_text(json.dumps(env, indent=1))

@@ -48,7 +48,14 @@ from sciqag_dataset.config.config_file import Config  # noqa: E402
 from sciqag_dataset.core.jsonl import JsonlWriter  # noqa: E402
 from sciqag_dataset.hub.publish import write_folder  # noqa: E402
 from sciqag_dataset.llm.server import free_port  # noqa: E402
-from sciqag_dataset.trainers.config import PAPER_DEFAULTS, TrainConfig, deepspeed_config  # noqa: E402
+from sciqag_dataset.trainers.config import (  # noqa: E402
+    PAPER_DEFAULTS,
+    TrainConfig,
+    deepspeed_config,
+    machine_defaults,
+)
+from sciqag_dataset.trainers.data import load_splits, pick_split, prepare_examples  # noqa: E402
+from sciqag_dataset.trainers.modeling import load_tokenizer, pick_attention  # noqa: E402
 from sciqag_dataset.trainers.sft import build_trainer  # noqa: E402
 
 WORDS = (
@@ -57,8 +64,20 @@ WORDS = (
     "crystal anisotropy phonon carrier mobility"
 ).split()
 
-#: Peak dense bf16 TFLOP/s by device name (the vendors' data sheets, without sparsity).
-PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "H800": 989.0, "A100": 312.0, "A800": 312.0, "L40S": 362.0, "L4": 121.0}
+#: Peak dense bf16 TFLOP/s by a part of the device's name, first match (the vendors' data sheets, no sparsity).
+PEAK_TFLOPS = [
+    ("H100 NVL", 835.0),
+    ("H200 NVL", 835.0),
+    ("H100 PCIe", 756.0),
+    ("H100", 989.0),
+    ("H200", 989.0),
+    ("H800", 989.0),
+    ("A100", 312.0),
+    ("A800", 312.0),
+    ("L40S", 362.0),
+    ("L40", 181.0),
+    ("L4", 121.0),
+]
 
 
 def synthetic_work(root: Path, n: int, seed: int = 0, words: tuple[int, int] = (20, 420)) -> Path:
@@ -145,7 +164,7 @@ def shape_of(model) -> dict:
 def peak_tflops(device_name: str, given: float | None) -> float | None:
     if given:
         return given
-    return next((v for k, v in PEAK_TFLOPS.items() if k in device_name), None)
+    return next((v for k, v in PEAK_TFLOPS if k in device_name), None)
 
 
 # --- one setting -----------------------------------------------------------------------------------
@@ -291,28 +310,52 @@ def free(trainer) -> None:
     unset_hf_deepspeed_config()
 
 
-def run_setting(model: str, dataset: Path, tmp: Path, method: str, deepspeed: str, packing: bool, args, device):
-    """This project's run of one setting, and with ``--baseline`` plain TRL's on the same examples."""
+def prepared_examples(settings: dict):
+    """The prompt/completion rows `sciqag train` builds from the seed rows (``build_trainer`` makes the same)."""
+    cfg = TrainConfig.from_dict(dict(settings))
+    rows = pick_split(load_splits(cfg.args.dataset, cfg.args.dataset_config), cfg.args.train_split, required=True)
+    a, tokenizer = cfg.args, load_tokenizer(cfg)
+    prep_kw = dict(n_default=a.n_pairs, messages_form=cfg.sft.assistant_only_loss)
+    return prepare_examples(list(rows), a.prompt_style, tokenizer, cfg.sft.max_length, **prep_kw).dataset
+
+
+def run_setting(model: str, dataset: Path, tmp: Path, setting: tuple[str, str, bool], args, device, order: int):
+    """This project's run of one setting, and with ``--baseline`` plain TRL's on the same examples; the two
+    take turns going first (``order``). A run that fails is a row with its error; the other still runs."""
+    method, deepspeed, packing = setting
     name = f"{method}-{deepspeed}-{'packed' if packing else 'padded'}"
     settings = settings_dict(model, dataset, tmp / f"out-{name}", method, deepspeed, packing, args)
     base = {"method": method, "deepspeed": deepspeed, "packing": packing}
-    before = memory_mark()
-    built = build_trainer(TrainConfig.from_dict(dict(settings)))
-    attn, bf16 = built.attn, built.bf16
-    info = {**base, "attn": attn, "bf16": bf16, "examples": built.train_data.used}
     examples = tmp / f"examples-{name}.jsonl"
-    built.train_data.dataset.to_json(str(examples))  # the prompt/completion rows, before TRL tokenizes them
-    results = [measure(built.trainer, {**info, "runner": "sciqag"}, args, device, before)]
-    free(built.trainer)
-    del built
-    if args.baseline:
-        before = memory_mark()
+    prepared = prepared_examples(settings)
+    prepared.to_json(str(examples))
+    bf16 = machine_defaults()["bf16"]  # what build_trainer decides too
+    attn = pick_attention("auto", bf16)
+
+    def ours():
+        built = build_trainer(TrainConfig.from_dict(dict(settings)))
+        return built.trainer, {"attn": built.attn, "bf16": built.bf16, "examples": built.train_data.used}
+
+    def plain():
         trainer = build_plain_trl({**settings, "output_dir": str(tmp / f"trl-{name}")}, examples, attn, bf16)
-        results.append(measure(trainer, {**info, "runner": "trl"}, args, device, before))
-        free(trainer)
-        del trainer
-    memory_mark()
-    return results
+        return trainer, {"attn": attn, "bf16": bf16, "examples": len(prepared)}
+
+    runners = [("sciqag", ours)] + ([("trl", plain)] if args.baseline else [])
+    rows = []
+    for runner, build in runners[::-1] if order % 2 else runners:
+        before = memory_mark()
+        trainer = None
+        try:
+            trainer, info = build()
+            rows.append(measure(trainer, {**base, **info, "runner": runner}, args, device, before))
+        except Exception as exc:  # one failed run (an out-of-memory, say) must not lose the other's figures
+            rows.append({**base, "runner": runner, "error": f"{type(exc).__name__}: {exc}"})
+        finally:
+            if trainer is not None:
+                free(trainer)
+            del trainer
+            memory_mark()
+    return sorted(rows, key=lambda r: r["runner"] != "sciqag")
 
 
 # --- the table -------------------------------------------------------------------------------------
@@ -398,25 +441,21 @@ def main(argv=None) -> int:
 
             model = str(build_tiny_model(tmp / "tiny-model"))
         dataset = args.dataset or publish(synthetic_work(tmp, args.papers, args.seed, (lo, hi)), tmp / "dataset")
-        for speed in speeds:
-            for method in methods:
-                for packing in packings:
-                    try:
-                        got = run_setting(model, dataset, tmp, method, speed, packing, args, device)
-                    except Exception as exc:  # one failed setting must not lose the others' figures
-                        got = [{"method": method, "deepspeed": speed, "packing": packing, "runner": "sciqag",
-                                "error": f"{type(exc).__name__}: {exc}"}]  # fmt: skip
-                        gc.collect()
-                        if cuda:
-                            torch.cuda.empty_cache()
-                    for r in got:
-                        r.update(model=label, device=device, steps_requested=args.steps, batch=args.batch_size,
-                                 max_length=args.max_length)  # fmt: skip
-                        print(json.dumps(r), flush=True)
-                        if args.json:
-                            with args.json.open("a", encoding="utf-8") as f:
-                                f.write(json.dumps(r) + "\n")
-                    results.extend(got)
+        settings = [(m, speed, packing) for speed in speeds for m in methods for packing in packings]
+        for order, (method, speed, packing) in enumerate(settings):
+            try:
+                got = run_setting(model, dataset, tmp, (method, speed, packing), args, device, order)
+            except Exception as exc:  # one failed setting must not lose the others' figures
+                got = [{"method": method, "deepspeed": speed, "packing": packing, "runner": "sciqag",
+                        "error": f"{type(exc).__name__}: {exc}"}]  # fmt: skip
+            for r in got:
+                r.update(model=label, device=device, steps_requested=args.steps, batch=args.batch_size,
+                         max_length=args.max_length)  # fmt: skip
+                print(json.dumps(r), flush=True)
+                if args.json:
+                    with args.json.open("a", encoding="utf-8") as f:
+                        f.write(json.dumps(r) + "\n")
+            results.extend(got)
 
     print(f"\nDevice: {device}; model: {label}; batch {args.batch_size}; max_length {args.max_length}; "
           f"{args.steps} steps ({args.warmup_steps} left out)\n")  # fmt: skip
@@ -424,8 +463,8 @@ def main(argv=None) -> int:
     ok = [r for r in results if not r.get("error")]
     if ok and ok[0].get("attn") != "flash_attention_2":
         print(
-            f"\n(attention {ok[0].get('attn')}: packed rows are kept apart by a block-diagonal mask over the whole "
-            "row, quadratic in max_length; flash-attn's variable-length kernels avoid that)"
+            f"\n(attention {ok[0].get('attn')}: with packing a batch is one row whose examples are kept apart by a "
+            "block-diagonal mask, quadratic in batch x max_length; flash-attn's variable-length kernels avoid that)"
         )
     return 1 if len(ok) < len(results) else 0
 

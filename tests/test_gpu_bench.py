@@ -38,11 +38,44 @@ def wheels():
     return load("gpu_wheels")
 
 
-def test_model_flops_count_weight_gradients_only_for_full_fine_tuning(train):
-    n, layers, d, ctx = 1_000_000, 4, 256, 1000.0
-    attention = 12 * layers * d * ctx
-    assert train.model_flops_per_token(n, layers, d, ctx, full=True) == 6 * n + attention
-    assert train.model_flops_per_token(n, layers, d, ctx, full=False) == 4 * n + attention
+def _tiny_llama(tied: bool, attn: str = "sdpa", layers: int = 2):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=512,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=tied,
+        attn_implementation=attn,
+    )
+    torch.manual_seed(0)
+    return LlamaForCausalLM(config)
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_model_flops_per_token_match_what_torch_counts_in_a_training_step(train, full):
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from torch.utils.flop_counter import FlopCounterMode
+
+    # eager: the counter sees attention's matrix products. Eight layers: LoRA's first layer needs no gradient
+    # of its input (the frozen embedding's output), which 4N counts; one layer in eight keeps that small
+    model = _tiny_llama(tied=False, attn="eager", layers=8)
+    if not full:
+        model = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+    tokens = 512
+    ids = torch.randint(0, 512, (1, tokens))
+    with FlopCounterMode(display=False) as counter:
+        model(input_ids=ids, labels=ids).loss.backward()
+    shape = train.shape_of(model)
+    predicted = tokens * train.model_flops_per_token(
+        shape["matmul_params"], shape["layers"], shape["hidden"], tokens, full=full
+    )
+    assert counter.get_total_flops() == pytest.approx(predicted, rel=0.03)
 
 
 def test_context_is_token_weighted_over_padded_and_packed_examples(train):
@@ -55,21 +88,9 @@ def test_context_is_token_weighted_over_padded_and_packed_examples(train):
 
 @pytest.mark.parametrize("tied", [False, True])
 def test_an_input_embedding_is_no_matrix_product_unless_it_is_the_output_layer_too(train, tied):
-    import torch
     from peft import LoraConfig, get_peft_model
-    from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(
-        vocab_size=512,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        tie_word_embeddings=tied,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config)
+    model = _tiny_llama(tied)
     total = sum(p.numel() for p in model.parameters())
     shape = train.shape_of(model)
     assert shape["params"] == total and shape["layers"] == 2 and shape["hidden"] == 64
@@ -83,6 +104,8 @@ def test_an_input_embedding_is_no_matrix_product_unless_it_is_the_output_layer_t
 def test_peak_flops_by_device_name_or_as_given(train):
     assert train.peak_tflops("NVIDIA H200", None) == 989.0
     assert train.peak_tflops("NVIDIA A100-SXM4-80GB", None) == 312.0
+    assert train.peak_tflops("NVIDIA H200 NVL", None) == 835.0
+    assert train.peak_tflops("NVIDIA L40", None) == 181.0 and train.peak_tflops("NVIDIA L4", None) == 121.0
     assert train.peak_tflops("NVIDIA GeForce RTX 4090", None) is None
     assert train.peak_tflops("NVIDIA GeForce RTX 4090", 165.0) == 165.0
 
@@ -107,19 +130,35 @@ def test_sft_table_gives_the_ratio_to_trl_packing_gain_and_failures(train):
     assert "failed: OutOfMemoryError" in lines[6] and "25.0%" in lines[2]
 
 
-def test_wheels_follow_extras_leave_out_torch_and_keep_the_stack_at_our_versions(wheels, tmp_path):
+def test_wheels_follow_extras_leave_out_torch_and_carry_what_the_target_has_too_old(wheels, tmp_path):
     import importlib.metadata as md
 
-    needed = wheels.closure({"trl": (), "transformers": ("serving",)})
-    assert {"trl", "transformers", "accelerate", "datasets", "fastapi", "uvicorn"} <= set(needed)
+    needed, asked = wheels.closure(wheels.ROOTS)
+    assert {"trl", "transformers", "accelerate", "datasets", "deepspeed", "openai", "fastapi", "uvicorn"} <= set(
+        needed
+    )
+    assert "matplotlib" in needed  # `sciqag train` draws its loss curve (the train extra)
     assert "torch" not in needed and not any(n.startswith("nvidia-") for n in needed)
     assert needed["trl"] == md.version("trl")
     have = tmp_path / "have.txt"
-    have.write_text(f"transformers==5.0.0\ntrl=={md.version('trl')}\ndill\n# a comment\nuvicorn==0.1\n")
-    todo = wheels.wanted(needed, wheels.read_have(have))
-    assert "transformers" in todo  # the target's own version differs: ours is carried
-    assert "trl" not in todo and "dill" not in todo and "uvicorn" not in todo
-    assert "fastapi" in todo
+    have.write_text(
+        f"transformers==5.0.0\ntrl=={md.version('trl')}\ndill\n# a comment\nuvicorn==0.1\n"
+        "tokenizers==0.1.0\nregex==2020.1.8\nmatplotlib\n"
+    )
+    todo = wheels.wanted(needed, asked, wheels.read_have(have))
+    assert "transformers" in todo  # the stack at the target's own version: ours is carried
+    assert "tokenizers" in todo  # too old for transformers' requirement
+    assert "regex" in todo  # the same
+    assert "trl" not in todo and "dill" not in todo and "matplotlib" not in todo  # there, and fit
+    assert "uvicorn" not in todo  # nothing asks more of its version
+    assert "fastapi" in todo  # not there
+
+
+def test_children_run_outside_the_checkout(gpu, tmp_path):
+    """`python -m` imports from the working folder first: the checkout's partial sciqag_dataset/ would win."""
+    cmd = [sys.executable, "-c", "import os; print(os.getcwd())"]
+    assert gpu.run(cmd, tmp_path, "where", timeout=60)
+    assert (tmp_path / "where.log").read_text().strip() == str(tmp_path)
 
 
 def test_report_is_written_from_what_was_measured_and_names_failed_parts(gpu, tmp_path):

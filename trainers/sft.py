@@ -132,9 +132,10 @@ def build_trainer(cfg: TrainConfig, extra_rows: list[dict] | None = None) -> Bui
 
     if sft.packing and attn != "flash_attention_2":
         log.warning(
-            "packing with %s: packed rows are kept apart by a block-diagonal mask computed over the "
-            "whole row (quadratic in max_length); bench/train.py measured packing 3-8x slower than no "
-            "packing this way on CPU. Packing pays with flash-attn's variable-length kernels.",
+            "packing with %s: TRL lays a whole batch end to end in one row, and its examples are kept apart "
+            "by a block-diagonal mask over that row (quadratic in batch x max_length); bench/train.py measured "
+            "packing 3-8x slower than no packing this way on CPU. Packing pays with flash-attn's "
+            "variable-length kernels.",
             attn,
         )
     tokenizer = load_tokenizer(cfg)
