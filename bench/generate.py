@@ -231,12 +231,14 @@ class Endpoint:
     model: str
 
 
-def compare(server, papers: list[dict], params: dict, concurrency: int, names: list[str], repeats: int) -> dict:
-    """Each strategy ``repeats`` times at ``concurrency``, in rotated order; their pooled rates."""
+def compare(server, papers: list[dict], params: dict, concurrency: int, names: list[str], repeats: int, turn=0):
+    """Each strategy ``repeats`` times at ``concurrency``, in rotated order (``turn`` rotates it further: the
+    concurrency levels take turns too); their pooled rates."""
     runs: dict[str, list[dict]] = {name: [] for name in names}
     print(f"{'repeat':<8}{'strategy':<34}{'seconds':>9}{'papers/s':>10}{'compl tok/s':>13}")
     for rep in range(repeats):
-        order = names[rep % len(names) :] + names[: rep % len(names)]  # rotate who goes first
+        first = (rep + turn) % len(names)
+        order = names[first:] + names[:first]  # rotate who goes first
         for name in order:
             r = STRATEGIES[name](server, papers, params, concurrency)
             runs[name].append(r)
@@ -317,8 +319,8 @@ def bench_throughput(args) -> int:
         with openai.OpenAI(base_url=server.base_url, api_key="not-needed") as c:
             probe = c.chat.completions.create(model=server.model, messages=messages_for(papers[0]), **params)
         print(f"warm-up done ({len(warm)} requests); prompt ~{probe.usage.prompt_tokens} tokens", flush=True)
-        for level in levels:
-            pooled = compare(server, papers, params, level, names, args.repeats)
+        for turn, level in enumerate(levels):
+            pooled = compare(server, papers, params, level, names, args.repeats, turn * args.repeats)
             ratios = report(pooled, level)
             if args.json:
                 record = {

@@ -5,14 +5,14 @@
 
 What the bench imports (this project with its train and serve extras: TRL, PEFT, datasets, DeepSpeed, openai,
 transformers and its server, matplotlib), and what those need, at the versions installed here (the versions
-this project is tested with), as wheels for the target's Python on x86-64 Linux. Never torch or its CUDA
-libraries: the machine's own build is used. ``--have`` names what the target already has (``pip list
---format=freeze`` there, or one name a line): those are left out, unless a requirement refuses the version
-given there, and except the training stack itself (transformers, TRL, PEFT, accelerate, datasets,
-huggingface_hub, DeepSpeed, openai) wherever its version differs from this one's or is not given. With the
-wheels go SmolLM2's config and tokenizer (``DIR/smollm2``, not its weights). DeepSpeed is published as source
-only: its wheel is built here, without compiled ops (they are built at run time where needed; the bench's
-settings need none).
+this project is tested with), as wheels for the target's Python on x86-64 Linux. Never torch, its CUDA
+libraries, numpy, pyarrow or pandas: the machine's own builds are used. ``--have`` names what the target
+already has (``pip list --format=freeze`` there, or one name a line): those are left out, unless a requirement
+refuses the version given there, and except the training stack itself (transformers, TRL, PEFT, accelerate,
+datasets, huggingface_hub, DeepSpeed, openai) wherever its version differs from this one's or is not given.
+With the wheels go SmolLM2's config and tokenizer (``DIR/smollm2``, not its weights). DeepSpeed is published as
+source only: its wheel is built here, without compiled ops (they are built at run time where needed; the
+bench's settings need none).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ ROOTS = {
 }
 #: Kept at this project's versions even where the target has its own.
 STACK = {"transformers", "trl", "peft", "accelerate", "datasets", "huggingface-hub", "deepspeed", "openai"}
-#: Built for the machine (CUDA): never carried.
-MACHINE = re.compile(r"^(torch|torchvision|torchaudio|triton|nvidia-.*|cuda-.*)$")
+#: Built for the machine (CUDA), or what its compiled packages were built against: never carried.
+MACHINE = re.compile(r"^(torch|torchvision|torchaudio|triton|nvidia-.*|cuda-.*|numpy|pyarrow|pandas)$")
 PLATFORMS = ["manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_27_x86_64"]
 PLATFORMS += ["manylinux_2_24_x86_64", "manylinux_2_31_x86_64", "manylinux_2_34_x86_64", "manylinux1_x86_64"]
 

@@ -36,8 +36,9 @@ SLOW_FIXTURES = {
 # and importing sciqag_dataset.cli alone takes ~2.7 s there. A parametrized test is listed once, without [...].
 SLOW_TESTS = {
     "tests/test_bench_tools.py::test_a_script_at_another_checkout_imports_it_in_child_processes_too",  # 5 s
-    "tests/test_gpu_bench.py::test_each_setting_trains_beside_plain_trl_on_the_same_examples",  # 24 s (two runs)
+    "tests/test_gpu_bench.py::test_each_setting_trains_beside_plain_trl_on_the_same_examples",  # 6-24 s (two runs)
     "tests/test_gpu_bench.py::test_an_input_embedding_is_no_matrix_product_unless_it_is_the_output_layer_too",  # noqa: E501 5 s (PEFT)
+    "tests/test_gpu_bench.py::test_model_flops_per_token_match_what_torch_counts_in_a_training_step",  # noqa: E501 5 s (PEFT)
     "tests/test_packaging.py::test_a_config_with_a_plugins_options_travels_to_a_fresh_process",  # 8 s
     "tests/test_packaging.py::test_a_config_naming_a_built_in_metrics_option_loads_in_a_fresh_process",  # 4 s
     "tests/config/test_options.py::test_bad_config_files_are_refused_naming_the_option",  # 37 s (10 cases)

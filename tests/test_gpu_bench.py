@@ -138,7 +138,7 @@ def test_wheels_follow_extras_leave_out_torch_and_carry_what_the_target_has_too_
         needed
     )
     assert "matplotlib" in needed  # `sciqag train` draws its loss curve (the train extra)
-    assert "torch" not in needed and not any(n.startswith("nvidia-") for n in needed)
+    assert "torch" not in needed and "numpy" not in needed and not any(n.startswith("nvidia-") for n in needed)
     assert needed["trl"] == md.version("trl")
     have = tmp_path / "have.txt"
     have.write_text(
