@@ -13,7 +13,9 @@ to the same server three ways, after a warm-up:
                     concurrency C: parsing, post-processing, JSONL output and manifest included;
   (c) bare async  - `openai.AsyncOpenAI` + `asyncio.Semaphore(C)` + `gather`: no cache, no files.
 Repeats run the three in rotated order, since the machine is shared and its load drifts. Goals:
-(b)/(a) >= 3x and (b)/(c) >= 90 % in papers/s.
+(b)/(a) >= 3x and (b)/(c) >= 90 % in papers/s. Beside the rates, the client process's own CPU time per paper
+(the server runs in another process): one event loop cannot pass 1000 / (that many ms) papers/s, however fast
+the server, so it says whether a fast GPU server would find the runner the bottleneck.
 
 Greedy decoding (temperature 0) by default so every strategy decodes the same number of tokens per
 paper; `--temperature 0.6` gives the paper's sampling. The papers are short (~60 words) synthetic texts,
@@ -157,22 +159,22 @@ def sequential(server: LocalServer, papers: list[dict], params: dict, concurrenc
     client = openai.OpenAI(base_url=server.base_url, api_key="not-needed", timeout=600)
     prompts = [messages_for(p) for p in papers]
     tokens = 0
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     for messages in prompts:
         r = client.chat.completions.create(model=server.model, messages=messages, **params)
         tokens += r.usage.completion_tokens
-    seconds = time.perf_counter() - t
+    seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
     client.close()
-    return {"seconds": seconds, "completion_tokens": tokens, "papers": len(papers)}
+    return {"seconds": seconds, "cpu_s": cpu, "completion_tokens": tokens, "papers": len(papers)}
 
 
 def runner(server: LocalServer, papers: list[dict], params: dict, concurrency: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
         work = write_work(Path(tmp) / "work", papers)  # fresh dir: nothing to resume, no cache
         client = LLMClient(server.base_url, server.model, params=dict(params), concurrency=concurrency)
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         summary = run_stage(generate.stage(client, CFG), work)
-        seconds = time.perf_counter() - t
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
         recs = list(read_jsonl(work / "generated.jsonl"))
     bad = summary.failed + sum(any("truncated" in w for w in r.get("warnings") or []) for r in recs)
     if bad or len(recs) != len(papers) or client.usage.requests != len(papers):
@@ -180,7 +182,12 @@ def runner(server: LocalServer, papers: list[dict], params: dict, concurrency: i
             f"runner run is not comparable: {summary.line()}, {len(recs)} records, "
             f"{client.usage.requests} requests, {bad} failed/truncated"
         )
-    return {"seconds": seconds, "completion_tokens": client.usage.completion_tokens, "papers": len(papers)}
+    return {
+        "seconds": seconds,
+        "cpu_s": cpu,
+        "completion_tokens": client.usage.completion_tokens,
+        "papers": len(papers),
+    }
 
 
 async def _bare(server: LocalServer, prompts: list[list[dict]], params: dict, concurrency: int) -> int:
@@ -200,9 +207,10 @@ async def _bare(server: LocalServer, prompts: list[list[dict]], params: dict, co
 
 def bare_async(server: LocalServer, papers: list[dict], params: dict, concurrency: int) -> dict:
     prompts = [messages_for(p) for p in papers]
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     tokens = asyncio.run(_bare(server, prompts, params, concurrency))
-    return {"seconds": time.perf_counter() - t, "completion_tokens": tokens, "papers": len(papers)}
+    seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+    return {"seconds": seconds, "cpu_s": cpu, "completion_tokens": tokens, "papers": len(papers)}
 
 
 STRATEGIES = {"sequential": sequential, "runner": runner, "bare_async": bare_async}
@@ -249,12 +257,14 @@ def compare(server, papers: list[dict], params: dict, concurrency: int, names: l
             )
     pooled = {}
     for name, rs in runs.items():
-        t = {k: sum(r[k] for r in rs) for k in ("seconds", "completion_tokens", "papers")}
+        t = {k: sum(r[k] for r in rs) for k in ("seconds", "cpu_s", "completion_tokens", "papers")}
         pooled[name] = {
             **t,
             "papers_per_s": t["papers"] / t["seconds"],
             "tokens_per_s": t["completion_tokens"] / t["seconds"],
             "tokens_per_paper": t["completion_tokens"] / t["papers"],
+            # the client's own CPU per paper: one event loop's ceiling is 1 / this, whatever the server
+            "client_cpu_ms_per_paper": 1000 * t["cpu_s"] / t["papers"],
         }
     return pooled
 
@@ -262,9 +272,12 @@ def compare(server, papers: list[dict], params: dict, concurrency: int, names: l
 def report(pooled: dict, concurrency: int) -> dict:
     """Print the pooled rates and the goals; the ratios, for the JSON record."""
     print(f"\nconcurrency {concurrency}, all repeats pooled (load avg now {load()}):")
-    print(f"{'strategy':<34}{'papers/s':>10}{'compl tok/s':>13}{'tokens/paper':>14}")
+    print(f"{'strategy':<34}{'papers/s':>10}{'compl tok/s':>13}{'tokens/paper':>14}{'client CPU ms/paper':>21}")
     for name, r in pooled.items():
-        print(f"{LABELS[name]:<34}{r['papers_per_s']:>10.2f}{r['tokens_per_s']:>13.1f}{r['tokens_per_paper']:>14.1f}")
+        print(
+            f"{LABELS[name]:<34}{r['papers_per_s']:>10.2f}{r['tokens_per_s']:>13.1f}{r['tokens_per_paper']:>14.1f}"
+            f"{r['client_cpu_ms_per_paper']:>21.1f}"
+        )
     ratios = {}
     if "runner" in pooled and "sequential" in pooled:
         ba = ratios["runner_vs_sequential"] = pooled["runner"]["papers_per_s"] / pooled["sequential"]["papers_per_s"]
