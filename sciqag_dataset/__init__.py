@@ -10,8 +10,17 @@ import importlib.abc
 import importlib.util
 import sys
 import warnings
+from pathlib import Path
 
 __version__ = "0.1.0"
+
+# In a source checkout the subpackages ``builders``, ``trainers``, ``evaluation``, ``cards``, ``examples`` are
+# folders beside this one (setup.cfg maps them in). When this folder is imported straight from the checkout
+# (`python -m sciqag_dataset.cli.train` in its root, with the package installed but not editable), they are
+# found there too, rather than not at all.
+_CHECKOUT = Path(__file__).resolve().parent.parent
+if (_CHECKOUT / "setup.cfg").is_file() and (_CHECKOUT / "builders" / "__init__.py").is_file():
+    __path__.append(str(_CHECKOUT))  # noqa: F821 (a package's __path__)
 
 # Import paths of the previous release's modules, kept working for one release (plugins import some of them).
 MOVED = {

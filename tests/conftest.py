@@ -37,6 +37,7 @@ SLOW_FIXTURES = {
 SLOW_TESTS = {
     "tests/test_bench_tools.py::test_a_script_at_another_checkout_imports_it_in_child_processes_too",  # 5 s
     "tests/test_gpu_bench.py::test_each_setting_trains_beside_plain_trl_on_the_same_examples",  # 6-24 s (two runs)
+    "tests/test_packaging.py::test_the_checkouts_own_folder_finds_the_subpackages_beside_it",  # 4 s (a child imports)
     "tests/test_gpu_bench.py::test_an_input_embedding_is_no_matrix_product_unless_it_is_the_output_layer_too",  # noqa: E501 5 s (PEFT)
     "tests/test_gpu_bench.py::test_model_flops_per_token_match_what_torch_counts_in_a_training_step",  # noqa: E501 5 s (PEFT)
     "tests/test_packaging.py::test_a_config_with_a_plugins_options_travels_to_a_fresh_process",  # 8 s

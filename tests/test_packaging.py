@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 import zipfile
 from pathlib import Path
@@ -139,3 +141,14 @@ print(json.dumps(cfg.to_dict()))
     assert data.returncode == 0, data.stderr[-3000:]
     proc = subprocess.run([sys.executable, "-c", code], input=data.stdout, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_the_checkouts_own_folder_finds_the_subpackages_beside_it():
+    """`python -m sciqag_dataset...` in a checkout's root imports the package from the checkout, also where it is
+    installed but not editable: its subpackages (``builders/``, ``trainers/`` beside it) must be found there."""
+    code = "import sciqag_dataset.builders.generate, sciqag_dataset.trainers.config as c; print(c.__file__)"
+    # -S: no .pth file runs, so no editable-install finder: the checkout's folder alone, the packages beside
+    env = {**os.environ, "PYTHONPATH": sysconfig.get_paths()["purelib"]}
+    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == str(ROOT / "trainers" / "config.py")
